@@ -1,0 +1,292 @@
+/* wick.h: the public C API of wick, Candle's tensor backend in C11 on CPU, CUDA and ROCm.
+ *
+ * Everything a user needs is here; internals live in src/ and are never included by users.
+ * Conventions:
+ *   - every fallible call returns wk_status; WK_OK is 0; wk_last_error() explains a failure;
+ *   - output arguments come first;
+ *   - a storage is a typed buffer on one device; a layout (rank, dims, strides in elements,
+ *     start offset) says how an op reads it; strides may be 0 (broadcast);
+ *   - every op reads its inputs through their layouts and returns a new contiguous storage,
+ *     except the in-place ones (wk_const_set, wk_copy_strided_src, wk_copy2d);
+ *   - a failed call leaks nothing and leaves its inputs untouched.
+ * Semantics that go beyond Candle's (integer rules, NaN, rounding) are in docs/semantics.md. */
+#ifndef WICK_H
+#define WICK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define WK_API
+#else
+#define WK_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------- version */
+#define WK_VERSION_MAJOR 0
+#define WK_VERSION_MINOR 1
+#define WK_VERSION_PATCH 0
+#define WK_VERSION_NUMBER (WK_VERSION_MAJOR * 10000 + WK_VERSION_MINOR * 100 + WK_VERSION_PATCH)
+#define WK_VERSION_STRING "0.1.0"
+
+/* The version of the library actually loaded: WK_VERSION_NUMBER of its build. */
+WK_API unsigned wk_version(void);
+WK_API const char *wk_version_string(void);
+
+/* ---------------------------------------------------------------- status */
+/* Explicit, grouped values (hundreds = group). Append-only. */
+typedef enum wk_status {
+    WK_OK = 0,
+    /* 1xx: the caller passed something invalid */
+    WK_ERR_INVALID_ARGUMENT = 100, /* a null pointer, an unknown enum value, a bad parameter */
+    WK_ERR_SHAPE = 101,            /* ranks, dims or element counts that do not agree */
+    WK_ERR_DTYPE = 102,            /* a dtype the op is not defined for, or dtypes that disagree */
+    WK_ERR_LAYOUT = 103,           /* a layout that addresses outside its storage, or is malformed */
+    WK_ERR_OVERFLOW = 104,         /* an element or byte count that overflows */
+    WK_ERR_INDEX_OUT_OF_RANGE = 105, /* an index (op argument or id tensor value) out of range */
+    WK_ERR_DEVICE_MISMATCH = 106,  /* operands on different devices */
+    /* 2xx: resources */
+    WK_ERR_OUT_OF_MEMORY = 200,
+    /* 3xx: devices and drivers */
+    WK_ERR_DEVICE = 300,           /* a driver call failed; the vendor's error name is in wk_last_error() */
+    WK_ERR_NO_DEVICE = 301,        /* the requested backend or device is not available here */
+    /* 4xx: capability */
+    WK_ERR_NOT_SUPPORTED = 400,    /* defined by the semantics but not implemented by this backend */
+    /* 5xx: files */
+    WK_ERR_IO = 500,
+    WK_ERR_FORMAT = 501,
+    /* 9xx: bugs */
+    WK_ERR_INTERNAL = 900
+} wk_status;
+
+/* A static, human-readable name for a status ("WK_ERR_SHAPE: shape mismatch"). Never NULL. */
+WK_API const char *wk_status_string(wk_status s);
+/* The calling thread's message for its last failed call: the op, shapes and dtypes involved.
+ * Empty string if none. Valid until the next wick call on this thread. */
+WK_API const char *wk_last_error(void);
+
+/* ---------------------------------------------------------------- dtypes */
+/* Explicit values, append-only (they may reach files and FFI). */
+typedef enum wk_dtype {
+    WK_DTYPE_U8 = 0,
+    WK_DTYPE_U32 = 1,
+    WK_DTYPE_I16 = 2,
+    WK_DTYPE_I32 = 3,
+    WK_DTYPE_I64 = 4,
+    WK_DTYPE_BF16 = 5,   /* stored as raw uint16_t bits */
+    WK_DTYPE_F16 = 6,    /* IEEE binary16, stored as raw uint16_t bits */
+    WK_DTYPE_F32 = 7,
+    WK_DTYPE_F64 = 8,
+    WK_DTYPE_F8E4M3 = 9  /* OCP E4M3FN: max 448, no infinity, stored as a raw byte */
+} wk_dtype;
+#define WK_DTYPE_COUNT 10
+
+WK_API const char *wk_dtype_name(wk_dtype d); /* "f32"; "?" for an unknown value */
+WK_API size_t wk_dtype_size(wk_dtype d);      /* bytes per element; 0 for an unknown value */
+WK_API int wk_dtype_is_float(wk_dtype d);     /* 1 for bf16 f16 f32 f64 f8e4m3 */
+
+/* Scalar conversions, the exact ones every backend uses (round to nearest even;
+ * NaN/inf/saturation rules in docs/semantics.md). */
+WK_API uint16_t wk_f32_to_f16(float x);
+WK_API float wk_f16_to_f32(uint16_t h);
+WK_API uint16_t wk_f32_to_bf16(float x);
+WK_API float wk_bf16_to_f32(uint16_t h);
+WK_API uint8_t wk_f32_to_f8e4m3(float x);
+WK_API float wk_f8e4m3_to_f32(uint8_t b);
+
+/* ---------------------------------------------------------------- ops */
+/* Every op has an explicit, append-only id; wk_device_supports() answers per (op, dtype). */
+typedef enum wk_op {
+    /* unary: y = f(x), same dtype */
+    WK_OP_EXP = 0, WK_OP_LOG = 1, WK_OP_SIN = 2, WK_OP_COS = 3, WK_OP_TANH = 4,
+    WK_OP_ABS = 5, WK_OP_NEG = 6, WK_OP_RECIP = 7, WK_OP_SQR = 8, WK_OP_SQRT = 9,
+    WK_OP_GELU = 10,     /* tanh approximation */
+    WK_OP_GELU_ERF = 11, WK_OP_ERF = 12, WK_OP_RELU = 13, WK_OP_SILU = 14,
+    WK_OP_FLOOR = 15, WK_OP_CEIL = 16,
+    WK_OP_ROUND = 17,    /* half away from zero */
+    WK_OP_SIGN = 18, WK_OP_SIGMOID = 19,
+    /* parametrised unary */
+    WK_OP_AFFINE = 20,   /* x * mul + add */
+    WK_OP_POWF = 21,     /* x ^ e */
+    WK_OP_ELU = 22,      /* x > 0 ? x : alpha * (exp(x) - 1) */
+    /* binary: same dtype in and out */
+    WK_OP_ADD = 30, WK_OP_SUB = 31, WK_OP_MUL = 32, WK_OP_DIV = 33,
+    WK_OP_MAXIMUM = 34, WK_OP_MINIMUM = 35,
+    /* comparison: u8 out (1 true, 0 false) */
+    WK_OP_EQ = 40, WK_OP_NE = 41, WK_OP_LT = 42, WK_OP_LE = 43, WK_OP_GT = 44, WK_OP_GE = 45,
+    /* selection, conversion, fill */
+    WK_OP_WHERE_COND = 50, WK_OP_TO_DTYPE = 51, WK_OP_CONST_SET = 52, WK_OP_ZEROS = 53,
+    /* reductions */
+    WK_OP_SUM = 60, WK_OP_MIN = 61, WK_OP_MAX = 62, WK_OP_ARGMIN = 63, WK_OP_ARGMAX = 64,
+    /* movement */
+    WK_OP_COPY_STRIDED = 70, WK_OP_COPY2D = 71,
+    /* random numbers (float dtypes) */
+    WK_OP_RAND_UNIFORM = 80, WK_OP_RAND_NORMAL = 81
+} wk_op;
+#define WK_OP_ID_LIMIT 82 /* every wk_op value is below this */
+
+/* "exp", "affine", ...; "?" for an unknown value. */
+WK_API const char *wk_op_name(wk_op op);
+/* 1 if docs/semantics.md defines op for dtype (the dtype of its data operand), else 0.
+ * An op called on an undefined dtype fails with WK_ERR_DTYPE on every backend. */
+WK_API int wk_op_defined(wk_op op, wk_dtype dtype);
+
+/* ---------------------------------------------------------------- layouts */
+#define WK_MAX_RANK 8
+
+/* How an op reads a storage: element i (a multi-index) sits at
+ * offset + sum_k idx[k] * strides[k], in elements. Strides are >= 0; 0 broadcasts.
+ * rank 0 is a scalar (one element). */
+typedef struct wk_layout {
+    int32_t rank;
+    int64_t dims[WK_MAX_RANK];
+    int64_t strides[WK_MAX_RANK];
+    int64_t offset;
+} wk_layout;
+
+/* out: row-major contiguous layout of the given dims, offset 0. rank 0..WK_MAX_RANK. */
+WK_API wk_status wk_layout_contiguous(wk_layout *out, int32_t rank, const int64_t *dims);
+/* out: l with dims d0 and d1 swapped (no data moves). */
+WK_API wk_status wk_layout_transpose(wk_layout *out, const wk_layout *l, int32_t d0, int32_t d1);
+/* out: l restricted to [start, start+len) along dim. */
+WK_API wk_status wk_layout_narrow(wk_layout *out, const wk_layout *l, int32_t dim, int64_t start,
+                                  int64_t len);
+/* out: l broadcast to (rank, dims) with NumPy rules: l's dims align to the right; a dim of 1 (or a
+ * missing leading dim) becomes stride 0. rank >= l->rank. */
+WK_API wk_status wk_layout_broadcast(wk_layout *out, const wk_layout *l, int32_t rank,
+                                     const int64_t *dims);
+/* Product of dims (1 for rank 0). Negative dims count as 0. */
+WK_API int64_t wk_layout_elem_count(const wk_layout *l);
+/* 1 if l is row-major contiguous (dims of size 1 may have any stride). */
+WK_API int wk_layout_is_contiguous(const wk_layout *l);
+
+/* ---------------------------------------------------------------- devices */
+typedef enum wk_backend_kind {
+    WK_BACKEND_CPU = 0,
+    WK_BACKEND_CUDA = 1,
+    WK_BACKEND_ROCM = 2
+} wk_backend_kind;
+#define WK_BACKEND_COUNT 3
+
+typedef struct wk_device wk_device;
+typedef struct wk_storage wk_storage;
+
+/* n: the number of devices of a backend (0 when unavailable). *reason (may be NULL): why the
+ * backend is unavailable, or "" when it is available. Never fails for a valid kind. */
+WK_API wk_status wk_backend_device_count(int *n, const char **reason, wk_backend_kind kind);
+WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "rocm" */
+
+/* out: a device handle for spec "cpu", "cuda:N", "rocm:N" or "auto" (first CUDA device, else
+ * first ROCm device, else the CPU). "cuda" means "cuda:0". Close it with wk_device_close. */
+WK_API wk_status wk_device_open(wk_device **out, const char *spec);
+/* Frees the handle. Storages of the device must be freed first. NULL is a no-op. */
+WK_API void wk_device_close(wk_device *dev);
+WK_API wk_backend_kind wk_device_backend(const wk_device *dev);
+WK_API int wk_device_ordinal(const wk_device *dev);
+/* "cpu (8 threads)", "NVIDIA H100 80GB HBM3 (sm_90)". Never NULL. */
+WK_API const char *wk_device_name(const wk_device *dev);
+/* 1 if a and b are the same physical device. */
+WK_API int wk_device_same(const wk_device *a, const wk_device *b);
+/* Waits for all queued work on the device; reports any deferred error. */
+WK_API wk_status wk_device_synchronize(wk_device *dev);
+/* 1 if the device implements op for dtype (the dtype of the op's data operand). */
+WK_API int wk_device_supports(const wk_device *dev, wk_op op, wk_dtype dtype);
+
+/* ---------------------------------------------------------------- random numbers */
+/* Philox4x32-10, counter-based: element i of the k-th draw after wk_device_set_seed(seed) is a
+ * pure function of (seed, elements drawn before it + i), the same on every backend: uniform
+ * samples are bit-identical, normal samples too (shared f64 math; see src/core/philox.h).
+ * A fresh device starts with seed 299792458. */
+WK_API wk_status wk_device_set_seed(wk_device *dev, uint64_t seed);
+/* out: n elements of float dtype, uniform in [lo, up). */
+WK_API wk_status wk_rand_uniform(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n,
+                                 double lo, double up);
+/* out: n elements of float dtype, normal with the given mean and standard deviation. */
+WK_API wk_status wk_rand_normal(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n,
+                                double mean, double std);
+
+/* ---------------------------------------------------------------- memory hook */
+/* All host memory the library takes goes through this hook (tests inject failures with it).
+ * alloc returns NULL on failure; memory must be aligned to 16 bytes. */
+typedef struct wk_allocator {
+    void *(*alloc)(size_t bytes, void *user);
+    void (*free)(void *ptr, void *user);
+    void *user;
+} wk_allocator;
+/* Installs a (NULL: the default malloc/free). Only while no wick object is alive. */
+WK_API wk_status wk_set_allocator(const wk_allocator *a);
+
+/* ---------------------------------------------------------------- storage */
+/* out: n elements of dtype on dev, contents undefined. */
+WK_API wk_status wk_storage_alloc_uninit(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n);
+/* out: n elements of dtype on dev, all bits zero. */
+WK_API wk_status wk_storage_zeros(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n);
+/* out: n elements of dtype copied from host memory src (n * wk_dtype_size(dtype) bytes). */
+WK_API wk_status wk_storage_from_host(wk_storage **out, wk_device *dev, wk_dtype dtype,
+                                      const void *src, size_t n);
+/* dst (n elements, host memory) <- s. n must equal wk_storage_len(s). Waits for the device. */
+WK_API wk_status wk_storage_to_host(void *dst, size_t n, const wk_storage *s);
+/* out: a copy of s on the same device. */
+WK_API wk_status wk_storage_clone(wk_storage **out, const wk_storage *s);
+/* NULL is a no-op. */
+WK_API void wk_storage_free(wk_storage *s);
+WK_API wk_dtype wk_storage_dtype(const wk_storage *s);
+WK_API size_t wk_storage_len(const wk_storage *s); /* elements */
+WK_API wk_device *wk_storage_device(const wk_storage *s);
+
+/* ---------------------------------------------------------------- elementwise */
+/* out (contiguous, dims of lx, dtype of x) = op(x), op in WK_OP_EXP..WK_OP_SIGMOID. */
+WK_API wk_status wk_unary(wk_storage **out, wk_op op, const wk_storage *x, const wk_layout *lx);
+/* out = x * mul + add (dims of lx, dtype of x). */
+WK_API wk_status wk_affine(wk_storage **out, const wk_storage *x, const wk_layout *lx, double mul,
+                           double add);
+/* out = x ^ e (float dtypes). */
+WK_API wk_status wk_powf(wk_storage **out, const wk_storage *x, const wk_layout *lx, double e);
+/* out = x > 0 ? x : alpha * (exp(x) - 1) (float dtypes). */
+WK_API wk_status wk_elu(wk_storage **out, const wk_storage *x, const wk_layout *lx, double alpha);
+/* out (contiguous, dims of la) = a op b, op in WK_OP_ADD..WK_OP_MINIMUM. la and lb must have the
+ * same dims (broadcast with stride 0 beforehand); a and b the same dtype. */
+WK_API wk_status wk_binary(wk_storage **out, wk_op op, const wk_storage *a, const wk_layout *la,
+                           const wk_storage *b, const wk_layout *lb);
+/* out (u8, dims of la) = a op b ? 1 : 0, op in WK_OP_EQ..WK_OP_GE. Same rules as wk_binary. */
+WK_API wk_status wk_cmp(wk_storage **out, wk_op op, const wk_storage *a, const wk_layout *la,
+                        const wk_storage *b, const wk_layout *lb);
+/* out (dims of lc, dtype of t) = cond != 0 ? t : f. cond is u8, u32 or i64; t and f share a dtype;
+ * all three layouts have the same dims. */
+WK_API wk_status wk_where_cond(wk_storage **out, const wk_storage *cond, const wk_layout *lc,
+                               const wk_storage *t, const wk_layout *lt, const wk_storage *f,
+                               const wk_layout *lf);
+/* out (contiguous, dims of lx, dtype to) = x converted (rules in docs/semantics.md). */
+WK_API wk_status wk_to_dtype(wk_storage **out, const wk_storage *x, const wk_layout *lx, wk_dtype to);
+/* In place: every element of s addressed by l becomes *value, one element of s's dtype
+ * (raw bits: uint16_t for bf16/f16, uint8_t for f8e4m3). l must address inside s. */
+WK_API wk_status wk_const_set(wk_storage *s, const wk_layout *l, const void *value);
+
+/* ---------------------------------------------------------------- reductions */
+/* out (contiguous, dims of lx with every reduced dim set to 1: keepdim) = op over dims[0..ndims).
+ * op in WK_OP_SUM..WK_OP_ARGMAX. dims are distinct and < lx->rank; ndims may be 0 (a copy).
+ * sum/min/max keep the dtype; argmin/argmax give u32: the row-major index within the reduced
+ * dims (ascending dim order), ties and NaN resolved to the first. min/max/argmin/argmax over an
+ * empty reduced extent fail with WK_ERR_SHAPE; an empty sum is 0. */
+WK_API wk_status wk_reduce(wk_storage **out, wk_op op, const wk_storage *x, const wk_layout *lx,
+                           const int32_t *dims, int32_t ndims);
+
+/* ---------------------------------------------------------------- movement */
+/* In place: dst[dst_offset + i] = src[element i of ls in row-major order], i < elem_count(ls).
+ * Same dtype; the destination range must lie inside dst. */
+WK_API wk_status wk_copy_strided_src(wk_storage *dst, size_t dst_offset, const wk_storage *src,
+                                     const wk_layout *ls);
+/* In place: for i < d1, j < d2: dst[dst_offset + i*dst_stride1 + j] = src[src_offset + i*src_stride1 + j].
+ * Same dtype; every addressed element must lie inside its storage. */
+WK_API wk_status wk_copy2d(wk_storage *dst, const wk_storage *src, size_t d1, size_t d2,
+                           size_t src_stride1, size_t dst_stride1, size_t src_offset,
+                           size_t dst_offset);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WICK_H */

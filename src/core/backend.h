@@ -1,0 +1,103 @@
+/* backend.h: the interface every backend implements (one C vtable), and the objects behind the
+ * public handles. Internal: users never include it.
+ *
+ * The front end (src/core/api_*.c) validates every argument once, allocates the contiguous output
+ * through the backend, and only then calls an op here: a backend op may assume
+ *   - dtypes are the ones wk_op_defined() accepts and the backend's supports() said yes to;
+ *   - every layout has rank <= WK_MAX_RANK, strides >= 0, and addresses inside its storage;
+ *   - `out` is a fresh contiguous buffer of exactly elem_count(layout of the first input) elements
+ *     of the output dtype; element counts fit in int64_t and in size_t bytes;
+ *   - pointers are the storage's base address (device addresses on a GPU): layouts carry offsets.
+ * Ops may run asynchronously (GPU); errors found later surface at the next synchronizing call. */
+#ifndef WK_BACKEND_H
+#define WK_BACKEND_H
+
+#include "wick.h"
+#include <stdbool.h>
+
+typedef struct wk_backend wk_backend;
+
+struct wk_device {
+    const wk_backend *be;
+    wk_backend_kind kind;
+    int ordinal;
+    char name[160];
+    void *impl; /* backend-private state */
+    uint64_t rng_seed;   /* wk_device_set_seed */
+    uint64_t rng_offset; /* elements drawn since */
+};
+
+struct wk_storage {
+    wk_device *dev;
+    wk_dtype dtype;
+    size_t len;  /* elements */
+    void *data;  /* host pointer (CPU) or device address (GPU) */
+};
+
+/* Parameters of the parametrised unary ops (affine: p0 = mul, p1 = add; powf: p0 = e;
+ * elu: p0 = alpha). Unused for the plain unary ops. */
+typedef struct wk_unary_params {
+    double p0, p1;
+} wk_unary_params;
+
+struct wk_backend {
+    const char *name;
+    wk_backend_kind kind;
+
+    /* devices */
+    wk_status (*device_count)(int *n, const char **reason);
+    wk_status (*device_open)(wk_device *dev, int ordinal); /* fills name and impl */
+    void (*device_close)(wk_device *dev);
+    wk_status (*synchronize)(wk_device *dev);
+    bool (*supports)(const wk_device *dev, wk_op op, wk_dtype dtype);
+
+    /* memory (bytes) */
+    wk_status (*alloc)(wk_device *dev, size_t bytes, void **ptr);
+    void (*free)(wk_device *dev, void *ptr);
+    wk_status (*upload)(wk_device *dev, void *dst, const void *host_src, size_t bytes);
+    wk_status (*download)(wk_device *dev, void *host_dst, const void *src, size_t bytes); /* waits */
+    wk_status (*copy)(wk_device *dev, void *dst, const void *src, size_t bytes);
+    wk_status (*memset_zero)(wk_device *dev, void *dst, size_t bytes);
+
+    /* ops (see the contract above) */
+    /* op in EXP..SIGMOID, AFFINE, POWF, ELU; out has dtype dt. */
+    wk_status (*unary)(wk_device *dev, wk_op op, wk_dtype dt, const wk_unary_params *p, void *out,
+                       const void *x, const wk_layout *lx);
+    /* op in ADD..MINIMUM (out dtype dt) or EQ..GE (out u8); la and lb have the same dims. */
+    wk_status (*binary)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
+                        const wk_layout *la, const void *b, const wk_layout *lb);
+    /* cond dtype cdt (u8/u32/i64), values dt; all layouts the same dims. */
+    wk_status (*where_cond)(wk_device *dev, wk_dtype cdt, wk_dtype dt, void *out, const void *c,
+                            const wk_layout *lc, const void *t, const wk_layout *lt, const void *f,
+                            const wk_layout *lf);
+    wk_status (*to_dtype)(wk_device *dev, wk_dtype from, wk_dtype to, void *out, const void *x,
+                          const wk_layout *lx);
+    /* In place: every element addressed by l (inside the storage at base) becomes *value (raw
+     * bits of one element of dt, in host memory). */
+    wk_status (*const_set)(wk_device *dev, wk_dtype dt, void *base, const wk_layout *l,
+                           const void *value);
+    /* op in SUM..ARGMAX; dims_mask bit k set = dim k reduced; out is keepdim-contiguous with
+     * dtype dt (sum/min/max) or u32 (argmin/argmax). Reduced extents are non-empty for
+     * min/max/argmin/argmax. */
+    wk_status (*reduce)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                        const wk_layout *lx, uint32_t dims_mask);
+    /* dst[dst_offset + i] = x[element i of lx], element offsets. */
+    wk_status (*copy_strided)(wk_device *dev, wk_dtype dt, void *dst, size_t dst_offset,
+                              const void *x, const wk_layout *lx);
+    /* Candle's copy2d, element units; all bounds already checked. */
+    wk_status (*copy2d)(wk_device *dev, wk_dtype dt, void *dst, const void *src, size_t d1,
+                        size_t d2, size_t src_stride1, size_t dst_stride1, size_t src_offset,
+                        size_t dst_offset);
+    /* out[i] = sample i of the stream (seed, offset), see src/core/philox.h; op is
+     * WK_OP_RAND_UNIFORM (a = lo, b = up) or WK_OP_RAND_NORMAL (a = mean, b = std). */
+    wk_status (*rand)(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
+                      double b, uint64_t seed, uint64_t offset);
+};
+
+/* The backends linked into this build (NULL where a backend is not compiled in). */
+extern const wk_backend wk_cpu_backend;
+extern const wk_backend wk_cuda_backend; /* src/gpu/gpu_backend.c, over src/gpu/cuda.c */
+extern const wk_backend wk_rocm_backend; /* src/gpu/gpu_backend.c, over src/gpu/hip.c */
+const wk_backend *wk_backend_for(wk_backend_kind kind);
+
+#endif

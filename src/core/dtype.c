@@ -1,0 +1,65 @@
+/* dtype.c: dtype facts, the public scalar conversions, op names, and which (op, dtype) pairs the
+ * semantics define (docs/semantics.md). */
+#include "wk_core.h"
+
+#define WK_DT_NAME(E, n, T) [WK_DTYPE_##E] = #n,
+#define WK_DT_SIZE(E, n, T) [WK_DTYPE_##E] = sizeof(T),
+static const char *const dtype_names[WK_DTYPE_COUNT] = {WK_DTYPE_LIST(WK_DT_NAME)};
+static const size_t dtype_sizes[WK_DTYPE_COUNT] = {WK_DTYPE_LIST(WK_DT_SIZE)};
+
+const char *wk_dtype_name(wk_dtype d) { return wk_dtype_valid(d) ? dtype_names[d] : "?"; }
+size_t wk_dtype_size(wk_dtype d) { return wk_dtype_valid(d) ? dtype_sizes[d] : 0; }
+int wk_dtype_is_float(wk_dtype d) { return wk_dtype_valid(d) && !wk_dtype_is_int(d); }
+
+uint16_t wk_f32_to_f16(float x) { return wk_fp_f32_to_f16(x); }
+float wk_f16_to_f32(uint16_t h) { return wk_fp_f16_to_f32(h); }
+uint16_t wk_f32_to_bf16(float x) { return wk_fp_f32_to_bf16(x); }
+float wk_bf16_to_f32(uint16_t h) { return wk_fp_bf16_to_f32(h); }
+uint8_t wk_f32_to_f8e4m3(float x) { return wk_fp_f32_to_f8e4m3(x); }
+float wk_f8e4m3_to_f32(uint8_t b) { return wk_fp_f8e4m3_to_f32(b); }
+
+static const char *const op_names[WK_OP_ID_LIMIT] = {
+    [WK_OP_EXP] = "exp", [WK_OP_LOG] = "log", [WK_OP_SIN] = "sin", [WK_OP_COS] = "cos",
+    [WK_OP_TANH] = "tanh", [WK_OP_ABS] = "abs", [WK_OP_NEG] = "neg", [WK_OP_RECIP] = "recip",
+    [WK_OP_SQR] = "sqr", [WK_OP_SQRT] = "sqrt", [WK_OP_GELU] = "gelu",
+    [WK_OP_GELU_ERF] = "gelu_erf", [WK_OP_ERF] = "erf", [WK_OP_RELU] = "relu",
+    [WK_OP_SILU] = "silu", [WK_OP_FLOOR] = "floor", [WK_OP_CEIL] = "ceil",
+    [WK_OP_ROUND] = "round", [WK_OP_SIGN] = "sign", [WK_OP_SIGMOID] = "sigmoid",
+    [WK_OP_AFFINE] = "affine", [WK_OP_POWF] = "powf", [WK_OP_ELU] = "elu",
+    [WK_OP_ADD] = "add", [WK_OP_SUB] = "sub", [WK_OP_MUL] = "mul", [WK_OP_DIV] = "div",
+    [WK_OP_MAXIMUM] = "maximum", [WK_OP_MINIMUM] = "minimum",
+    [WK_OP_EQ] = "eq", [WK_OP_NE] = "ne", [WK_OP_LT] = "lt", [WK_OP_LE] = "le",
+    [WK_OP_GT] = "gt", [WK_OP_GE] = "ge",
+    [WK_OP_WHERE_COND] = "where_cond", [WK_OP_TO_DTYPE] = "to_dtype",
+    [WK_OP_CONST_SET] = "const_set", [WK_OP_ZEROS] = "zeros",
+    [WK_OP_SUM] = "sum", [WK_OP_MIN] = "min", [WK_OP_MAX] = "max", [WK_OP_ARGMIN] = "argmin",
+    [WK_OP_ARGMAX] = "argmax", [WK_OP_COPY_STRIDED] = "copy_strided_src", [WK_OP_COPY2D] = "copy2d",
+    [WK_OP_RAND_UNIFORM] = "rand_uniform", [WK_OP_RAND_NORMAL] = "rand_normal",
+};
+
+const char *wk_op_name(wk_op op)
+{
+    if ((unsigned)op >= WK_OP_ID_LIMIT || !op_names[op])
+        return "?";
+    return op_names[op];
+}
+
+/* The rule table of docs/semantics.md ("Integers"). */
+int wk_op_defined(wk_op op, wk_dtype dt)
+{
+    if (!wk_dtype_valid(dt) || (unsigned)op >= WK_OP_ID_LIMIT || !op_names[op])
+        return 0;
+    if (wk_dtype_is_float(dt))
+        return 1;
+    switch (op) {
+    case WK_OP_EXP: case WK_OP_LOG: case WK_OP_SIN: case WK_OP_COS: case WK_OP_TANH:
+    case WK_OP_RECIP: case WK_OP_SQRT: case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF:
+    case WK_OP_SILU: case WK_OP_SIGMOID: case WK_OP_POWF: case WK_OP_ELU:
+    case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL:
+        return 0;
+    case WK_OP_NEG:
+        return wk_dtype_is_signed_int(dt);
+    default:
+        return 1;
+    }
+}

@@ -1,0 +1,87 @@
+/* wk_core.h: helpers shared by the front end and every backend: errors, the allocation hook,
+ * dtype facts, layout algebra. Internal. */
+#ifndef WK_CORE_H
+#define WK_CORE_H
+
+#include "wick.h"
+#include "dtype_list.h"
+#include "fpconv.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- errors: set the thread's message and return s (printf-style). */
+wk_status wk_err(wk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wk_err_clear(void);
+
+/* ---- the allocation hook (host memory). */
+void *wk_malloc(size_t bytes);
+void *wk_calloc(size_t n, size_t size);
+void wk_free(void *p);
+/* Live device and storage handles (wk_set_allocator refuses to switch while any is alive). */
+void wk_live_add(int delta);
+
+/* ---- dtypes */
+static inline bool wk_dtype_valid(wk_dtype d) { return (unsigned)d < WK_DTYPE_COUNT; }
+static inline bool wk_dtype_is_int(wk_dtype d)
+{
+    return d == WK_DTYPE_U8 || d == WK_DTYPE_U32 || d == WK_DTYPE_I16 || d == WK_DTYPE_I32 ||
+           d == WK_DTYPE_I64;
+}
+static inline bool wk_dtype_is_signed_int(wk_dtype d)
+{
+    return d == WK_DTYPE_I16 || d == WK_DTYPE_I32 || d == WK_DTYPE_I64;
+}
+
+/* ---- layouts */
+/* "[2,3]/[3,1]+0" : dims, strides, offset, for messages. Returns buf. */
+const char *wk_layout_str(char *buf, size_t cap, const wk_layout *l);
+/* Checks rank, dims >= 0, strides >= 0, offset >= 0, count overflow, and that every addressed
+ * element lies in [0, len). Sets the error (naming `what`) and returns it on failure. */
+wk_status wk_layout_check(const wk_layout *l, size_t len, const char *op, const char *what);
+/* 1 if a and b have the same rank and dims. */
+int wk_layout_same_dims(const wk_layout *a, const wk_layout *b);
+
+/* A layout with adjacent dims merged where memory allows (dims of size 1 dropped, a dim and its
+ * inner neighbour merged when stride[k] == stride[k+1] * dims[k+1]). Same elements in the same
+ * row-major order; rank may shrink to 0. For the strided paths of backends. */
+void wk_layout_collapse(wk_layout *out, const wk_layout *l);
+/* Several layouts of equal dims collapsed jointly (a dim pair merges only if it merges in all).
+ * n <= 4. */
+void wk_layout_collapse_n(wk_layout *out, const wk_layout *const *in, int n);
+
+/* Offset (elements) of linear row-major element i of l. Slow; for references and tails. */
+static inline int64_t wk_layout_offset_of(const wk_layout *l, int64_t i)
+{
+    int64_t off = l->offset;
+    for (int k = l->rank - 1; k >= 0; k--) {
+        int64_t d = l->dims[k];
+        int64_t q = i / d;
+        off += (i - q * d) * l->strides[k];
+        i = q;
+    }
+    return off;
+}
+
+/* Multi-index walker over a layout in row-major order: next offset in O(1) amortised. */
+typedef struct wk_walker {
+    int32_t rank;
+    int64_t idx[WK_MAX_RANK];
+    int64_t dims[WK_MAX_RANK];
+    int64_t strides[WK_MAX_RANK];
+    int64_t off;
+} wk_walker;
+/* Positions the walker at linear element `start` of l. */
+void wk_walker_init(wk_walker *w, const wk_layout *l, int64_t start);
+static inline void wk_walker_next(wk_walker *w)
+{
+    for (int k = w->rank - 1; k >= 0; k--) {
+        w->off += w->strides[k];
+        if (++w->idx[k] < w->dims[k])
+            return;
+        w->off -= w->strides[k] * w->dims[k];
+        w->idx[k] = 0;
+    }
+}
+
+#endif
