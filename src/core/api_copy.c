@@ -41,11 +41,13 @@ wk_status wk_copy_strided_src(wk_storage *dst, size_t dst_offset, const wk_stora
 /* Last element addressed by rows of d2 elements, d1 rows apart by stride, from offset:
  * offset + (d1-1)*stride + d2 - 1 must be < len. Returns a status naming `what`. */
 static wk_status check_2d(size_t d1, size_t d2, size_t stride, size_t offset, size_t len,
-                          const char *what)
+                          size_t elem_size, const char *what)
 {
-    size_t last;
-    if (__builtin_mul_overflow(d1 - 1, stride, &last) || __builtin_add_overflow(last, offset, &last) ||
-        __builtin_add_overflow(last, d2 - 1, &last) || last > (size_t)INT64_MAX)
+    size_t last, count;
+    const size_t max_elems = (size_t)INT64_MAX / elem_size;
+    if (__builtin_mul_overflow(d1, d2, &count) || count > max_elems ||
+        __builtin_mul_overflow(d1 - 1, stride, &last) || __builtin_add_overflow(last, offset, &last) ||
+        __builtin_add_overflow(last, d2 - 1, &last) || last >= max_elems)
         return wk_err(WK_ERR_OVERFLOW, "copy2d: %s extent (%zu rows of %zu, stride %zu, offset %zu) overflows",
                       what, d1, d2, stride, offset);
     if (last >= len)
@@ -71,8 +73,9 @@ wk_status wk_copy2d(wk_storage *dst, const wk_storage *src, size_t d1, size_t d2
         return st;
     if (d1 == 0 || d2 == 0)
         return WK_OK;
-    if ((st = check_2d(d1, d2, src_stride1, src_offset, src->len, "source")) ||
-        (st = check_2d(d1, d2, dst_stride1, dst_offset, dst->len, "destination")))
+    const size_t es = wk_dtype_size(dst->dtype);
+    if ((st = check_2d(d1, d2, src_stride1, src_offset, src->len, es, "source")) ||
+        (st = check_2d(d1, d2, dst_stride1, dst_offset, dst->len, es, "destination")))
         return st;
     return dst->dev->be->copy2d(dst->dev, dst->dtype, dst->data, src->data, d1, d2, src_stride1,
                                 dst_stride1, src_offset, dst_offset);

@@ -2,6 +2,8 @@
 #include "backend.h"
 #include "wk_core.h"
 #include "api.h"
+#include <stdio.h>
+#include <string.h>
 
 wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n, const char *op)
 {
@@ -14,8 +16,10 @@ wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_
         return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
     wk_status st = dev->be->alloc(dev, n * es, &s->data);
     if (st != WK_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", wk_last_error());
         wk_free(s);
-        return st;
+        return wk_err(st, "%s: %zu elements of %s: %s", op, n, wk_dtype_name(dtype), why);
     }
     s->dev = dev;
     s->dtype = dtype;

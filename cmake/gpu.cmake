@@ -1,0 +1,250 @@
+# cmake/gpu.cmake: the GPU half of the build, included by CMakeLists.txt after wick_obj exists.
+#   - finds nvcc and hipcc (WICK_CUDA / WICK_HIP: ON, OFF or AUTO) and the driver headers;
+#   - compiles every kernels/<module>.cu with custom commands (no CMake CUDA/HIP language: CMake
+#     3.25 cannot find Debian's HIP) into an NVIDIA fatbin (SASS for WICK_CUDA_ARCHS + PTX of the
+#     last) and a clang offload bundle of HSACO (every gfx target of WICK_HIP_TARGETS and
+#     WICK_HIP_EXTRA_TARGETS);
+#   - embeds them, the kernel sources and headers (for run-time compilation) into wick_obj
+#     through generated C files under gen/: one per module (top-level asm .incbin, so they compile
+#     in milliseconds and only a changed .cu is rebuilt) and a table (gen/wk_gpu_embed_table.c)
+#     that src/gpu/gpu_module.c reads;
+#   - sets the per-source flags of src/gpu/cuda.c and src/gpu/hip.c and what
+#     tests/test_gpu_runtime.c needs to know.
+# libwick never links a GPU library: src/gpu/cuda.c and hip.c dlopen them at run time.
+
+set(WICK_CUDA_ARCHS "80;86;89;90" CACHE STRING
+    "Compute capabilities with SASS in the CUDA fatbin; PTX of the last one is added")
+set(WICK_HIP_TARGETS
+    "gfx900;gfx902;gfx904;gfx906;gfx908;gfx909;gfx90a;gfx90c;gfx940;gfx1010;gfx1011;gfx1012;gfx1013;gfx1030;gfx1031;gfx1032;gfx1033;gfx1034;gfx1035;gfx1036"
+    CACHE STRING "gfx targets of the HIP code object (those Debian's ROCm 5.2 device libraries support)")
+set(WICK_HIP_EXTRA_TARGETS "" CACHE STRING
+    "More gfx targets for a newer ROCm toolchain, e.g. gfx942;gfx1100;gfx1101")
+
+set(WICK_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR}/gen)
+file(MAKE_DIRECTORY ${WICK_GEN_DIR})
+
+# ---- toolchains and headers
+# AUTO: use it if found; ON (or any true value): required; OFF: never.
+function(_wick_gpu_mode var out)
+  string(TOUPPER "${${var}}" v)
+  if(v STREQUAL "AUTO")
+    set(${out} AUTO PARENT_SCOPE)
+  elseif(${var})
+    set(${out} ON PARENT_SCOPE)
+  else()
+    set(${out} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+_wick_gpu_mode(WICK_CUDA _wick_cuda_mode)
+_wick_gpu_mode(WICK_HIP _wick_hip_mode)
+
+set(WICK_HAVE_NVCC OFF)
+set(WICK_HAVE_HIPCC OFF)
+if(NOT _wick_cuda_mode STREQUAL "OFF")
+  find_program(WICK_NVCC nvcc HINTS ENV CUDA_PATH ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES bin
+               DOC "nvcc, for the CUDA code objects")
+  set(_wick_cuda_hints /usr/local/cuda/include)
+  if(WICK_NVCC)
+    get_filename_component(_d "${WICK_NVCC}" DIRECTORY)
+    list(PREPEND _wick_cuda_hints "${_d}/../include")
+  endif()
+  find_path(WICK_CUDA_INCLUDE_DIR cuda.h HINTS ${_wick_cuda_hints} ENV CUDA_PATH PATH_SUFFIXES include
+            DOC "directory of cuda.h (driver API header; build time only)")
+  if(WICK_NVCC)
+    set(WICK_HAVE_NVCC ON)
+  elseif(_wick_cuda_mode STREQUAL "ON")
+    message(FATAL_ERROR "WICK_CUDA=ON but nvcc was not found (set WICK_NVCC or CUDA_PATH)")
+  endif()
+  if(_wick_cuda_mode STREQUAL "ON" AND NOT WICK_CUDA_INCLUDE_DIR)
+    message(FATAL_ERROR "WICK_CUDA=ON but cuda.h was not found (set WICK_CUDA_INCLUDE_DIR)")
+  endif()
+endif()
+if(NOT _wick_hip_mode STREQUAL "OFF")
+  find_program(WICK_HIPCC hipcc HINTS ENV ROCM_PATH ENV HIP_PATH /opt/rocm PATH_SUFFIXES bin
+               DOC "hipcc, for the ROCm code objects")
+  find_path(WICK_HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS ENV ROCM_PATH ENV HIP_PATH /opt/rocm
+            PATH_SUFFIXES include DOC "directory holding hip/hip_runtime_api.h (build time only)")
+  if(WICK_HIPCC)
+    set(WICK_HAVE_HIPCC ON)
+  elseif(_wick_hip_mode STREQUAL "ON")
+    message(FATAL_ERROR "WICK_HIP=ON but hipcc was not found (set WICK_HIPCC or ROCM_PATH)")
+  endif()
+  if(_wick_hip_mode STREQUAL "ON" AND NOT WICK_HIP_INCLUDE_DIR)
+    message(FATAL_ERROR "WICK_HIP=ON but hip/hip_runtime_api.h was not found (set WICK_HIP_INCLUDE_DIR)")
+  endif()
+endif()
+
+# The drivers: compiled always; without their header they report "built without ... headers".
+set(_wick_cuda_c ${CMAKE_CURRENT_SOURCE_DIR}/src/gpu/cuda.c)
+set(_wick_hip_c ${CMAKE_CURRENT_SOURCE_DIR}/src/gpu/hip.c)
+if(NOT _wick_cuda_mode STREQUAL "OFF" AND WICK_CUDA_INCLUDE_DIR)
+  set_property(SOURCE ${_wick_cuda_c} APPEND PROPERTY COMPILE_DEFINITIONS WK_HAVE_CUDA_H=1)
+  set_property(SOURCE ${_wick_cuda_c} APPEND PROPERTY COMPILE_OPTIONS -isystem ${WICK_CUDA_INCLUDE_DIR})
+endif()
+if(NOT _wick_hip_mode STREQUAL "OFF" AND WICK_HIP_INCLUDE_DIR)
+  set_property(SOURCE ${_wick_hip_c} APPEND PROPERTY COMPILE_DEFINITIONS WK_HAVE_HIP_H=1 __HIP_PLATFORM_AMD__)
+  if(NOT WICK_HIP_INCLUDE_DIR STREQUAL "/usr/include")
+    set_property(SOURCE ${_wick_hip_c} APPEND PROPERTY COMPILE_OPTIONS -isystem ${WICK_HIP_INCLUDE_DIR})
+  endif()
+endif()
+
+# ---- kernels
+file(GLOB WICK_KERNEL_SRC CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
+file(GLOB WICK_KERNEL_HDR CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.h)
+list(SORT WICK_KERNEL_SRC)
+list(SORT WICK_KERNEL_HDR)
+# Headers the kernels include by name (kernels/<x>.h and fpconv.h): build dependencies, and
+# embedded for run-time compilation.
+set(WICK_KERNEL_HEADERS ${WICK_KERNEL_HDR} ${CMAKE_CURRENT_SOURCE_DIR}/src/core/fpconv.h)
+
+set(_wick_kinc -I${CMAKE_CURRENT_SOURCE_DIR}/kernels -I${CMAKE_CURRENT_SOURCE_DIR}/src/core)
+set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false)
+foreach(a ${WICK_CUDA_ARCHS})
+  list(APPEND _wick_nvcc_flags -gencode arch=compute_${a},code=sm_${a})
+endforeach()
+list(GET WICK_CUDA_ARCHS -1 _wick_ptx)
+list(APPEND _wick_nvcc_flags -gencode arch=compute_${_wick_ptx},code=compute_${_wick_ptx})
+set(_wick_hip_flags --genco -O3 -ffp-contract=off -std=c++17)
+set(_wick_hip_all_targets ${WICK_HIP_TARGETS} ${WICK_HIP_EXTRA_TARGETS})
+list(REMOVE_DUPLICATES _wick_hip_all_targets)
+foreach(t ${_wick_hip_all_targets})
+  list(APPEND _wick_hip_flags --offload-arch=${t})
+endforeach()
+
+# Writes a generated file only when its content changes (keeps builds incremental).
+function(_wick_write_if_changed path content)
+  if(EXISTS ${path})
+    file(READ ${path} old)
+    if(old STREQUAL content)
+      return()
+    endif()
+  endif()
+  file(WRITE ${path} "${content}")
+endfunction()
+
+# Assembler lines (inside a C string) that embed `file` as the hidden symbols sym .. sym_end,
+# followed by a NUL byte (so embedded text is a C string).
+function(_wick_incbin out sym file)
+  set(${out} "${${out}}    \"  .balign 64\\n  .globl ${sym}\\n  .hidden ${sym}\\n${sym}:\\n\"
+    \"  .incbin \\\"${file}\\\"\\n  .globl ${sym}_end\\n  .hidden ${sym}_end\\n${sym}_end:\\n  .byte 0\\n\"
+" PARENT_SCOPE)
+endfunction()
+
+set(_wick_gen_head "/* Generated by cmake/gpu.cmake; do not edit. */\n")
+set(_wick_table_decl "")
+set(_wick_table_rows "")
+set(_wick_blobs "")
+set(_wick_nmod 0)
+foreach(cu ${WICK_KERNEL_SRC})
+  get_filename_component(mod ${cu} NAME_WE)
+  string(MAKE_C_IDENTIFIER "${mod}" id)
+  set(sym wk_gpu_blob_${id})
+  set(asm "")
+  set(deps ${cu})
+  set(cuda_ref "NULL, NULL")
+  set(hip_ref "NULL, NULL")
+  if(WICK_HAVE_NVCC)
+    set(out ${WICK_GEN_DIR}/${mod}.fatbin)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${WICK_NVCC} ${_wick_nvcc_flags} ${_wick_kinc} -o ${out} ${cu}
+      DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
+      COMMENT "nvcc kernels/${mod}.cu -> ${mod}.fatbin (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
+      VERBATIM)
+    _wick_incbin(asm ${sym}_cuda ${out})
+    list(APPEND deps ${out})
+    list(APPEND _wick_blobs ${out})
+    string(APPEND _wick_table_decl "extern const unsigned char ${sym}_cuda[], ${sym}_cuda_end[];\n")
+    set(cuda_ref "${sym}_cuda, ${sym}_cuda_end")
+  endif()
+  if(WICK_HAVE_HIPCC)
+    set(out ${WICK_GEN_DIR}/${mod}.hsaco)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${WICK_HIPCC} ${_wick_hip_flags} ${_wick_kinc} -o ${out} ${cu}
+      DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
+      COMMENT "hipcc kernels/${mod}.cu -> ${mod}.hsaco (${_wick_hip_all_targets})"
+      VERBATIM)
+    _wick_incbin(asm ${sym}_hip ${out})
+    list(APPEND deps ${out})
+    list(APPEND _wick_blobs ${out})
+    string(APPEND _wick_table_decl "extern const unsigned char ${sym}_hip[], ${sym}_hip_end[];\n")
+    set(hip_ref "${sym}_hip, ${sym}_hip_end")
+  endif()
+  _wick_incbin(asm ${sym}_src ${cu})
+  string(APPEND _wick_table_decl "extern const unsigned char ${sym}_src[], ${sym}_src_end[];\n")
+  string(APPEND _wick_table_rows "    {\"${mod}\", ${cuda_ref}, ${hip_ref}, (const char *)${sym}_src},\n")
+  set(c ${WICK_GEN_DIR}/wk_gpu_embed_${id}.c)
+  _wick_write_if_changed(${c} "${_wick_gen_head}/* kernels/${mod}.cu: code objects and source. */
+__asm__(\"  .pushsection .rodata\\n\"
+${asm}    \"  .popsection\\n\");
+")
+  set_source_files_properties(${c} PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${deps}")
+  target_sources(wick_obj PRIVATE ${c})
+  math(EXPR _wick_nmod "${_wick_nmod} + 1")
+endforeach()
+
+# Kernel headers, embedded for run-time compilation (looked up by file name).
+set(asm "")
+set(_wick_hdr_rows "")
+set(_wick_nhdr 0)
+foreach(h ${WICK_KERNEL_HEADERS})
+  get_filename_component(hname ${h} NAME)
+  string(MAKE_C_IDENTIFIER "${hname}" id)
+  _wick_incbin(asm wk_gpu_hdr_${id} ${h})
+  string(APPEND _wick_table_decl "extern const unsigned char wk_gpu_hdr_${id}[], wk_gpu_hdr_${id}_end[];\n")
+  string(APPEND _wick_hdr_rows "    {\"${hname}\", (const char *)wk_gpu_hdr_${id}},\n")
+  math(EXPR _wick_nhdr "${_wick_nhdr} + 1")
+endforeach()
+set(c ${WICK_GEN_DIR}/wk_gpu_embed_headers.c)
+_wick_write_if_changed(${c} "${_wick_gen_head}/* Kernel headers, for run-time compilation. */
+__asm__(\"  .pushsection .rodata\\n\"
+${asm}    \"  .popsection\\n\");
+")
+set_source_files_properties(${c} PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${WICK_KERNEL_HEADERS}")
+target_sources(wick_obj PRIVATE ${c})
+
+# The table src/gpu/gpu_module.c reads.
+if(_wick_nmod EQUAL 0)
+  set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL}, /* no kernel modules in this build */\n")
+endif()
+set(c ${WICK_GEN_DIR}/wk_gpu_embed_table.c)
+_wick_write_if_changed(${c} "${_wick_gen_head}/* The embedded GPU modules: one row per kernels/<module>.cu. */
+#include \"gpu/gpu_driver.h\"
+#include <stddef.h>
+
+${_wick_table_decl}
+const wk_gpu_embedded wk_gpu_embedded_modules[] = {
+${_wick_table_rows}};
+const int wk_gpu_embedded_module_count = ${_wick_nmod};
+
+const wk_gpu_embedded_header wk_gpu_embedded_headers[] = {
+${_wick_hdr_rows}};
+const int wk_gpu_embedded_header_count = ${_wick_nhdr};
+")
+target_sources(wick_obj PRIVATE ${c})
+
+# The code objects are sources of wick_obj (not compiled by the C compiler): their custom
+# commands run inside its build, next to the C files, and each embed file waits for its own.
+target_sources(wick_obj PRIVATE ${_wick_blobs})
+
+# ---- tests/test_gpu_runtime.c: where libwick.so is, what was built, which targets to expect.
+string(REPLACE ";" "," _wick_cuda_list "${WICK_CUDA_ARCHS}")
+string(REPLACE ";" "," _wick_hip_list "${_wick_hip_all_targets}")
+set(_wick_test_c ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_gpu_runtime.c)
+set_property(SOURCE ${_wick_test_c} APPEND PROPERTY COMPILE_DEFINITIONS
+  "WICK_TEST_SHARED_LIB=\"$<TARGET_FILE:wick>\""
+  "WICK_TEST_NVCC=$<BOOL:${WICK_HAVE_NVCC}>"
+  "WICK_TEST_HIPCC=$<BOOL:${WICK_HAVE_HIPCC}>"
+  "WICK_TEST_CUDA_ARCHS=\"${_wick_cuda_list}\""
+  "WICK_TEST_HIP_TARGETS=\"${_wick_hip_list}\"")
+# The test reads libwick.so, which CMakeLists.txt defines after this file: add the dependency
+# once the directory is processed.
+function(_wick_gpu_test_deps)
+  if(TARGET test_gpu_runtime AND TARGET wick)
+    add_dependencies(test_gpu_runtime wick)
+  endif()
+endfunction()
+cmake_language(DEFER CALL _wick_gpu_test_deps)
+
+message(STATUS "wick GPU: nvcc ${WICK_HAVE_NVCC} (${WICK_NVCC}), cuda.h ${WICK_CUDA_INCLUDE_DIR}; "
+               "hipcc ${WICK_HAVE_HIPCC} (${WICK_HIPCC}), hip headers ${WICK_HIP_INCLUDE_DIR}; "
+               "${_wick_nmod} kernel module(s)")
