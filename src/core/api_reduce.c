@@ -39,6 +39,9 @@ wk_status wk_reduce(wk_storage **out, wk_op op, const wk_storage *x, const wk_la
         return wk_err(WK_ERR_SHAPE, "%s: empty reduced extent in %s %s", name,
                       wk_dtype_name(x->dtype), wk_layout_str(b, sizeof b, lx));
     }
+    if ((op == WK_OP_ARGMIN || op == WK_OP_ARGMAX) && n_red > (int64_t)UINT32_MAX + 1)
+        return wk_err(WK_ERR_OVERFLOW, "%s: %lld reduced elements do not fit a u32 index", name,
+                      (long long)n_red);
     wk_dtype odt = (op == WK_OP_ARGMIN || op == WK_OP_ARGMAX) ? WK_DTYPE_U32 : x->dtype;
     wk_storage *o;
     if ((st = wk_storage_new(&o, x->dev, odt, (size_t)n_out, name)))

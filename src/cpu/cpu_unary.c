@@ -1,0 +1,136 @@
+/* cpu_unary.c: the CPU unary ops (exp .. sigmoid), affine, powf and elu, every dtype that
+ * docs/semantics.md defines. Floats: f32/f64 natively, bf16/f16/f8e4m3 through f32 with one
+ * rounding on store. Integers: wrapping in an unsigned type; affine in f64, then saturated.
+ * One row function per dtype switches on the op once per row; each case is a tight loop. */
+#include "cpu_elem.h"
+#include <math.h>
+
+typedef struct unary_ctx {
+    wk_op op;
+    double p0, p1;
+} unary_ctx;
+
+/* Float math per compute type: the float libm functions for f32, the double ones for f64. */
+#define FM_float(fn) fn##f
+#define FM_double(fn) fn
+
+/* y = EXPR(x) over the row, x loaded by LD, y stored by ST; a unit-stride twin vectorises. */
+#define UN_LOOP(LD, ST, EXPR)                              \
+    do {                                                   \
+        if (sx == 1)                                       \
+            for (int64_t i = 0; i < n; i++) {              \
+                const C x = LD(xs[i]);                     \
+                o[i] = ST(EXPR);                           \
+            }                                              \
+        else                                               \
+            for (int64_t i = 0; i < n; i++) {              \
+                const C x = LD(xs[i * sx]);                \
+                o[i] = ST(EXPR);                           \
+            }                                              \
+    } while (0)
+
+#define FL(EXPR) UN_LOOP(LDF, STF, EXPR)
+
+/* ---- float dtypes: C is the compute type (f32, or f64 for f64). */
+#define DEF_UN_FLOAT(E, s, T, CT)                                                               \
+    static void unary_row_##s(void *out, const void *const *in, const int64_t *step, int64_t n, \
+                              const void *ctx_)                                                 \
+    {                                                                                           \
+        typedef CT C;                                                                           \
+        const unary_ctx *ctx = ctx_;                                                            \
+        T *o = out;                                                                             \
+        const T *xs = in[0];                                                                    \
+        const int64_t sx = step[0];                                                             \
+        const C p0 = (C)ctx->p0, p1 = (C)ctx->p1;                                               \
+        const C one = 1, zero = 0, half = (C)0.5;                                               \
+        const C k_gelu = (C)0.79788456080286535588; /* sqrt(2/pi) */                            \
+        const C k_cub = (C)0.044715, sqrt2 = (C)1.41421356237309504880;                         \
+        switch (ctx->op) {                                                                      \
+        case WK_OP_EXP: FL_##s(FM_##CT(exp)(x)); break;                                         \
+        case WK_OP_LOG: FL_##s(FM_##CT(log)(x)); break;                                         \
+        case WK_OP_SIN: FL_##s(FM_##CT(sin)(x)); break;                                         \
+        case WK_OP_COS: FL_##s(FM_##CT(cos)(x)); break;                                         \
+        case WK_OP_TANH: FL_##s(FM_##CT(tanh)(x)); break;                                       \
+        case WK_OP_ABS: FL_##s(FM_##CT(fabs)(x)); break;                                        \
+        case WK_OP_NEG: FL_##s(-x); break;                                                      \
+        case WK_OP_RECIP: FL_##s(one / x); break;                                               \
+        case WK_OP_SQR: FL_##s(x * x); break;                                                   \
+        case WK_OP_SQRT: FL_##s(FM_##CT(sqrt)(x)); break;                                       \
+        case WK_OP_GELU:                                                                        \
+            FL_##s(half * x * (one + FM_##CT(tanh)(k_gelu * (x + k_cub * (x * x * x)))));       \
+            break;                                                                              \
+        case WK_OP_GELU_ERF: FL_##s(half * x * FM_##CT(erfc)(-x / sqrt2)); break;               \
+        case WK_OP_ERF: FL_##s(FM_##CT(erf)(x)); break;                                         \
+        /* relu: max(x, 0) as in Candle (NaN -> 0, -0 -> +0) */                                 \
+        case WK_OP_RELU: FL_##s(x > zero ? x : zero); break;                                    \
+        case WK_OP_SILU: FL_##s(x / (one + FM_##CT(exp)(-x))); break;                           \
+        case WK_OP_FLOOR: FL_##s(FM_##CT(floor)(x)); break;                                     \
+        case WK_OP_CEIL: FL_##s(FM_##CT(ceil)(x)); break;                                       \
+        case WK_OP_ROUND: FL_##s(FM_##CT(round)(x)); break; /* half away from zero */           \
+        /* sign(+-0) = +0, sign(NaN) = NaN */                                                   \
+        case WK_OP_SIGN: FL_##s(x > zero ? one : x < zero ? -one : x == zero ? zero : x); break; \
+        case WK_OP_SIGMOID: FL_##s(one / (one + FM_##CT(exp)(-x))); break;                      \
+        case WK_OP_AFFINE: FL_##s(x * p0 + p1); break; /* two roundings, no FMA */              \
+        case WK_OP_POWF: FL_##s(FM_##CT(pow)(x, p0)); break;                                    \
+        case WK_OP_ELU: FL_##s(x > zero ? x : p0 * (FM_##CT(exp)(x) - one)); break;             \
+        default: break; /* not reached: wk_cpu_unary checks the op */                           \
+        }                                                                                       \
+    }
+
+#define FL_bf16(EXPR) UN_LOOP(wk_cpu_ld_bf16, wk_cpu_st_bf16, EXPR)
+#define FL_f16(EXPR) UN_LOOP(wk_cpu_ld_f16, wk_cpu_st_f16, EXPR)
+#define FL_f32(EXPR) UN_LOOP(wk_cpu_ld_f32, wk_cpu_st_f32, EXPR)
+#define FL_f64(EXPR) UN_LOOP(wk_cpu_ld_f64, wk_cpu_st_f64, EXPR)
+#define FL_f8e4m3(EXPR) UN_LOOP(wk_cpu_ld_f8e4m3, wk_cpu_st_f8e4m3, EXPR)
+WK_CPU_FLOAT_TYPES(DEF_UN_FLOAT)
+
+/* ---- integer dtypes: C is the storage type; A an unsigned type for wrapping arithmetic.
+ * IS_NEG_<signed>(x) avoids an always-false `x < 0` on unsigned types. */
+#define IS_NEG_0(x) 0
+#define IS_NEG_1(x) ((x) < 0)
+#define ID(v) (v)
+#define IL(EXPR) UN_LOOP(ID, ID, EXPR)
+
+#define DEF_UN_INT(E, s, T, A, S, MIN, MAX)                                                     \
+    static void unary_row_##s(void *out, const void *const *in, const int64_t *step, int64_t n, \
+                              const void *ctx_)                                                 \
+    {                                                                                           \
+        typedef T C;                                                                            \
+        const unary_ctx *ctx = ctx_;                                                            \
+        T *o = out;                                                                             \
+        const T *xs = in[0];                                                                    \
+        const int64_t sx = step[0];                                                             \
+        const double p0 = ctx->p0, p1 = ctx->p1;                                                \
+        switch (ctx->op) {                                                                      \
+        case WK_OP_ABS: IL(IS_NEG_##S(x) ? (T)((A)0 - (A)x) : x); break; /* abs(MIN) = MIN */   \
+        case WK_OP_NEG: IL((T)((A)0 - (A)x)); break;                                            \
+        case WK_OP_SQR: IL((T)((A)x * (A)x)); break;                                            \
+        case WK_OP_RELU: IL(x > 0 ? x : (T)0); break;                                           \
+        case WK_OP_SIGN: IL((T)((x > 0) - IS_NEG_##S(x))); break;                               \
+        case WK_OP_FLOOR:                                                                       \
+        case WK_OP_CEIL:                                                                        \
+        case WK_OP_ROUND: IL(x); break;                                                         \
+        case WK_OP_AFFINE: IL(wk_cpu_sat_##s((double)x * p0 + p1)); break;                      \
+        default: break; /* not defined for integers: not reached */                             \
+        }                                                                                       \
+    }
+WK_CPU_INT_TYPES(DEF_UN_INT)
+
+#define ROW_ENTRY(E, s, T) [WK_DTYPE_##E] = unary_row_##s,
+static const wk_cpu_row_fn unary_rows[WK_DTYPE_COUNT] = {WK_DTYPE_LIST(ROW_ENTRY)};
+
+/* out (contiguous, elem_count(lx) elements of dt) = op(x). */
+wk_status wk_cpu_unary(wk_device *dev, wk_op op, wk_dtype dt, const wk_unary_params *p, void *out,
+                       const void *x, const wk_layout *lx)
+{
+    (void)dev;
+    if (op < WK_OP_EXP || op > WK_OP_ELU || !wk_dtype_valid(dt) || !wk_op_defined(op, dt))
+        return wk_err(WK_ERR_DTYPE, "cpu unary: op %s not defined for dtype %s", wk_op_name(op),
+                      wk_dtype_name(dt));
+    const unary_ctx ctx = {op, p ? p->p0 : 0.0, p ? p->p1 : 0.0};
+    const size_t sz = wk_dtype_size(dt);
+    const void *in[1] = {x};
+    const wk_layout *lay[1] = {lx};
+    wk_cpu_for_rows(out, sz, 1, in, &sz, lay, unary_rows[dt], &ctx);
+    return WK_OK;
+}
