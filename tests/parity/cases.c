@@ -1,0 +1,70 @@
+/* cases.c: the op rows of the parity matrix, in display order. One entry per row: the op, the
+ * runner kind, the input domain, the tolerance class and whether NaN/inf/+-0 are injected.
+ * to_dtype has one row per target dtype ("to_f16"); its columns are the source dtypes. */
+#include "parity_impl.h"
+
+#define U(name, op, dom, tol, sp) {name, op, PK_UNARY, dom, tol, sp, WK_DTYPE_U8}
+#define B(name, op, dom, tol, sp) {name, op, PK_BINARY, dom, tol, sp, WK_DTYPE_U8}
+#define R(name, op, dom, tol, sp) {name, op, PK_REDUCE, dom, tol, sp, WK_DTYPE_U8}
+#define CAST(name, to) {name, WK_OP_TO_DTYPE, PK_CAST, PD_CAST, PT_EXACT, 1, to}
+
+const pt_row pt_rows[] = {
+    /* transcendental unary ops: libm differences allowed (PT_TRANSC) */
+    U("exp", WK_OP_EXP, PD_EXP, PT_TRANSC, 0),
+    U("log", WK_OP_LOG, PD_POS, PT_TRANSC, 0),
+    U("sin", WK_OP_SIN, PD_TRIG, PT_TRANSC, 0),
+    U("cos", WK_OP_COS, PD_TRIG, PT_TRANSC, 0),
+    U("tanh", WK_OP_TANH, PD_TRIG, PT_TRANSC, 0),
+    /* exactly rounded (or exact) unary ops */
+    U("abs", WK_OP_ABS, PD_ANY, PT_EXACT, 1),
+    U("neg", WK_OP_NEG, PD_ANY, PT_EXACT, 1),
+    U("recip", WK_OP_RECIP, PD_RECIP, PT_EXACT, 0),
+    U("sqr", WK_OP_SQR, PD_ANY, PT_EXACT, 1),
+    U("sqrt", WK_OP_SQRT, PD_POS, PT_EXACT, 0),
+    U("gelu", WK_OP_GELU, PD_TRIG, PT_TRANSC, 0),
+    U("gelu_erf", WK_OP_GELU_ERF, PD_TRIG, PT_TRANSC, 0),
+    U("erf", WK_OP_ERF, PD_TRIG, PT_TRANSC, 0),
+    U("relu", WK_OP_RELU, PD_ANY, PT_EXACT, 0),
+    U("silu", WK_OP_SILU, PD_TRIG, PT_TRANSC, 0),
+    U("floor", WK_OP_FLOOR, PD_ROUND, PT_EXACT, 1),
+    U("ceil", WK_OP_CEIL, PD_ROUND, PT_EXACT, 1),
+    U("round", WK_OP_ROUND, PD_ROUND, PT_EXACT, 1),
+    U("sign", WK_OP_SIGN, PD_ANY, PT_EXACT, 1),
+    U("sigmoid", WK_OP_SIGMOID, PD_TRIG, PT_TRANSC, 0),
+    U("affine", WK_OP_AFFINE, PD_ANY, PT_EXACT, 0),
+    U("powf", WK_OP_POWF, PD_POW, PT_TRANSC, 0),
+    U("elu", WK_OP_ELU, PD_EXP, PT_TRANSC, 0),
+    /* binary: IEEE operations are exactly rounded in every compute type */
+    B("add", WK_OP_ADD, PD_ANY, PT_EXACT, 0),
+    B("sub", WK_OP_SUB, PD_ANY, PT_EXACT, 0),
+    B("mul", WK_OP_MUL, PD_ANY, PT_EXACT, 0),
+    B("div", WK_OP_DIV, PD_ANY, PT_EXACT, 0),
+    B("maximum", WK_OP_MAXIMUM, PD_TIES, PT_EXACT, 1),
+    B("minimum", WK_OP_MINIMUM, PD_TIES, PT_EXACT, 1),
+    B("eq", WK_OP_EQ, PD_TIES, PT_EXACT, 1),
+    B("ne", WK_OP_NE, PD_TIES, PT_EXACT, 1),
+    B("lt", WK_OP_LT, PD_TIES, PT_EXACT, 1),
+    B("le", WK_OP_LE, PD_TIES, PT_EXACT, 1),
+    B("gt", WK_OP_GT, PD_TIES, PT_EXACT, 1),
+    B("ge", WK_OP_GE, PD_TIES, PT_EXACT, 1),
+    {"where_cond", WK_OP_WHERE_COND, PK_WHERE, PD_TIES, PT_BITS, 1, WK_DTYPE_U8},
+    CAST("to_u8", WK_DTYPE_U8),
+    CAST("to_u32", WK_DTYPE_U32),
+    CAST("to_i16", WK_DTYPE_I16),
+    CAST("to_i32", WK_DTYPE_I32),
+    CAST("to_i64", WK_DTYPE_I64),
+    CAST("to_bf16", WK_DTYPE_BF16),
+    CAST("to_f16", WK_DTYPE_F16),
+    CAST("to_f32", WK_DTYPE_F32),
+    CAST("to_f64", WK_DTYPE_F64),
+    CAST("to_f8e4m3", WK_DTYPE_F8E4M3),
+    {"const_set", WK_OP_CONST_SET, PK_CONST_SET, PD_TIES, PT_BITS, 1, WK_DTYPE_U8},
+    R("sum", WK_OP_SUM, PD_SUM, PT_SUM, 1),
+    R("min", WK_OP_MIN, PD_TIES, PT_EXACT, 1),
+    R("max", WK_OP_MAX, PD_TIES, PT_EXACT, 1),
+    R("argmin", WK_OP_ARGMIN, PD_TIES, PT_EXACT, 1),
+    R("argmax", WK_OP_ARGMAX, PD_TIES, PT_EXACT, 1),
+    {"copy_strided_src", WK_OP_COPY_STRIDED, PK_COPY_STRIDED, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"copy2d", WK_OP_COPY2D, PK_COPY2D, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+};
+const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

@@ -1,0 +1,35 @@
+/* ref_defined.c: which (op, dtype) pairs docs/semantics.md defines, written from the document's
+ * "Integers" table independently of the library's wk_op_defined(); the parity harness checks
+ * that the two agree. The dtype is the op's data operand (the source of to_dtype, the values of
+ * where_cond). */
+#include "ref.h"
+
+int ref_op_defined(wk_op op, wk_dtype dt)
+{
+    if (ref_dtype_size(dt) == 0)
+        return 0;
+    int is_float = ref_is_float(dt);
+    switch (op) {
+    /* transcendental and parametrised float ops: floats only */
+    case WK_OP_EXP: case WK_OP_LOG: case WK_OP_SIN: case WK_OP_COS: case WK_OP_TANH:
+    case WK_OP_RECIP: case WK_OP_SQRT: case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF:
+    case WK_OP_SILU: case WK_OP_SIGMOID: case WK_OP_POWF: case WK_OP_ELU:
+    case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL:
+        return is_float;
+    /* neg: floats and signed integers (unsigned neg is not defined) */
+    case WK_OP_NEG:
+        return is_float || ref_is_signed(dt);
+    /* defined on every dtype */
+    case WK_OP_ABS: case WK_OP_SQR: case WK_OP_RELU: case WK_OP_SIGN: case WK_OP_FLOOR:
+    case WK_OP_CEIL: case WK_OP_ROUND: case WK_OP_AFFINE:
+    case WK_OP_ADD: case WK_OP_SUB: case WK_OP_MUL: case WK_OP_DIV: case WK_OP_MAXIMUM:
+    case WK_OP_MINIMUM:
+    case WK_OP_EQ: case WK_OP_NE: case WK_OP_LT: case WK_OP_LE: case WK_OP_GT: case WK_OP_GE:
+    case WK_OP_WHERE_COND: case WK_OP_TO_DTYPE: case WK_OP_CONST_SET: case WK_OP_ZEROS:
+    case WK_OP_SUM: case WK_OP_MIN: case WK_OP_MAX: case WK_OP_ARGMIN: case WK_OP_ARGMAX:
+    case WK_OP_COPY_STRIDED: case WK_OP_COPY2D:
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -1,0 +1,737 @@
+/* test_gpu_runtime.c: the GPU runtime half (src/gpu: drivers, backend, allocator, module cache,
+ * run-time compilation, embedded code objects). Runs everywhere; the parts that need a device
+ * print "skip: ..." where there is none.
+ *   1. libwick.so has no load-time dependency on any GPU library (its DT_NEEDED entries);
+ *   2. the embedded code objects hold every required target (NVIDIA fatbin: SASS sm_80 sm_86
+ *      sm_89 sm_90 + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx940 gfx1030 and the rest
+ *      of the configured list);
+ *   3. every embedded kernel source compiles at run time (NVRTC for sm_80 and for an arch newer
+ *      than NVRTC knows, which gives PTX; hipRTC for gfx90a) where those libraries exist;
+ *   4. without a device: device counts are 0 with a reason, opening fails cleanly, the CPU works;
+ *   5. on each GPU device: memory and copies, the caching allocator, 16 threads making their
+ *      first call at once, out-of-memory and recovery, WICK_FORCE_RTC=1 bit-identical to the
+ *      embedded code objects, WICK_GPU_NO_CACHE=1.
+ * Build: part of the CMake build (cmake/gpu.cmake passes the library path and the targets).
+ * Run: build/test_gpu_runtime; tests/gpu_runtime.sh runs it (and compute-sanitizer) on a GPU. */
+#include "testlib.h"
+#include "gpu/gpu_driver.h"
+#include "wk_core.h"
+#include <elf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef WICK_TEST_SHARED_LIB
+#define WICK_TEST_SHARED_LIB ""
+#endif
+#ifndef WICK_TEST_NVCC
+#define WICK_TEST_NVCC 0
+#endif
+#ifndef WICK_TEST_HIPCC
+#define WICK_TEST_HIPCC 0
+#endif
+#ifndef WICK_TEST_CUDA_ARCHS
+#define WICK_TEST_CUDA_ARCHS "80,86,89,90"
+#endif
+#ifndef WICK_TEST_HIP_TARGETS
+#define WICK_TEST_HIP_TARGETS "gfx906,gfx908,gfx90a,gfx940,gfx1030"
+#endif
+
+/* ------------------------------------------------------------------ 1. DT_NEEDED */
+static unsigned char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n))) {
+            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+                free(buf);
+                buf = NULL;
+            }
+            *size = (size_t)n;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* File offset of virtual address v (through the PT_LOAD segments); SIZE_MAX if none. */
+static size_t elf_offset(const unsigned char *img, size_t size, const Elf64_Ehdr *eh, uint64_t v)
+{
+    for (int i = 0; i < eh->e_phnum; i++) {
+        Elf64_Phdr ph;
+        size_t at = eh->e_phoff + (size_t)i * eh->e_phentsize;
+        if (at + sizeof ph > size)
+            return SIZE_MAX;
+        memcpy(&ph, img + at, sizeof ph);
+        if (ph.p_type == PT_LOAD && v >= ph.p_vaddr && v < ph.p_vaddr + ph.p_filesz)
+            return (size_t)(v - ph.p_vaddr + ph.p_offset);
+    }
+    return SIZE_MAX;
+}
+
+/* Fills needed (a ';'-separated list) with the DT_NEEDED entries of an ELF64 shared object. */
+static int elf_needed(const char *path, char *needed, size_t cap)
+{
+    size_t size = 0;
+    unsigned char *img = read_file(path, &size);
+    needed[0] = '\0';
+    if (!img)
+        return 0;
+    int ok = 0;
+    Elf64_Ehdr eh;
+    if (size < sizeof eh || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
+        goto done;
+    memcpy(&eh, img, sizeof eh);
+    for (int i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        size_t at = eh.e_phoff + (size_t)i * eh.e_phentsize;
+        if (at + sizeof ph > size)
+            goto done;
+        memcpy(&ph, img + at, sizeof ph);
+        if (ph.p_type != PT_DYNAMIC)
+            continue;
+        size_t n = (size_t)(ph.p_filesz / sizeof(Elf64_Dyn)), strtab = SIZE_MAX;
+        if (ph.p_offset + ph.p_filesz > size)
+            goto done;
+        for (size_t k = 0; k < n; k++) { /* the string table first */
+            Elf64_Dyn d;
+            memcpy(&d, img + ph.p_offset + k * sizeof d, sizeof d);
+            if (d.d_tag == DT_STRTAB)
+                strtab = elf_offset(img, size, &eh, d.d_un.d_ptr);
+        }
+        if (strtab == SIZE_MAX)
+            goto done;
+        for (size_t k = 0; k < n; k++) {
+            Elf64_Dyn d;
+            memcpy(&d, img + ph.p_offset + k * sizeof d, sizeof d);
+            if (d.d_tag == DT_NULL)
+                break;
+            if (d.d_tag == DT_NEEDED && strtab + d.d_un.d_val < size) {
+                size_t len = strlen(needed);
+                snprintf(needed + len, cap - len, "%s;", (const char *)img + strtab + d.d_un.d_val);
+            }
+        }
+        ok = 1;
+    }
+done:
+    free(img);
+    return ok;
+}
+
+static void test_no_gpu_dependency(void)
+{
+    static const char *const forbidden[] = {"libcuda", "libcudart", "libnvrtc", "libamdhip64",
+                                            "libhiprtc", "librocblas", "libcublas", "libhsa",
+                                            "libamd_comgr"};
+    char needed[4096];
+    const char *path = WICK_TEST_SHARED_LIB;
+    if (!path[0]) {
+        printf("skip: libwick.so path not given (build through CMake)\n");
+        return;
+    }
+    if (!TEST_CHECK(elf_needed(path, needed, sizeof needed), "cannot read the dynamic section of %s",
+                    path))
+        return;
+    printf("libwick.so NEEDED: %s\n", needed);
+    for (size_t i = 0; i < sizeof forbidden / sizeof forbidden[0]; i++)
+        TEST_CHECK(!strstr(needed, forbidden[i]), "%s has a load-time dependency on %s*", path,
+                   forbidden[i]);
+}
+
+/* ------------------------------------------------------------------ 2. code objects */
+static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* The NVIDIA fatbin: header {u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size},
+ * then entries {u16 kind (1 PTX, 2 ELF), u16, u32 header size, u64 payload size, ..., u32 arch at
+ * byte 28}. Sets sass[cc] / ptx[cc] for every entry; 0 on a malformed blob. */
+static int fatbin_archs(const unsigned char *b, size_t n, bool sass[200], bool ptx[200])
+{
+    size_t at = 0;
+    int blocks = 0;
+    while (at + 16 <= n) {
+        if (rd32(b + at) != 0xBA55ED50u) /* padding between fatbins */
+            return blocks > 0 && rd32(b + at) == 0;
+        size_t hs = (size_t)(b[at + 6] | b[at + 7] << 8), body = (size_t)rd64(b + at + 8);
+        if (hs < 16 || at + hs + body > n)
+            return 0;
+        for (size_t e = at + hs; e < at + hs + body;) {
+            if (e + 32 > n)
+                return 0;
+            unsigned kind = (unsigned)(b[e] | b[e + 1] << 8);
+            size_t ehs = rd32(b + e + 4);
+            uint64_t payload = rd64(b + e + 8);
+            uint32_t arch = rd32(b + e + 28);
+            if (arch < 200) {
+                if (kind == 2)
+                    sass[arch] = true;
+                if (kind == 1)
+                    ptx[arch] = true;
+            }
+            if (ehs == 0)
+                return 0;
+            e += ehs + (size_t)payload;
+        }
+        at += hs + body;
+        blocks++;
+    }
+    return blocks > 0;
+}
+
+/* The clang offload bundle: "__CLANG_OFFLOAD_BUNDLE__", u64 count, then per entry u64 offset,
+ * u64 size, u64 id length, id ("hipv4-amdgcn-amd-amdhsa--gfx90a"). Appends ",<target>" of every
+ * device entry whose code object is an ELF inside the blob; 0 on a malformed blob. */
+static int bundle_targets(const unsigned char *b, size_t n, char *out, size_t cap)
+{
+    static const char magic[] = "__CLANG_OFFLOAD_BUNDLE__";
+    if (n < 32 || memcmp(b, magic, 24) != 0)
+        return 0;
+    uint64_t count = rd64(b + 24);
+    size_t at = 32;
+    out[0] = ',';
+    out[1] = '\0';
+    for (uint64_t i = 0; i < count; i++) {
+        if (at + 24 > n)
+            return 0;
+        uint64_t off = rd64(b + at), size = rd64(b + at + 8), idlen = rd64(b + at + 16);
+        at += 24;
+        if (idlen > 256 || at + idlen > n || off > n || size > n - off)
+            return 0;
+        char id[260];
+        memcpy(id, b + at, idlen);
+        id[idlen] = '\0';
+        at += idlen;
+        const char *dash = strstr(id, "--");
+        if (strncmp(id, "hip", 3) != 0 || !dash)
+            continue; /* the host entry */
+        if (size < 4 || memcmp(b + off, "\177ELF", 4) != 0)
+            return 0;
+        size_t len = strlen(out);
+        snprintf(out + len, cap - len, "%s,", dash + 2);
+    }
+    return 1;
+}
+
+static void test_code_objects(void)
+{
+    int n = wk_gpu_embedded_module_count;
+    printf("embedded modules: %d, headers: %d\n", n, wk_gpu_embedded_header_count);
+    TEST_CHECK(n > 0, "no kernel module embedded (kernels/*.cu)");
+    bool have_gpu_h = false, have_fpconv = false;
+    for (int i = 0; i < wk_gpu_embedded_header_count; i++) {
+        const wk_gpu_embedded_header *h = &wk_gpu_embedded_headers[i];
+        TEST_CHECK(h->text && strlen(h->text) > 0, "embedded header %s is empty", h->name);
+        have_gpu_h |= strcmp(h->name, "gpu.h") == 0;
+        have_fpconv |= strcmp(h->name, "fpconv.h") == 0;
+    }
+    TEST_CHECK(have_gpu_h && have_fpconv, "gpu.h and fpconv.h must be embedded for run-time compilation");
+
+    for (int i = 0; i < n; i++) {
+        const wk_gpu_embedded *e = &wk_gpu_embedded_modules[i];
+        TEST_CHECK(e->source && (strstr(e->source, "__global__") || strstr(e->source, "WK_KERNEL")),
+                   "module %s: embedded source has no kernel", e->name);
+        if (WICK_TEST_NVCC) {
+            bool sass[200] = {false}, ptx[200] = {false};
+            int ok = e->cuda && fatbin_archs(e->cuda, (size_t)(e->cuda_end - e->cuda), sass, ptx);
+            if (TEST_CHECK(ok, "module %s: no readable CUDA fatbin", e->name)) {
+                char list[] = WICK_TEST_CUDA_ARCHS ",80,86,89,90";
+                int last = 0;
+                for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                    int cc = atoi(t);
+                    if (cc > 0 && cc < 200)
+                        TEST_CHECK(sass[cc], "module %s: fatbin lacks SASS for sm_%d", e->name, cc);
+                    if (last == 0 || cc > last)
+                        last = cc;
+                }
+                TEST_CHECK(last > 0 && ptx[last], "module %s: fatbin lacks PTX for compute_%d",
+                           e->name, last);
+                printf("module %-8s fatbin %7zu bytes:", e->name, (size_t)(e->cuda_end - e->cuda));
+                for (int cc = 0; cc < 200; cc++)
+                    if (sass[cc] || ptx[cc])
+                        printf(" %s_%d", sass[cc] ? "sm" : "compute", cc);
+                printf("\n");
+            }
+        } else if (i == 0) {
+            printf("skip: CUDA code objects not built (nvcc not found at build time)\n");
+        }
+        if (WICK_TEST_HIPCC) {
+            char targets[2048];
+            int ok = e->hip && bundle_targets(e->hip, (size_t)(e->hip_end - e->hip), targets,
+                                              sizeof targets);
+            if (TEST_CHECK(ok, "module %s: no readable HIP offload bundle", e->name)) {
+                char list[] = WICK_TEST_HIP_TARGETS ",gfx906,gfx908,gfx90a,gfx940,gfx1030";
+                for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                    char key[64];
+                    snprintf(key, sizeof key, ",%s,", t);
+                    TEST_CHECK(strstr(targets, key) != NULL, "module %s: bundle lacks %s", e->name, t);
+                }
+                printf("module %-8s bundle %7zu bytes: %s\n", e->name, (size_t)(e->hip_end - e->hip),
+                       targets);
+            }
+        } else if (i == 0) {
+            printf("skip: HIP code objects not built (hipcc not found at build time)\n");
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ 3. run-time compilation */
+static void test_rtc_compiles(wk_backend_kind kind, const char *arch, const char *want_magic)
+{
+    const char *label = kind == WK_BACKEND_CUDA ? "NVRTC" : "hipRTC";
+    if (getenv("WICK_TEST_NO_RTC")) {
+        printf("skip: %s compile of the kernel sources (WICK_TEST_NO_RTC set)\n", label);
+        return;
+    }
+    for (int i = 0; i < wk_gpu_embedded_module_count; i++) {
+        const wk_gpu_embedded *e = &wk_gpu_embedded_modules[i];
+        void *image = NULL;
+        size_t size = 0;
+        wk_status st = wk_gpu_rtc_compile(&image, &size, kind, arch, e->name, e->source);
+        if (st == WK_ERR_NOT_SUPPORTED && strstr(wk_last_error(), "unavailable")) {
+            printf("skip: %s compile of the kernel sources: %s\n", label, wk_last_error());
+            return;
+        }
+        if (TEST_EQ_STATUS(st, WK_OK))
+            TEST_CHECK(size > 4 && memcmp(image, want_magic, strlen(want_magic)) == 0,
+                       "%s: %s output for %s is not %s", e->name, label, arch,
+                       want_magic[0] == '\177' ? "an ELF code object" : "PTX");
+        printf("%s %s.cu for %s: %s, %zu bytes\n", label, e->name, arch,
+               st == WK_OK ? "ok" : wk_last_error(), size);
+        wk_free(image);
+    }
+}
+
+/* ------------------------------------------------------------------ 4. no device, CPU */
+static void test_cpu_add(void)
+{
+    wk_device *cpu = NULL;
+    if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
+        return;
+    const float a[4] = {1, 2, 3, 4}, b[4] = {0.5f, -2, 1e30f, -4};
+    float y[4] = {0};
+    wk_storage *sa = testlib_upload(cpu, WK_DTYPE_F32, a, 4);
+    wk_storage *sb = testlib_upload(cpu, WK_DTYPE_F32, b, 4), *sy = NULL;
+    wk_layout l = testlib_layout1(4);
+    if (sa && sb && TEST_EQ_STATUS(wk_binary(&sy, WK_OP_ADD, sa, &l, sb, &l), WK_OK) &&
+        !testlib_download(y, 4, sy))
+        for (int i = 0; i < 4; i++)
+            TEST_CHECK(y[i] == a[i] + b[i], "cpu add [%d]: %g", i, (double)y[i]);
+    wk_storage_free(sa);
+    wk_storage_free(sb);
+    wk_storage_free(sy);
+    wk_device_close(cpu);
+}
+
+static int test_backend_presence(wk_backend_kind kind)
+{
+    int n = -1;
+    const char *why = NULL;
+    const char *name = wk_backend_name(kind);
+    TEST_EQ_STATUS(wk_backend_device_count(&n, &why, kind), WK_OK);
+    if (n > 0) {
+        printf("%s: %d device(s)\n", name, n);
+        return n;
+    }
+    TEST_EQ_INT(n, 0);
+    TEST_CHECK(why && why[0], "%s: 0 devices but no reason", name);
+    printf("%s: unavailable: %s\n", name, why ? why : "(null)");
+    char spec[16];
+    snprintf(spec, sizeof spec, "%s:0", name);
+    wk_device *dev = NULL;
+    TEST_EQ_STATUS(wk_device_open(&dev, spec), WK_ERR_NO_DEVICE);
+    TEST_CHECK(dev == NULL && wk_last_error()[0], "%s: failed open leaves no handle, says why", spec);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ 5. on a device */
+/* A fixed set of ops on fixed inputs; every output's bytes appended to out. Ops the device does
+ * not support are left out (the same on every device of a build). */
+typedef struct suite_out {
+    unsigned char *bytes;
+    size_t len, cap;
+    int ops;
+} suite_out;
+
+static void suite_append(suite_out *o, const wk_storage *s)
+{
+    size_t n = wk_storage_len(s), bytes = n * wk_dtype_size(wk_storage_dtype(s));
+    if (o->len + bytes > o->cap) {
+        size_t cap = (o->len + bytes) * 2;
+        unsigned char *t = realloc(o->bytes, cap);
+        if (!t)
+            return;
+        o->bytes = t;
+        o->cap = cap;
+    }
+    if (!testlib_download(o->bytes + o->len, n, s)) {
+        o->len += bytes;
+        o->ops++;
+    }
+}
+
+static void run_suite(wk_device *dev, suite_out *o)
+{
+    enum { N = 3600 }; /* 60 x 60 */
+    static float xf[N];
+    static uint16_t xh[N];
+    for (int i = 0; i < N; i++) {
+        xf[i] = (float)((i * 7919) % 2001 - 1000) / 97.0f;
+        xh[i] = wk_f32_to_bf16(xf[i] * 0.5f);
+    }
+    wk_storage *x = testlib_upload(dev, WK_DTYPE_F32, xf, N);
+    wk_storage *h = testlib_upload(dev, WK_DTYPE_BF16, xh, N);
+    if (!x || !h)
+        goto done;
+    wk_layout l = testlib_layout1(N), l2 = testlib_layout2(60, 60), lt;
+    wk_layout_transpose(&lt, &l2, 0, 1);
+    static const wk_op unary[] = {WK_OP_EXP, WK_OP_TANH, WK_OP_GELU, WK_OP_ERF, WK_OP_SILU,
+                                  WK_OP_SQRT, WK_OP_LOG, WK_OP_SIN};
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+        const wk_storage *in[2] = {x, h};
+        for (int k = 0; k < 2; k++) {
+            wk_storage *y = NULL;
+            if (!wk_device_supports(dev, unary[i], wk_storage_dtype(in[k])))
+                continue;
+            if (TEST_EQ_STATUS(wk_unary(&y, unary[i], in[k], k ? &l : &lt), WK_OK))
+                suite_append(o, y);
+            wk_storage_free(y);
+        }
+    }
+    static const wk_op binary[] = {WK_OP_ADD, WK_OP_MUL, WK_OP_DIV, WK_OP_MAXIMUM};
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
+        wk_storage *y = NULL;
+        if (wk_device_supports(dev, binary[i], WK_DTYPE_BF16) &&
+            TEST_EQ_STATUS(wk_binary(&y, binary[i], h, &l, h, &l), WK_OK))
+            suite_append(o, y);
+        wk_storage_free(y);
+        y = NULL;
+        if (wk_device_supports(dev, binary[i], WK_DTYPE_F32) &&
+            TEST_EQ_STATUS(wk_binary(&y, binary[i], x, &l2, x, &lt), WK_OK))
+            suite_append(o, y);
+        wk_storage_free(y);
+    }
+    const int32_t dims[1] = {1};
+    static const wk_op reduce[] = {WK_OP_SUM, WK_OP_MAX, WK_OP_ARGMIN};
+    for (size_t i = 0; i < sizeof reduce / sizeof reduce[0]; i++) {
+        wk_storage *y = NULL;
+        if (wk_device_supports(dev, reduce[i], WK_DTYPE_F32) &&
+            TEST_EQ_STATUS(wk_reduce(&y, reduce[i], x, &l2, dims, 1), WK_OK))
+            suite_append(o, y);
+        wk_storage_free(y);
+    }
+    static const wk_dtype to[] = {WK_DTYPE_F16, WK_DTYPE_F8E4M3, WK_DTYPE_I32, WK_DTYPE_F64};
+    for (size_t i = 0; i < sizeof to / sizeof to[0]; i++) {
+        wk_storage *y = NULL;
+        if (wk_device_supports(dev, WK_OP_TO_DTYPE, WK_DTYPE_F32) &&
+            TEST_EQ_STATUS(wk_to_dtype(&y, x, &lt, to[i]), WK_OK))
+            suite_append(o, y);
+        wk_storage_free(y);
+    }
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK);
+done:
+    wk_storage_free(x);
+    wk_storage_free(h);
+}
+
+/* Memory and copies through the backend, and the cache's reuse of a freed block. */
+static void test_memory(wk_device *dev)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    const wk_backend *be = dev->be;
+    enum { N = 1 << 20 };
+    unsigned char *h = malloc(N), *back = malloc(N);
+    void *a = NULL, *b = NULL;
+    if (!h || !back)
+        goto done;
+    for (int i = 0; i < N; i++)
+        h[i] = (unsigned char)(i * 131 + 7);
+    if (!TEST_EQ_STATUS(be->alloc(dev, N, &a), WK_OK) || !TEST_EQ_STATUS(be->alloc(dev, N, &b), WK_OK))
+        goto done;
+    TEST_EQ_STATUS(be->upload(dev, a, h, N), WK_OK);
+    TEST_EQ_STATUS(be->copy(dev, b, a, N), WK_OK);
+    TEST_EQ_STATUS(be->download(dev, back, b, N), WK_OK);
+    TEST_CHECK(memcmp(h, back, N) == 0, "upload -> copy -> download changed the bytes");
+    TEST_EQ_STATUS(be->memset_zero(dev, (char *)b + 1000, 5000), WK_OK);
+    TEST_EQ_STATUS(be->download(dev, back, b, N), WK_OK);
+    int zeros = 1;
+    for (int i = 1000; i < 6000; i++)
+        zeros &= back[i] == 0;
+    TEST_CHECK(zeros && back[999] == h[999] && back[6000] == h[6000], "memset_zero range wrong");
+    be->free(dev, b);
+    b = NULL;
+    void *c = NULL;
+    wk_gpu_mem_stats s0, s1;
+    wk_gpu_mem_stats_get(g, &s0);
+    if (TEST_EQ_STATUS(be->alloc(dev, N - 100, &c), WK_OK)) {
+        wk_gpu_mem_stats_get(g, &s1);
+        if (g->no_cache)
+            TEST_CHECK(s1.cache_hits == s0.cache_hits, "WICK_GPU_NO_CACHE=1 but a cached block was reused");
+        else
+            TEST_CHECK(s1.cache_hits == s0.cache_hits + 1, "a freed 1 MiB block was not reused");
+        be->free(dev, c);
+    }
+    TEST_EQ_STATUS(be->synchronize(dev), WK_OK);
+done:
+    if (a)
+        be->free(dev, a);
+    if (b)
+        be->free(dev, b);
+    free(h);
+    free(back);
+}
+
+/* The error word: a nonzero value left by a kernel (here written by a copy) is reported by the
+ * next synchronize, once, and cleared. */
+static void test_error_word(wk_device *dev)
+{
+    uint32_t *word = NULL, *again = NULL;
+    const uint32_t code = 7;
+    if (!TEST_EQ_STATUS(wk_gpu_error_word(dev, &word), WK_OK))
+        return;
+    TEST_EQ_STATUS(wk_gpu_error_word(dev, &again), WK_OK);
+    TEST_CHECK(word && word == again, "the error word moved");
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK);
+    TEST_EQ_STATUS(dev->be->upload(dev, word, &code, sizeof code), WK_OK); /* "a kernel set it" */
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_ERR_INDEX_OUT_OF_RANGE);
+    TEST_CHECK(strstr(wk_last_error(), "code 7") != NULL, "message: %s", wk_last_error());
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK); /* reported once, then cleared */
+}
+
+/* 16 threads make their first call to the same op (loading its module) at the same moment. */
+enum { NTHREADS = 16 };
+typedef struct thread_arg {
+    wk_device *dev;
+    pthread_barrier_t *barrier;
+    int id;
+    wk_status st;
+    char msg[256];
+    int bad; /* wrong elements */
+} thread_arg;
+
+static void *first_call_thread(void *p)
+{
+    thread_arg *t = p;
+    size_t n = 4096 + (size_t)t->id * 37;
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *y = malloc(n * sizeof *y);
+    wk_storage *sa = NULL, *sb = NULL, *sy = NULL;
+    t->st = WK_ERR_OUT_OF_MEMORY;
+    if (a && b && y) {
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (float)i * 0.25f + (float)t->id;
+            b[i] = 1.0f / (float)(i + 1);
+        }
+        t->st = wk_storage_from_host(&sa, t->dev, WK_DTYPE_F32, a, n);
+        if (t->st == WK_OK)
+            t->st = wk_storage_from_host(&sb, t->dev, WK_DTYPE_F32, b, n);
+    }
+    pthread_barrier_wait(t->barrier); /* every thread reaches its first op together */
+    if (t->st == WK_OK) {
+        wk_layout l = testlib_layout1((int64_t)n);
+        t->st = wk_binary(&sy, WK_OP_ADD, sa, &l, sb, &l);
+        if (t->st == WK_OK)
+            t->st = wk_storage_to_host(y, n, sy);
+        for (size_t i = 0; t->st == WK_OK && i < n; i++)
+            t->bad += y[i] != a[i] + b[i];
+    }
+    if (t->st != WK_OK)
+        snprintf(t->msg, sizeof t->msg, "%s", wk_last_error());
+    wk_storage_free(sa);
+    wk_storage_free(sb);
+    wk_storage_free(sy);
+    free(a);
+    free(b);
+    free(y);
+    return NULL;
+}
+
+static void test_first_call_race(const char *spec)
+{
+    wk_device *dev = NULL;
+    if (!TEST_EQ_STATUS(wk_device_open(&dev, spec), WK_OK))
+        return;
+    if (!wk_device_supports(dev, WK_OP_ADD, WK_DTYPE_F32)) {
+        printf("skip: %s: add f32 not supported by this build's op half\n", spec);
+        wk_device_close(dev);
+        return;
+    }
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, NTHREADS);
+    thread_arg args[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        args[i] = (thread_arg){.dev = dev, .barrier = &barrier, .id = i};
+        TEST_CHECK(pthread_create(&th[i], NULL, first_call_thread, &args[i]) == 0, "pthread_create");
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    for (int i = 0; i < NTHREADS; i++) {
+        TEST_CHECK(args[i].st == WK_OK, "%s thread %d: %s: %s", spec, i,
+                   wk_status_string(args[i].st), args[i].msg);
+        TEST_CHECK(args[i].bad == 0, "%s thread %d: %d wrong sums", spec, i, args[i].bad);
+    }
+    int emb = 0, rtc = 0;
+    wk_gpu_modules_counts(wk_gpu_dev(dev), &emb, &rtc);
+    TEST_EQ_INT(emb + rtc, 1); /* the binary module, loaded once */
+    wk_device_close(dev);
+}
+
+/* More than the card holds fails with WK_ERR_OUT_OF_MEMORY; a request that fits only once the
+ * cache is released succeeds; ops work afterwards. */
+static void test_out_of_memory(wk_device *dev)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    wk_storage *s = NULL;
+    size_t too_much = g->props.total_mem + ((size_t)1 << 30);
+    TEST_EQ_STATUS(wk_storage_alloc_uninit(&s, dev, WK_DTYPE_U8, too_much), WK_ERR_OUT_OF_MEMORY);
+    printf("%s: oom message: %s\n", dev->name, wk_last_error());
+    TEST_CHECK(s == NULL, "failed allocation returned a storage");
+
+    size_t free_b = 0, total_b = 0;
+    if (!g->no_cache && TEST_EQ_STATUS(g->drv->mem_info(g->ctx, &free_b, &total_b), WK_OK)) {
+        /* 45% cached + 75% requested cannot both fit: the cache must be released. */
+        wk_storage *a = NULL, *b = NULL;
+        size_t na = free_b / 100 * 45, nb = free_b / 100 * 75;
+        if (TEST_EQ_STATUS(wk_storage_alloc_uninit(&a, dev, WK_DTYPE_U8, na), WK_OK)) {
+            wk_storage_free(a);
+            wk_gpu_mem_stats s0, s1;
+            wk_gpu_mem_stats_get(g, &s0);
+            TEST_CHECK(s0.cached_bytes >= na, "a freed block of %zu bytes is not cached", na);
+            if (TEST_EQ_STATUS(wk_storage_alloc_uninit(&b, dev, WK_DTYPE_U8, nb), WK_OK)) {
+                wk_gpu_mem_stats_get(g, &s1);
+                TEST_CHECK(s1.oom_retries == s0.oom_retries + 1 && s1.cached_bytes == 0,
+                           "the cache was not released on out-of-memory");
+            }
+            wk_storage_free(b);
+        }
+    }
+    suite_out o = {0};
+    run_suite(dev, &o); /* the device still works */
+    TEST_CHECK(o.ops > 0, "%s: no op ran after out-of-memory", dev->name);
+    free(o.bytes);
+}
+
+/* Opens spec with var=1 in the environment (read by device_open; no other thread runs now),
+ * then restores the variable as it was. */
+static wk_device *open_with_env(const char *spec, const char *var)
+{
+    wk_device *dev = NULL;
+    char old[64] = "";
+    const char *was = var ? getenv(var) : NULL;
+    if (was)
+        snprintf(old, sizeof old, "%s", was);
+    if (var)
+        setenv(var, "1", 1);
+    wk_status st = wk_device_open(&dev, spec);
+    if (var && was)
+        setenv(var, old, 1);
+    else if (var)
+        unsetenv(var);
+    TEST_EQ_STATUS(st, WK_OK);
+    return st == WK_OK ? dev : NULL;
+}
+
+static void test_device(const char *spec)
+{
+    printf("---- %s\n", spec);
+    wk_device *dev = open_with_env(spec, NULL);
+    if (!dev)
+        return;
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    printf("%s: %s, warp %d, arch %s\n", spec, wk_device_name(dev), g->props.warp_size,
+           g->props.arch_full);
+    TEST_CHECK(strstr(wk_device_name(dev), g->props.arch) != NULL, "name lacks the arch: %s",
+               wk_device_name(dev));
+    TEST_CHECK(g->props.warp_size == 32 || g->props.warp_size == 64, "warp size %d",
+               g->props.warp_size);
+    TEST_CHECK(g->props.sm_count > 0, "sm count %d", g->props.sm_count);
+    test_memory(dev);
+    test_error_word(dev);
+
+    suite_out ref = {0};
+    run_suite(dev, &ref);
+    int emb = 0, rtc = 0;
+    wk_gpu_modules_counts(g, &emb, &rtc);
+    printf("%s: %d ops ran; modules from code objects %d, compiled at run time %d\n", spec,
+           ref.ops, emb, rtc);
+    TEST_CHECK(ref.ops > 0, "%s: no op of the suite is supported", spec);
+    /* Devices of a built arch must run the embedded code objects; others may need RTC. */
+    char built[] = WICK_TEST_CUDA_ARCHS;
+    bool arch_built = false;
+    for (char *t = strtok(built, ","); t; t = strtok(NULL, ",")) {
+        char sm[16];
+        snprintf(sm, sizeof sm, "sm_%s", t);
+        arch_built |= strcmp(sm, g->props.arch) == 0;
+    }
+    if (g->drv->kind == WK_BACKEND_ROCM) {
+        char key[40];
+        snprintf(key, sizeof key, ",%s,", g->props.arch);
+        arch_built = strstr("," WICK_TEST_HIP_TARGETS ",", key) != NULL;
+    }
+    if (arch_built && !g->force_rtc)
+        TEST_CHECK(emb > 0 && rtc == 0, "%s: the embedded code objects were not used", spec);
+    else
+        printf("note: %s (%s) is not a built target: %d module(s) compiled at run time\n", spec,
+               g->props.arch, rtc);
+    test_out_of_memory(dev);
+
+    /* WICK_FORCE_RTC=1: every module compiled from the embedded source, same bits. */
+    wk_device *rd = open_with_env(spec, "WICK_FORCE_RTC");
+    if (rd) {
+        suite_out o = {0};
+        run_suite(rd, &o);
+        wk_gpu_modules_counts(wk_gpu_dev(rd), &emb, &rtc);
+        printf("%s WICK_FORCE_RTC=1: %d ops; modules from code objects %d, compiled %d\n", spec,
+               o.ops, emb, rtc);
+        TEST_CHECK(emb == 0 && rtc > 0, "WICK_FORCE_RTC=1 did not compile at run time");
+        TEST_CHECK(o.ops == ref.ops && o.len == ref.len && memcmp(o.bytes, ref.bytes, o.len) == 0,
+                   "%s: run-time compiled kernels differ from the embedded ones", spec);
+        free(o.bytes);
+        wk_device_close(rd);
+    }
+    /* WICK_GPU_NO_CACHE=1: every free is real; ops still work and agree. */
+    wk_device *nd = open_with_env(spec, "WICK_GPU_NO_CACHE");
+    if (nd) {
+        TEST_CHECK(wk_gpu_dev(nd)->no_cache, "WICK_GPU_NO_CACHE=1 not seen");
+        test_memory(nd);
+        suite_out o = {0};
+        run_suite(nd, &o);
+        TEST_CHECK(o.len == ref.len && memcmp(o.bytes, ref.bytes, o.len) == 0,
+                   "%s: results differ with WICK_GPU_NO_CACHE=1", spec);
+        free(o.bytes);
+        wk_device_close(nd);
+    }
+    free(ref.bytes);
+    wk_device_close(dev);
+    test_first_call_race(spec);
+}
+
+int main(void)
+{
+    test_no_gpu_dependency();
+    test_code_objects();
+    test_rtc_compiles(WK_BACKEND_CUDA, "sm_80", "\177ELF");
+    test_rtc_compiles(WK_BACKEND_CUDA, "sm_999", "//"); /* newer than NVRTC: PTX */
+    test_rtc_compiles(WK_BACKEND_ROCM, "gfx90a", "\177ELF");
+    test_cpu_add();
+    const wk_backend_kind kinds[2] = {WK_BACKEND_CUDA, WK_BACKEND_ROCM};
+    int any = 0;
+    for (int k = 0; k < 2; k++) {
+        int n = test_backend_presence(kinds[k]);
+        for (int i = 0; i < n; i++) {
+            char spec[16];
+            snprintf(spec, sizeof spec, "%s:%d", wk_backend_name(kinds[k]), i);
+            test_device(spec);
+            any = 1;
+        }
+    }
+    if (!any)
+        printf("skip: GPU device tests (allocator, first-call race, out-of-memory, "
+               "WICK_FORCE_RTC, WICK_GPU_NO_CACHE): no CUDA or ROCm device\n");
+    return testlib_summary();
+}

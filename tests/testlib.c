@@ -1,0 +1,131 @@
+/* testlib.c: the tiny test library (see testlib.h). Single-threaded by design. */
+#include "testlib.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int g_passed, g_failed;
+
+int testlib_check(int cond, const char *file, int line, const char *fmt, ...)
+{
+    if (cond) {
+        g_passed++;
+        return 1;
+    }
+    g_failed++;
+    printf("FAIL %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    return 0;
+}
+
+int testlib_eq_int(long long a, long long b, const char *as, const char *bs, const char *file,
+                   int line)
+{
+    return testlib_check(a == b, file, line, "%s == %s: got %lld (0x%llx), expected %lld (0x%llx)",
+                         as, bs, a, (unsigned long long)a, b, (unsigned long long)b);
+}
+
+int testlib_eq_status(wk_status got, wk_status want, const char *expr, const char *file, int line)
+{
+    if (got == want)
+        return testlib_check(1, file, line, "ok");
+    return testlib_check(0, file, line, "%s: got %s, expected %s (last error: \"%s\")", expr,
+                         wk_status_string(got), wk_status_string(want), wk_last_error());
+}
+
+int testlib_near(double a, double b, double tol, const char *as, const char *bs, const char *file,
+                 int line)
+{
+    int ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= tol;
+    return testlib_check(ok, file, line, "%s ~ %s: got %.17g, expected %.17g (tol %g)", as, bs, a,
+                         b, tol);
+}
+
+int testlib_failed(void) { return g_failed; }
+
+int testlib_summary(void)
+{
+    fflush(stdout);
+    printf("%d passed, %d failed\n", g_passed, g_failed);
+    fflush(stdout);
+    return g_failed ? 1 : 0;
+}
+
+int testlib_devices(const char *specs[TESTLIB_MAX_DEVICES])
+{
+    static char names[TESTLIB_MAX_DEVICES][32];
+    static int printed;
+    int n = 0;
+    specs[n++] = "cpu";
+    const wk_backend_kind gpus[2] = {WK_BACKEND_CUDA, WK_BACKEND_ROCM};
+    for (int g = 0; g < 2; g++) {
+        int count = 0;
+        const char *reason = NULL;
+        wk_status s = wk_backend_device_count(&count, &reason, gpus[g]);
+        if (s != WK_OK || count <= 0) {
+            if (!printed)
+                printf("skip: %s unavailable: %s\n", wk_backend_name(gpus[g]),
+                       s != WK_OK ? wk_last_error() : (reason && *reason ? reason : "no device"));
+            continue;
+        }
+        for (int i = 0; i < count && n < TESTLIB_MAX_DEVICES; i++) {
+            snprintf(names[n], sizeof names[n], "%s:%d", wk_backend_name(gpus[g]), i);
+            specs[n] = names[n];
+            n++;
+        }
+    }
+    printed = 1;
+    fflush(stdout);
+    return n;
+}
+
+wk_storage *testlib_upload(wk_device *dev, wk_dtype dtype, const void *src, size_t n)
+{
+    wk_storage *s = NULL;
+    wk_status st = wk_storage_from_host(&s, dev, dtype, src, n);
+    if (st != WK_OK) {
+        testlib_check(0, __FILE__, __LINE__, "upload of %zu %s: %s (%s)", n, wk_dtype_name(dtype),
+                      wk_status_string(st), wk_last_error());
+        return NULL;
+    }
+    return s;
+}
+
+int testlib_download(void *dst, size_t n, const wk_storage *s)
+{
+    wk_status st = wk_storage_to_host(dst, n, s);
+    if (st != WK_OK) {
+        testlib_check(0, __FILE__, __LINE__, "download of %zu: %s (%s)", n, wk_status_string(st),
+                      wk_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+wk_layout testlib_layout(int32_t rank, const int64_t *dims)
+{
+    wk_layout l;
+    memset(&l, 0, sizeof l);
+    l.rank = rank;
+    int64_t stride = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        l.dims[k] = dims[k];
+        l.strides[k] = stride;
+        stride *= dims[k] > 0 ? dims[k] : 1;
+    }
+    return l;
+}
+
+wk_layout testlib_layout1(int64_t n) { return testlib_layout(1, &n); }
+
+wk_layout testlib_layout2(int64_t d0, int64_t d1)
+{
+    const int64_t d[2] = {d0, d1};
+    return testlib_layout(2, d);
+}
