@@ -125,9 +125,19 @@ typedef enum wk_op {
     /* movement */
     WK_OP_COPY_STRIDED = 70, WK_OP_COPY2D = 71,
     /* random numbers (float dtypes) */
-    WK_OP_RAND_UNIFORM = 80, WK_OP_RAND_NORMAL = 81
+    WK_OP_RAND_UNIFORM = 80, WK_OP_RAND_NORMAL = 81,
+    /* linear algebra, convolution, image ops (float dtypes) */
+    WK_OP_MATMUL = 90, WK_OP_CONV1D = 91, WK_OP_CONV_TRANSPOSE1D = 92, WK_OP_CONV2D = 93,
+    WK_OP_CONV_TRANSPOSE2D = 94, WK_OP_AVG_POOL2D = 95, WK_OP_MAX_POOL2D = 96,
+    WK_OP_UPSAMPLE_NEAREST1D = 97, WK_OP_UPSAMPLE_NEAREST2D = 98, WK_OP_UPSAMPLE_BILINEAR2D = 99,
+    /* indexing (the dtype is the values'; ids are u8, u32 or i64) */
+    WK_OP_INDEX_SELECT = 100, WK_OP_GATHER = 101, WK_OP_SCATTER_SET = 102,
+    WK_OP_SCATTER_ADD_SET = 103, WK_OP_INDEX_ADD = 104,
+    /* fused ops of candle-nn (float dtypes) */
+    WK_OP_SOFTMAX_LAST_DIM = 110, WK_OP_RMS_NORM = 111, WK_OP_LAYER_NORM = 112, WK_OP_ROPE = 113,
+    WK_OP_ROPE_I = 114, WK_OP_ROPE_THD = 115, WK_OP_ARG_SORT_LAST_DIM = 116
 } wk_op;
-#define WK_OP_ID_LIMIT 82 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 117 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -285,6 +295,120 @@ WK_API wk_status wk_copy_strided_src(wk_storage *dst, size_t dst_offset, const w
 WK_API wk_status wk_copy2d(wk_storage *dst, const wk_storage *src, size_t d1, size_t d2,
                            size_t src_stride1, size_t dst_stride1, size_t src_offset,
                            size_t dst_offset);
+
+/* ---------------------------------------------------------------- linear algebra */
+/* out (contiguous, dims [..., m, n]) = a [..., m, k] @ b [..., k, n], rank >= 2, the same
+ * leading (batch) dims on both (stride 0 broadcasts). Any strides: row-major or transposed last
+ * two dims go straight to BLAS, other layouts are made contiguous first. f32 f64 f16 bf16
+ * (f16/bf16 accumulate in f32). */
+WK_API wk_status wk_matmul(wk_storage **out, const wk_storage *a, const wk_layout *la,
+                           const wk_storage *b, const wk_layout *lb);
+
+/* ---------------------------------------------------------------- convolution */
+/* Parameters of the convolutions; the 1-D ops use element [0] only. groups >= 1 divides the
+ * channels. Output sizes (Candle's / PyTorch's formulas), per spatial dim:
+ *   conv:           out = (in + 2*padding - dilation*(k - 1) - 1) / stride + 1
+ *   conv_transpose: out = (in - 1)*stride - 2*padding + dilation*(k - 1) + output_padding + 1 */
+typedef struct wk_conv_params {
+    int32_t stride[2];         /* >= 1 */
+    int32_t padding[2];        /* >= 0 */
+    int32_t dilation[2];       /* >= 1 */
+    int32_t output_padding[2]; /* transposed only: 0 <= output_padding < max(stride, dilation) */
+    int32_t groups;            /* >= 1 */
+} wk_conv_params;
+/* x (N, C_in, L), w (C_out, C_in/groups, K) -> out (N, C_out, L_out). */
+WK_API wk_status wk_conv1d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                           const wk_storage *w, const wk_layout *lw, const wk_conv_params *p);
+/* x (N, C_in, L), w (C_in, C_out/groups, K) -> out (N, C_out, L_out). */
+WK_API wk_status wk_conv_transpose1d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                     const wk_storage *w, const wk_layout *lw,
+                                     const wk_conv_params *p);
+/* x (N, C_in, H, W), w (C_out, C_in/groups, KH, KW) -> out (N, C_out, H_out, W_out). */
+WK_API wk_status wk_conv2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                           const wk_storage *w, const wk_layout *lw, const wk_conv_params *p);
+/* x (N, C_in, H, W), w (C_in, C_out/groups, KH, KW) -> out (N, C_out, H_out, W_out). */
+WK_API wk_status wk_conv_transpose2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                     const wk_storage *w, const wk_layout *lw,
+                                     const wk_conv_params *p);
+
+/* ---------------------------------------------------------------- pooling, upsampling */
+/* Kernel and stride (>= 1) per spatial dim (H, W); no padding (Candle's pools). */
+typedef struct wk_pool_params {
+    int32_t kernel[2];
+    int32_t stride[2];
+} wk_pool_params;
+/* x (N, C, H, W) -> out (N, C, (H - kh)/sh + 1, (W - kw)/sw + 1): the mean / the maximum of each
+ * window (max: NaN propagates). */
+WK_API wk_status wk_avg_pool2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                               const wk_pool_params *p);
+WK_API wk_status wk_max_pool2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                               const wk_pool_params *p);
+/* x (N, C, L) -> out (N, C, l_out); source index floor(i * L / l_out) (Candle's rule). */
+WK_API wk_status wk_upsample_nearest1d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                       int64_t l_out);
+/* x (N, C, H, W) -> out (N, C, h_out, w_out), same rule per dim. */
+WK_API wk_status wk_upsample_nearest2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                       int64_t h_out, int64_t w_out);
+/* x (N, C, H, W) -> out (N, C, h_out, w_out), bilinear as PyTorch's upsample_bilinear2d:
+ * align_corners 0/1; scale_h/scale_w > 0 are the user's scale factors (used for the source
+ * coordinate when align_corners is 0, as in PyTorch), <= 0 means in/out. */
+WK_API wk_status wk_upsample_bilinear2d(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                        int64_t h_out, int64_t w_out, int align_corners,
+                                        double scale_h, double scale_w);
+
+/* ---------------------------------------------------------------- indexing */
+/* ids: u8, u32 or i64. An id equal to its dtype's maximum (255, 2^32-1, INT64_MAX) means "none":
+ * zero in select/gather, skipped in scatter/index_add. Any other id outside [0, size of dim)
+ * fails with WK_ERR_INDEX_OUT_OF_RANGE naming the id and its position, and writes nothing (on a
+ * GPU the failure may surface at the next synchronizing call; nothing out of range is touched).
+ * src/dst/out share a dtype (any). */
+/* out (dims of src with dims[dim] = n) = src rows ids[0..n) along dim; ids rank 1 of n. */
+WK_API wk_status wk_index_select(wk_storage **out, const wk_storage *src, const wk_layout *ls,
+                                 const wk_storage *ids, const wk_layout *li, int32_t dim);
+/* out (dims of ids) [.., i, ..] = src[.., ids[.., i, ..], ..] along dim; ids has src's rank and
+ * dims no larger than src's except along dim. */
+WK_API wk_status wk_gather(wk_storage **out, const wk_storage *src, const wk_layout *ls,
+                           const wk_storage *ids, const wk_layout *li, int32_t dim);
+/* In place: dst[.., ids[.., i, ..], ..] = src[.., i, ..] along dim (ids and src the same dims;
+ * duplicate ids: the last write in row-major order wins). */
+WK_API wk_status wk_scatter_set(wk_storage *dst, const wk_layout *ld, const wk_storage *ids,
+                                const wk_layout *li, const wk_storage *src, const wk_layout *ls,
+                                int32_t dim);
+/* In place: dst[.., ids[.., i, ..], ..] += src[.., i, ..] along dim. */
+WK_API wk_status wk_scatter_add_set(wk_storage *dst, const wk_layout *ld, const wk_storage *ids,
+                                    const wk_layout *li, const wk_storage *src,
+                                    const wk_layout *ls, int32_t dim);
+/* out (dims of dst) = dst, then out[.., ids[i], ..] += src[.., i, ..] along dim (ids rank 1). */
+WK_API wk_status wk_index_add(wk_storage **out, const wk_storage *dst, const wk_layout *ld,
+                              const wk_storage *ids, const wk_layout *li, const wk_storage *src,
+                              const wk_layout *ls, int32_t dim);
+
+/* ---------------------------------------------------------------- fused ops (candle-nn) */
+/* out (dims of x) = softmax over the last dim (f16/bf16 accumulate in f32). */
+WK_API wk_status wk_softmax_last_dim(wk_storage **out, const wk_storage *x, const wk_layout *lx);
+/* out = x / sqrt(mean(x^2, last dim) + eps) * alpha; alpha (D) for x (..., D). */
+WK_API wk_status wk_rms_norm(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                             const wk_storage *alpha, const wk_layout *la, float eps);
+/* out = (x - mean) / sqrt(var + eps) * alpha + beta over the last dim; alpha, beta (D). */
+WK_API wk_status wk_layer_norm(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                               const wk_storage *alpha, const wk_layout *la,
+                               const wk_storage *beta, const wk_layout *lb, float eps);
+/* Rotary embeddings. rope (halves) and rope_i (interleaved pairs): x (B, H, T, D), cos and sin
+ * (T, D/2) or (B, T, D/2); rope_thd: x (B, T, H, D), cos and sin (T, D/2) or (B, T, D/2).
+ * out has x's dims. D even. */
+WK_API wk_status wk_rope(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                         const wk_storage *cos, const wk_layout *lc, const wk_storage *sin,
+                         const wk_layout *ls);
+WK_API wk_status wk_rope_i(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                           const wk_storage *cos, const wk_layout *lc, const wk_storage *sin,
+                           const wk_layout *ls);
+WK_API wk_status wk_rope_thd(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                             const wk_storage *cos, const wk_layout *lc, const wk_storage *sin,
+                             const wk_layout *ls);
+/* out (u32, dims of x): per row of the last dim, the indices that sort it ascending (1) or
+ * descending (0); stable (ties keep their order); NaN sorts last ascending, first descending. */
+WK_API wk_status wk_arg_sort_last_dim(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                                      int ascending);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,24 @@ typedef struct wk_unary_params {
     double p0, p1;
 } wk_unary_params;
 
+/* The indexing family in one argument block. select/gather/index_add write `out` (contiguous,
+ * fresh; index_add: already holding a copy of dst); scatter_set/scatter_add_set write `dst`
+ * in place through ld. ids are validated by the backend (out of range: nothing written,
+ * WK_ERR_INDEX_OUT_OF_RANGE naming the id and its position; on a GPU possibly deferred). */
+typedef struct wk_index_args {
+    wk_op op;
+    wk_dtype dt;  /* values */
+    wk_dtype idt; /* ids: u8, u32, i64 */
+    int32_t dim;
+    void *out;                /* select, gather, index_add */
+    void *dst;                /* scatter_set, scatter_add_set */
+    const wk_layout *ld;      /* dst (scatter*), or dst's dims for index_add */
+    const void *src;
+    const wk_layout *ls;
+    const void *ids;
+    const wk_layout *li;
+} wk_index_args;
+
 struct wk_backend {
     const char *name;
     wk_backend_kind kind;
@@ -92,6 +110,34 @@ struct wk_backend {
      * WK_OP_RAND_UNIFORM (a = lo, b = up) or WK_OP_RAND_NORMAL (a = mean, b = std). */
     wk_status (*rand)(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
                       double b, uint64_t seed, uint64_t offset);
+
+    /* ---- the rest of Candle's op set (NULL where a backend has none; supports() says so) */
+    /* a [..., m, k] @ b [..., k, n] -> out [..., m, n]; rank >= 2, equal batch dims. */
+    wk_status (*matmul)(wk_device *dev, wk_dtype dt, void *out, const void *a, const wk_layout *la,
+                        const void *b, const wk_layout *lb);
+    /* op in CONV1D..CONV_TRANSPOSE2D; shapes as in wick.h, already checked. */
+    wk_status (*conv)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *w, const wk_layout *lw,
+                      const wk_conv_params *p);
+    /* op AVG_POOL2D or MAX_POOL2D. */
+    wk_status (*pool2d)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                        const wk_layout *lx, const wk_pool_params *p);
+    /* op UPSAMPLE_*; out_dims are the output's spatial dims (1 or 2). */
+    wk_status (*upsample)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, const int64_t *out_dims, int align_corners,
+                          double scale_h, double scale_w);
+    wk_status (*index)(wk_device *dev, const wk_index_args *a);
+    wk_status (*softmax)(wk_device *dev, wk_dtype dt, void *out, const void *x, const wk_layout *lx);
+    /* op RMS_NORM (beta NULL) or LAYER_NORM. */
+    wk_status (*norm)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *alpha, const wk_layout *la,
+                      const void *beta, const wk_layout *lb, float eps);
+    /* op ROPE, ROPE_I or ROPE_THD. */
+    wk_status (*rope)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
+                      const wk_layout *ls);
+    wk_status (*arg_sort)(wk_device *dev, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, int ascending);
 };
 
 /* The backends linked into this build (NULL where a backend is not compiled in). */
@@ -99,5 +145,8 @@ extern const wk_backend wk_cpu_backend;
 extern const wk_backend wk_cuda_backend; /* src/gpu/gpu_backend.c, over src/gpu/cuda.c */
 extern const wk_backend wk_rocm_backend; /* src/gpu/gpu_backend.c, over src/gpu/hip.c */
 const wk_backend *wk_backend_for(wk_backend_kind kind);
+/* true if be has the vtable entry that implements op's family (a backend's supports() starts
+ * from this, so a family it lacks is reported, never called). */
+bool wk_backend_has_family(const wk_backend *be, wk_op op);
 
 #endif

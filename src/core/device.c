@@ -29,6 +29,45 @@ const wk_backend *wk_backend_for(wk_backend_kind kind)
     return NULL;
 }
 
+bool wk_backend_has_family(const wk_backend *be, wk_op op)
+{
+    switch (op) {
+    case WK_OP_EXP: case WK_OP_LOG: case WK_OP_SIN: case WK_OP_COS: case WK_OP_TANH:
+    case WK_OP_ABS: case WK_OP_NEG: case WK_OP_RECIP: case WK_OP_SQR: case WK_OP_SQRT:
+    case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF: case WK_OP_RELU: case WK_OP_SILU:
+    case WK_OP_FLOOR: case WK_OP_CEIL: case WK_OP_ROUND: case WK_OP_SIGN: case WK_OP_SIGMOID:
+    case WK_OP_AFFINE: case WK_OP_POWF: case WK_OP_ELU:
+        return be->unary != NULL;
+    case WK_OP_ADD: case WK_OP_SUB: case WK_OP_MUL: case WK_OP_DIV: case WK_OP_MAXIMUM:
+    case WK_OP_MINIMUM: case WK_OP_EQ: case WK_OP_NE: case WK_OP_LT: case WK_OP_LE:
+    case WK_OP_GT: case WK_OP_GE:
+        return be->binary != NULL;
+    case WK_OP_WHERE_COND: return be->where_cond != NULL;
+    case WK_OP_TO_DTYPE: return be->to_dtype != NULL;
+    case WK_OP_CONST_SET: return be->const_set != NULL;
+    case WK_OP_ZEROS: return be->memset_zero != NULL;
+    case WK_OP_SUM: case WK_OP_MIN: case WK_OP_MAX: case WK_OP_ARGMIN: case WK_OP_ARGMAX:
+        return be->reduce != NULL;
+    case WK_OP_COPY_STRIDED: return be->copy_strided != NULL;
+    case WK_OP_COPY2D: return be->copy2d != NULL;
+    case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL: return be->rand != NULL;
+    case WK_OP_MATMUL: return be->matmul != NULL;
+    case WK_OP_CONV1D: case WK_OP_CONV_TRANSPOSE1D: case WK_OP_CONV2D: case WK_OP_CONV_TRANSPOSE2D:
+        return be->conv != NULL;
+    case WK_OP_AVG_POOL2D: case WK_OP_MAX_POOL2D: return be->pool2d != NULL;
+    case WK_OP_UPSAMPLE_NEAREST1D: case WK_OP_UPSAMPLE_NEAREST2D: case WK_OP_UPSAMPLE_BILINEAR2D:
+        return be->upsample != NULL;
+    case WK_OP_INDEX_SELECT: case WK_OP_GATHER: case WK_OP_SCATTER_SET: case WK_OP_SCATTER_ADD_SET:
+    case WK_OP_INDEX_ADD:
+        return be->index != NULL;
+    case WK_OP_SOFTMAX_LAST_DIM: return be->softmax != NULL;
+    case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: return be->norm != NULL;
+    case WK_OP_ROPE: case WK_OP_ROPE_I: case WK_OP_ROPE_THD: return be->rope != NULL;
+    case WK_OP_ARG_SORT_LAST_DIM: return be->arg_sort != NULL;
+    }
+    return false;
+}
+
 const char *wk_backend_name(wk_backend_kind kind)
 {
     switch (kind) {

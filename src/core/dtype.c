@@ -35,6 +35,17 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_SUM] = "sum", [WK_OP_MIN] = "min", [WK_OP_MAX] = "max", [WK_OP_ARGMIN] = "argmin",
     [WK_OP_ARGMAX] = "argmax", [WK_OP_COPY_STRIDED] = "copy_strided_src", [WK_OP_COPY2D] = "copy2d",
     [WK_OP_RAND_UNIFORM] = "rand_uniform", [WK_OP_RAND_NORMAL] = "rand_normal",
+    [WK_OP_MATMUL] = "matmul", [WK_OP_CONV1D] = "conv1d",
+    [WK_OP_CONV_TRANSPOSE1D] = "conv_transpose1d", [WK_OP_CONV2D] = "conv2d",
+    [WK_OP_CONV_TRANSPOSE2D] = "conv_transpose2d", [WK_OP_AVG_POOL2D] = "avg_pool2d",
+    [WK_OP_MAX_POOL2D] = "max_pool2d", [WK_OP_UPSAMPLE_NEAREST1D] = "upsample_nearest1d",
+    [WK_OP_UPSAMPLE_NEAREST2D] = "upsample_nearest2d",
+    [WK_OP_UPSAMPLE_BILINEAR2D] = "upsample_bilinear2d", [WK_OP_INDEX_SELECT] = "index_select",
+    [WK_OP_GATHER] = "gather", [WK_OP_SCATTER_SET] = "scatter_set",
+    [WK_OP_SCATTER_ADD_SET] = "scatter_add_set", [WK_OP_INDEX_ADD] = "index_add",
+    [WK_OP_SOFTMAX_LAST_DIM] = "softmax_last_dim", [WK_OP_RMS_NORM] = "rms_norm",
+    [WK_OP_LAYER_NORM] = "layer_norm", [WK_OP_ROPE] = "rope", [WK_OP_ROPE_I] = "rope_i",
+    [WK_OP_ROPE_THD] = "rope_thd", [WK_OP_ARG_SORT_LAST_DIM] = "arg_sort_last_dim",
 };
 
 const char *wk_op_name(wk_op op)
@@ -56,6 +67,10 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_RECIP: case WK_OP_SQRT: case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF:
     case WK_OP_SILU: case WK_OP_SIGMOID: case WK_OP_POWF: case WK_OP_ELU:
     case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL:
+    case WK_OP_MATMUL: case WK_OP_CONV1D: case WK_OP_CONV_TRANSPOSE1D: case WK_OP_CONV2D:
+    case WK_OP_CONV_TRANSPOSE2D: case WK_OP_AVG_POOL2D: case WK_OP_UPSAMPLE_BILINEAR2D:
+    case WK_OP_SOFTMAX_LAST_DIM: case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: case WK_OP_ROPE:
+    case WK_OP_ROPE_I: case WK_OP_ROPE_THD:
         return 0;
     case WK_OP_NEG:
         return wk_dtype_is_signed_int(dt);

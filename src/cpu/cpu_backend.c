@@ -33,9 +33,8 @@ static wk_status cpu_synchronize(wk_device *dev)
 static bool cpu_supports(const wk_device *dev, wk_op op, wk_dtype dt)
 {
     (void)dev;
-    /* Everything defined up to copy2d, plus the random fills (cpu_rand.c). */
-    return wk_op_defined(op, dt) &&
-           (op <= WK_OP_COPY2D || op == WK_OP_RAND_UNIFORM || op == WK_OP_RAND_NORMAL);
+    /* Every defined op whose family this backend's vtable has. */
+    return wk_op_defined(op, dt) && wk_backend_has_family(&wk_cpu_backend, op);
 }
 
 static wk_status cpu_alloc(wk_device *dev, size_t bytes, void **ptr)
@@ -95,4 +94,8 @@ const wk_backend wk_cpu_backend = {
     .copy_strided = wk_cpu_copy_strided,
     .copy2d = wk_cpu_copy2d,
     .rand = wk_cpu_rand,
+    /* @marker:linalg */
+    /* @marker:image */
+    /* @marker:index */
+    /* @marker:fused */
 };

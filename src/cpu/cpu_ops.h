@@ -37,4 +37,9 @@ wk_status wk_cpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
 wk_status wk_cpu_rand(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
                       double b, uint64_t seed, uint64_t offset);
 
+/* @marker:linalg */
+/* @marker:image */
+/* @marker:index */
+/* @marker:fused */
+
 #endif

@@ -66,5 +66,9 @@ const pt_row pt_rows[] = {
     R("argmax", WK_OP_ARGMAX, PD_TIES, PT_EXACT, 1),
     {"copy_strided_src", WK_OP_COPY_STRIDED, PK_COPY_STRIDED, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
     {"copy2d", WK_OP_COPY2D, PK_COPY2D, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    /* @marker:linalg */
+    /* @marker:image */
+    /* @marker:index */
+    /* @marker:fused */
 };
 const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

@@ -17,6 +17,10 @@ static const pt_runner runners[PK_COUNT] = {
     [PK_REDUCE] = pt_run_reduce,
     [PK_COPY_STRIDED] = pt_run_copy_strided,
     [PK_COPY2D] = pt_run_copy2d,
+    /* @marker:linalg */
+    /* @marker:image */
+    /* @marker:index */
+    /* @marker:fused */
 };
 
 #define PARITY_BASE_SEED 0x77696b6bULL /* "wikk": change it and every case changes */

@@ -90,6 +90,10 @@ typedef enum pt_kind {
     PK_REDUCE,       /* wk_reduce */
     PK_COPY_STRIDED, /* wk_copy_strided_src */
     PK_COPY2D,       /* wk_copy2d */
+    /* @marker:linalg */
+    /* @marker:image */
+    /* @marker:index */
+    /* @marker:fused */
     PK_COUNT
 } pt_kind;
 
@@ -131,6 +135,10 @@ void pt_run_reduce(pt_ctx *c, pt_rng *r);
 void pt_run_const_set(pt_ctx *c, pt_rng *r);
 void pt_run_copy_strided(pt_ctx *c, pt_rng *r);
 void pt_run_copy2d(pt_ctx *c, pt_rng *r);
+/* @marker:linalg */
+/* @marker:image */
+/* @marker:index */
+/* @marker:fused */
 
 /* ---------------------------------------------------------------- case.c: case helpers */
 /* A host tensor and its device copy. */

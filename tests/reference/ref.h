@@ -76,4 +76,9 @@ wk_status ref_copy_strided_src(void *dst, wk_dtype dt, size_t dst_offset, const 
 wk_status ref_copy2d(void *dst, wk_dtype dt, const void *src, size_t d1, size_t d2,
                      size_t src_stride1, size_t dst_stride1, size_t src_offset, size_t dst_offset);
 
+/* @marker:linalg */
+/* @marker:image */
+/* @marker:index */
+/* @marker:fused */
+
 #endif

@@ -29,6 +29,10 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_SUM: case WK_OP_MIN: case WK_OP_MAX: case WK_OP_ARGMIN: case WK_OP_ARGMAX:
     case WK_OP_COPY_STRIDED: case WK_OP_COPY2D:
         return 1;
+    /* @marker:linalg */
+    /* @marker:image */
+    /* @marker:index */
+    /* @marker:fused */
     default:
         return 0;
     }
