@@ -95,10 +95,12 @@ list(SORT WICK_KERNEL_SRC)
 list(SORT WICK_KERNEL_HDR)
 # Headers the kernels include by name (kernels/<x>.h and fpconv.h): build dependencies, and
 # embedded for run-time compilation.
-set(WICK_KERNEL_HEADERS ${WICK_KERNEL_HDR} ${CMAKE_CURRENT_SOURCE_DIR}/src/core/fpconv.h)
+set(WICK_KERNEL_HEADERS ${WICK_KERNEL_HDR} ${CMAKE_CURRENT_SOURCE_DIR}/src/core/fpconv.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/src/core/philox.h)
 
 set(_wick_kinc -I${CMAKE_CURRENT_SOURCE_DIR}/kernels -I${CMAKE_CURRENT_SOURCE_DIR}/src/core)
-set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false)
+# -compress-all: SASS entries compressed too (8x smaller; the driver inflates them at load).
+set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false -Xfatbin=-compress-all)
 foreach(a ${WICK_CUDA_ARCHS})
   list(APPEND _wick_nvcc_flags -gencode arch=compute_${a},code=sm_${a})
 endforeach()

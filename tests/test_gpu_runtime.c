@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef WICK_TEST_SHARED_LIB
 #define WICK_TEST_SHARED_LIB ""
@@ -37,6 +38,12 @@
 #ifndef WICK_TEST_HIP_TARGETS
 #define WICK_TEST_HIP_TARGETS "gfx906,gfx908,gfx90a,gfx940,gfx1030"
 #endif
+
+static bool env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
 
 /* ------------------------------------------------------------------ 1. DT_NEEDED */
 static unsigned char *read_file(const char *path, size_t *size)
@@ -283,7 +290,7 @@ static void test_code_objects(void)
 static void test_rtc_compiles(wk_backend_kind kind, const char *arch, const char *want_magic)
 {
     const char *label = kind == WK_BACKEND_CUDA ? "NVRTC" : "hipRTC";
-    if (getenv("WICK_TEST_NO_RTC")) {
+    if (env_set("WICK_TEST_NO_RTC")) {
         printf("skip: %s compile of the kernel sources (WICK_TEST_NO_RTC set)\n", label);
         return;
     }
@@ -304,6 +311,383 @@ static void test_rtc_compiles(wk_backend_kind kind, const char *arch, const char
                st == WK_OK ? "ok" : wk_last_error(), size);
         wk_free(image);
     }
+}
+
+/* ------------------------------------------------------------------ 3b. a fake driver */
+/* The allocator, the module cache and the backend's waits run here over a driver whose "device
+ * memory" is host memory, so they are checked on every machine (and under the sanitizers). */
+static struct fake_state {
+    pthread_mutex_t mu;
+    size_t capacity, used;
+    int loads, unloads, launches;
+    bool reject_embedded; /* module_load of an embedded code object says "no binary fits" */
+    const void *last_image;
+} fake = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, false, NULL};
+
+static int fake_init(const char **reason) { *reason = ""; return 1; }
+static wk_status fake_alloc(void *ctx, void **ptr, size_t bytes)
+{
+    (void)ctx;
+    pthread_mutex_lock(&fake.mu);
+    bool fits = fake.used + bytes <= fake.capacity;
+    if (fits)
+        fake.used += bytes;
+    pthread_mutex_unlock(&fake.mu);
+    size_t *p = fits ? malloc(bytes + 16) : NULL;
+    if (!p) {
+        if (fits) { /* host malloc failed: give the bytes back */
+            pthread_mutex_lock(&fake.mu);
+            fake.used -= bytes;
+            pthread_mutex_unlock(&fake.mu);
+        }
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "fake: cuMemAlloc(%zu bytes): CUDA_ERROR_OUT_OF_MEMORY", bytes);
+    }
+    p[0] = bytes;
+    *ptr = (char *)p + 16;
+    return WK_OK;
+}
+static void fake_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    size_t *p = (size_t *)(void *)((char *)ptr - 16);
+    pthread_mutex_lock(&fake.mu);
+    fake.used -= p[0];
+    pthread_mutex_unlock(&fake.mu);
+    free(p);
+}
+static wk_status fake_info(void *ctx, size_t *f, size_t *t)
+{
+    (void)ctx;
+    pthread_mutex_lock(&fake.mu);
+    *f = fake.capacity - fake.used;
+    *t = fake.capacity;
+    pthread_mutex_unlock(&fake.mu);
+    return WK_OK;
+}
+static wk_status fake_copy(void *ctx, void *dst, const void *src, size_t n)
+{
+    (void)ctx;
+    memmove(dst, src, n);
+    return WK_OK;
+}
+static wk_status fake_zero(void *ctx, void *dst, size_t n)
+{
+    (void)ctx;
+    memset(dst, 0, n);
+    return WK_OK;
+}
+static wk_status fake_sync(void *ctx) { (void)ctx; return WK_OK; }
+static bool is_embedded_cuda(const void *image)
+{
+    for (int i = 0; i < wk_gpu_embedded_module_count; i++)
+        if (image == wk_gpu_embedded_modules[i].cuda)
+            return true;
+    return false;
+}
+static wk_status fake_load(void *ctx, void **module, const void *image)
+{
+    (void)ctx;
+    if (fake.reject_embedded && is_embedded_cuda(image))
+        return wk_err(WK_ERR_NOT_SUPPORTED, "fake: cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU");
+    struct timespec ts = {0, 20 * 1000 * 1000}; /* a slow load widens the race window */
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&fake.mu);
+    fake.loads++;
+    fake.last_image = image;
+    pthread_mutex_unlock(&fake.mu);
+    *module = (void *)image;
+    return WK_OK;
+}
+static void fake_unload(void *ctx, void *module) { (void)ctx; (void)module; fake.unloads++; }
+static wk_status fake_function(void *ctx, void **fn, void *module, const char *name)
+{
+    (void)ctx;
+    *fn = (char *)module + strlen(name); /* distinct per name length: enough here */
+    return WK_OK;
+}
+static wk_status fake_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3],
+                             unsigned shmem, void **args)
+{
+    (void)ctx; (void)fn; (void)g; (void)b; (void)shmem; (void)args;
+    pthread_mutex_lock(&fake.mu);
+    fake.launches++;
+    pthread_mutex_unlock(&fake.mu);
+    return WK_OK;
+}
+static const wk_gpu_driver fake_driver = {
+    .name = "fake", .kind = WK_BACKEND_CUDA, .init = fake_init, .mem_alloc = fake_alloc,
+    .mem_free = fake_free, .mem_info = fake_info, .h2d = fake_copy, .d2h = fake_copy,
+    .d2d = fake_copy, .memset_zero = fake_zero, .sync = fake_sync, .module_load = fake_load,
+    .module_unload = fake_unload, .function = fake_function, .launch = fake_launch,
+};
+
+typedef struct fake_dev {
+    wk_device dev;
+    wk_gpu_device g;
+} fake_dev;
+
+static void fake_open(fake_dev *f, bool no_cache, bool force_rtc)
+{
+    memset(f, 0, sizeof *f);
+    f->g.drv = &fake_driver;
+    f->g.ctx = &fake;
+    f->g.no_cache = no_cache;
+    f->g.force_rtc = force_rtc;
+    snprintf(f->g.props.name, sizeof f->g.props.name, "fake");
+    snprintf(f->g.props.arch, sizeof f->g.props.arch, "sm_80");
+    snprintf(f->g.props.arch_full, sizeof f->g.props.arch_full, "sm_80");
+    f->g.props.warp_size = 32;
+    f->g.props.sm_count = 1;
+    pthread_mutex_init(&f->g.error_mu, NULL);
+    TEST_EQ_STATUS(wk_gpu_alloc_create(&f->g), WK_OK);
+    TEST_EQ_STATUS(wk_gpu_modules_create(&f->g), WK_OK);
+    f->dev.impl = &f->g;
+    f->dev.kind = WK_BACKEND_CUDA;
+}
+
+static void fake_close(fake_dev *f)
+{
+    if (f->g.error_word)
+        fake_free(NULL, f->g.error_word);
+    wk_gpu_modules_destroy(&f->g);
+    wk_gpu_alloc_destroy(&f->g);
+    pthread_mutex_destroy(&f->g.error_mu);
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+typedef struct alloc_thread {
+    wk_gpu_device *g;
+    int seed, failures;
+} alloc_thread;
+
+static void *alloc_stress(void *p)
+{
+    alloc_thread *t = p;
+    uint64_t s = (uint64_t)t->seed;
+    void *held[64] = {NULL};
+    for (int i = 0; i < 4000; i++) {
+        int k = (int)(lcg(&s) % 64);
+        if (held[k]) {
+            wk_gpu_mem_free(t->g, held[k]);
+            held[k] = NULL;
+        } else {
+            size_t n = 1 + (size_t)(lcg(&s) % (3u << 20));
+            if (wk_gpu_mem_alloc(t->g, n, &held[k]) != WK_OK)
+                t->failures++;
+            else
+                memset(held[k], t->seed, n < 64 ? n : 64); /* the block is really ours */
+        }
+    }
+    for (int k = 0; k < 64; k++)
+        wk_gpu_mem_free(t->g, held[k]);
+    return NULL;
+}
+
+static void test_fake_allocator(void)
+{
+    fake_dev f;
+    fake.capacity = (size_t)1 << 30;
+    fake_open(&f, false, false);
+    wk_gpu_device *g = &f.g;
+    wk_gpu_mem_stats st;
+    void *a = NULL, *b = NULL;
+
+    /* reuse: a 1000-byte block serves a later 900-byte request */
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 1000, &a), WK_OK);
+    wk_gpu_mem_free(g, a);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 900, &b), WK_OK);
+    TEST_CHECK(a == b, "the cached block was not reused");
+    wk_gpu_mem_stats_get(g, &st);
+    TEST_EQ_INT(st.driver_allocs, 1);
+    TEST_EQ_INT(st.cache_hits, 1);
+    /* but not for a much smaller request (it would waste the block) */
+    void *c = NULL;
+    wk_gpu_mem_free(g, b);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 100, &c), WK_OK);
+    TEST_CHECK(c != b, "a 1 KiB block served a 100-byte request");
+    wk_gpu_mem_free(g, c);
+    wk_gpu_mem_free(g, NULL);
+    wk_gpu_mem_free(g, (char *)c + 8); /* not a block of ours: ignored */
+
+    /* many threads, many sizes: every block is ours, the books balance */
+    alloc_thread th[8];
+    pthread_t tid[8];
+    for (int i = 0; i < 8; i++) {
+        th[i] = (alloc_thread){g, i + 1, 0};
+        pthread_create(&tid[i], NULL, alloc_stress, &th[i]);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(tid[i], NULL);
+        TEST_EQ_INT(th[i].failures, 0);
+    }
+    wk_gpu_mem_stats_get(g, &st);
+    TEST_EQ_INT(st.live_bytes, 0);
+    TEST_EQ_INT(fake.used, st.cached_bytes);
+    printf("fake allocator: %zu driver allocations, %zu cache hits, %zu bytes cached\n",
+           st.driver_allocs, st.cache_hits, st.cached_bytes);
+    TEST_CHECK(st.cache_hits > st.driver_allocs, "the cache served too few requests");
+    wk_gpu_mem_release_cache(g);
+    TEST_EQ_INT(fake.used, 0);
+
+    /* out of memory: the cache is released and the allocation retried once */
+    fake.capacity = 64u << 20;
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 40u << 20, &a), WK_OK);
+    wk_gpu_mem_free(g, a);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 50u << 20, &b), WK_OK);
+    wk_gpu_mem_stats_get(g, &st);
+    TEST_EQ_INT(st.oom_retries, 1);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 100u << 20, &c), WK_ERR_OUT_OF_MEMORY);
+    TEST_CHECK(strstr(wk_last_error(), "out of device memory") != NULL, "message: %s", wk_last_error());
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, SIZE_MAX - 100, &c), WK_ERR_OUT_OF_MEMORY);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(g, 1u << 20, &c), WK_OK); /* still usable */
+    wk_gpu_mem_free(g, c);
+    /* blocks the caller never freed go with the device */
+    fake_close(&f);
+    TEST_EQ_INT(fake.used, 0);
+
+    /* WICK_GPU_NO_CACHE: every free is real */
+    fake.capacity = (size_t)1 << 30;
+    fake_open(&f, true, false);
+    TEST_EQ_STATUS(wk_gpu_mem_alloc(&f.g, 5000, &a), WK_OK);
+    wk_gpu_mem_free(&f.g, a);
+    TEST_EQ_INT(fake.used, 0);
+    wk_gpu_mem_stats_get(&f.g, &st);
+    TEST_EQ_INT(st.cached_bytes, 0);
+    fake_close(&f);
+}
+
+typedef struct fn_thread {
+    wk_device *dev;
+    pthread_barrier_t *barrier;
+    wk_status st;
+    wk_gpu_fn fn;
+    char msg[300];
+} fn_thread;
+
+static void *fn_first_call(void *p)
+{
+    fn_thread *t = p;
+    pthread_barrier_wait(t->barrier);
+    t->st = wk_gpu_function(&t->fn, t->dev, wk_gpu_embedded_modules[0].name, "wk_some_kernel");
+    if (t->st != WK_OK)
+        snprintf(t->msg, sizeof t->msg, "%s", wk_last_error());
+    return NULL;
+}
+
+static void test_fake_modules(void)
+{
+    /* Without an embedded CUDA code object (a build without nvcc) every load compiles the source. */
+    const bool have_obj = wk_gpu_embedded_module_count > 0 && wk_gpu_embedded_modules[0].cuda;
+    if (wk_gpu_embedded_module_count == 0 || (!have_obj && env_set("WICK_TEST_NO_RTC"))) {
+        printf("skip: fake-driver module cache checks (no module, or only run-time compilation "
+               "and WICK_TEST_NO_RTC set)\n");
+        return;
+    }
+    const char *mod = wk_gpu_embedded_modules[0].name;
+    fake_dev f;
+    fake.capacity = (size_t)1 << 30;
+    fake.loads = fake.unloads = fake.launches = 0;
+    fake.reject_embedded = false;
+    fake_open(&f, false, false);
+
+    /* 16 threads, one first call: one load, one function */
+    enum { T = 16 };
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, T);
+    fn_thread th[T];
+    pthread_t tid[T];
+    for (int i = 0; i < T; i++) {
+        th[i] = (fn_thread){&f.dev, &barrier, WK_ERR_INTERNAL, NULL, ""};
+        pthread_create(&tid[i], NULL, fn_first_call, &th[i]);
+    }
+    for (int i = 0; i < T; i++)
+        pthread_join(tid[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    if (!have_obj && th[0].st == WK_ERR_NOT_SUPPORTED && strstr(th[0].msg, "unavailable")) {
+        printf("skip: fake-driver module cache checks: %s\n", th[0].msg);
+        fake_close(&f);
+        return;
+    }
+    for (int i = 0; i < T; i++) {
+        TEST_CHECK(th[i].st == WK_OK, "thread %d: %s", i, th[i].msg);
+        TEST_CHECK(th[i].fn == th[0].fn, "thread %d got another function", i);
+    }
+    TEST_EQ_INT(fake.loads, 1);
+    wk_gpu_fn fn = NULL;
+    TEST_EQ_STATUS(wk_gpu_function(&fn, &f.dev, mod, "wk_other"), WK_OK);
+    TEST_EQ_INT(fake.loads, 1);
+    TEST_EQ_STATUS(wk_gpu_function(&fn, &f.dev, "no_such_module", "k"), WK_ERR_NOT_SUPPORTED);
+    TEST_EQ_STATUS(wk_gpu_launch(&f.dev, fn, 0, 1, 1, 256, 1, 1, 0, NULL), WK_OK);
+    TEST_EQ_INT(fake.launches, 0); /* an empty grid launches nothing */
+    TEST_EQ_STATUS(wk_gpu_launch(&f.dev, fn, 4, 1, 1, 256, 1, 1, 0, NULL), WK_OK);
+    TEST_EQ_INT(fake.launches, 1);
+    int emb = 0, rtc = 0;
+    wk_gpu_modules_counts(&f.g, &emb, &rtc);
+    TEST_CHECK(emb == (have_obj ? 1 : 0) && rtc == (have_obj ? 0 : 1),
+               "counts %d embedded, %d compiled", emb, rtc);
+    fake_close(&f);
+    TEST_EQ_INT(fake.unloads, 1);
+
+    if (env_set("WICK_TEST_NO_RTC")) {
+        printf("skip: fake-driver run-time compilation (WICK_TEST_NO_RTC set)\n");
+        return;
+    }
+    /* no embedded code object fits: the source is compiled (NVRTC), loaded, and kept for the
+     * next device of the same arch; WICK_FORCE_RTC does the same without trying */
+    fake_dev d1, d2;
+    fake.reject_embedded = true;
+    fake_open(&d1, false, false);
+    fake_open(&d2, false, true);
+    wk_status st = wk_gpu_function(&fn, &d1.dev, mod, "k");
+    if (st == WK_ERR_NOT_SUPPORTED && strstr(wk_last_error(), "unavailable")) {
+        printf("skip: fake-driver run-time compilation: %s\n", wk_last_error());
+    } else if (TEST_EQ_STATUS(st, WK_OK)) {
+        const void *first = fake.last_image;
+        TEST_CHECK(!is_embedded_cuda(first), "an embedded image was loaded");
+        fake.reject_embedded = false;
+        TEST_EQ_STATUS(wk_gpu_function(&fn, &d2.dev, mod, "k"), WK_OK);
+        TEST_CHECK(fake.last_image == first, "the compiled image was not shared between devices");
+        wk_gpu_modules_counts(&d2.g, &emb, &rtc);
+        TEST_CHECK(emb == 0 && rtc == 1, "force_rtc counts %d embedded, %d compiled", emb, rtc);
+    }
+    fake.reject_embedded = false;
+    fake_close(&d1);
+    fake_close(&d2);
+}
+
+/* The backend's waits over the fake driver: the error word is reported once, then cleared. */
+static void test_fake_backend(void)
+{
+    const wk_backend *be = wk_backend_for(WK_BACKEND_CUDA);
+    if (!be || !be->synchronize || !be->upload) {
+        printf("skip: fake-driver backend checks (the CUDA backend is not linked in)\n");
+        return;
+    }
+    fake_dev f;
+    fake.capacity = (size_t)1 << 30;
+    fake_open(&f, false, false);
+    f.dev.be = be;
+    uint32_t *word = NULL, *again = NULL;
+    const uint32_t code = 9;
+    unsigned char back[64];
+    void *p = NULL;
+    TEST_EQ_STATUS(be->alloc(&f.dev, 64, &p), WK_OK);
+    TEST_EQ_STATUS(be->synchronize(&f.dev), WK_OK);
+    TEST_EQ_STATUS(wk_gpu_error_word(&f.dev, &word), WK_OK);
+    TEST_EQ_STATUS(wk_gpu_error_word(&f.dev, &again), WK_OK);
+    TEST_CHECK(word && word == again, "the error word moved");
+    TEST_EQ_STATUS(be->synchronize(&f.dev), WK_OK);
+    TEST_EQ_STATUS(be->upload(&f.dev, word, &code, sizeof code), WK_OK); /* "a kernel set it" */
+    TEST_EQ_STATUS(be->download(&f.dev, back, p, 64), WK_ERR_INDEX_OUT_OF_RANGE);
+    TEST_CHECK(strstr(wk_last_error(), "code 9") != NULL, "message: %s", wk_last_error());
+    TEST_EQ_STATUS(be->synchronize(&f.dev), WK_OK); /* reported once, then cleared */
+    be->free(&f.dev, p);
+    fake_close(&f);
 }
 
 /* ------------------------------------------------------------------ 4. no device, CPU */
@@ -718,6 +1102,9 @@ int main(void)
     test_rtc_compiles(WK_BACKEND_CUDA, "sm_80", "\177ELF");
     test_rtc_compiles(WK_BACKEND_CUDA, "sm_999", "//"); /* newer than NVRTC: PTX */
     test_rtc_compiles(WK_BACKEND_ROCM, "gfx90a", "\177ELF");
+    test_fake_allocator();
+    test_fake_modules();
+    test_fake_backend();
     test_cpu_add();
     const wk_backend_kind kinds[2] = {WK_BACKEND_CUDA, WK_BACKEND_ROCM};
     int any = 0;

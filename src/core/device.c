@@ -4,27 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* TEMPORARY while src/gpu lands: weak, so the CPU half links alone. */
-extern const wk_backend wk_cuda_backend __attribute__((weak));
-extern const wk_backend wk_rocm_backend __attribute__((weak));
-
-static wk_status unbuilt_count(int *n, const char **reason)
-{
-    *n = 0;
-    *reason = "not built into this library";
-    return WK_OK;
-}
-static const wk_backend wk_unbuilt_cuda = {.name = "cuda", .kind = WK_BACKEND_CUDA,
-                                           .device_count = unbuilt_count};
-static const wk_backend wk_unbuilt_rocm = {.name = "rocm", .kind = WK_BACKEND_ROCM,
-                                           .device_count = unbuilt_count};
-
 const wk_backend *wk_backend_for(wk_backend_kind kind)
 {
     switch (kind) {
     case WK_BACKEND_CPU: return &wk_cpu_backend;
-    case WK_BACKEND_CUDA: return &wk_cuda_backend ? &wk_cuda_backend : &wk_unbuilt_cuda;
-    case WK_BACKEND_ROCM: return &wk_rocm_backend ? &wk_rocm_backend : &wk_unbuilt_rocm;
+    case WK_BACKEND_CUDA: return &wk_cuda_backend;
+    case WK_BACKEND_ROCM: return &wk_rocm_backend;
     }
     return NULL;
 }

@@ -1,0 +1,350 @@
+/* cuda.c: the GPU driver interface (gpu_driver.h) over the CUDA driver API.
+ * libcuda.so.1 is opened with dlopen at first use and every entry point looked up with dlsym
+ * (under its versioned name: cuMemAlloc_v2 ...), so libwick has no load-time dependency on it.
+ * Each device uses its primary context (shared with the CUDA runtime and other libraries in the
+ * process) and one non-blocking stream. Built with WK_HAVE_CUDA_H (set by cmake/gpu.cmake when
+ * cuda.h is found); without it the backend reports "built without CUDA headers". */
+#include "gpu_driver.h"
+#include "wk_core.h"
+
+#if defined(WK_HAVE_CUDA_H)
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The entry points used, under our own names (cuda.h #defines the plain names to the _v2 ones). */
+typedef struct cu_api {
+    CUresult (*Init)(unsigned);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DeviceGetName)(char *, int, CUdevice);
+    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+    CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*PrimaryCtxRelease)(CUdevice);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*StreamCreate)(CUstream *, unsigned);
+    CUresult (*StreamDestroy)(CUstream);
+    CUresult (*StreamSynchronize)(CUstream);
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemGetInfo)(size_t *, size_t *);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*GetErrorName)(CUresult, const char **);
+} cu_api;
+static cu_api cu;
+
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+static int cu_count;
+static char cu_reason[320];
+
+typedef struct cu_ctx {
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+} cu_ctx;
+
+static const char *cu_name(CUresult r)
+{
+    const char *s = NULL;
+    if (cu.GetErrorName && cu.GetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    static _Thread_local char buf[32];
+    snprintf(buf, sizeof buf, "CUDA error %d", (int)r);
+    return buf;
+}
+
+/* CUresult -> wk_status with "what: CUDA_ERROR_..." as the message. */
+static wk_status cu_fail(CUresult r, const char *what)
+{
+    wk_status s = r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE;
+    return wk_err(s, "cuda: %s: %s", what, cu_name(r));
+}
+#define CU_CHECK(call, what)                  \
+    do {                                      \
+        CUresult r_ = (call);                 \
+        if (r_ != CUDA_SUCCESS)               \
+            return cu_fail(r_, what);         \
+    } while (0)
+
+static int cu_load(void *lib)
+{
+    static const struct { size_t off; const char *sym; } syms[] = {
+#define S(field, sym) {offsetof(cu_api, field), sym}
+        S(Init, "cuInit"), S(DeviceGetCount, "cuDeviceGetCount"), S(DeviceGet, "cuDeviceGet"),
+        S(DeviceGetName, "cuDeviceGetName"), S(DeviceGetAttribute, "cuDeviceGetAttribute"),
+        S(DeviceTotalMem, "cuDeviceTotalMem_v2"), S(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        S(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"), S(CtxSetCurrent, "cuCtxSetCurrent"),
+        S(StreamCreate, "cuStreamCreate"), S(StreamDestroy, "cuStreamDestroy_v2"),
+        S(StreamSynchronize, "cuStreamSynchronize"), S(MemAlloc, "cuMemAlloc_v2"),
+        S(MemFree, "cuMemFree_v2"), S(MemGetInfo, "cuMemGetInfo_v2"),
+        S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"), S(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+        S(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"), S(MemsetD8Async, "cuMemsetD8Async"),
+        S(ModuleLoadData, "cuModuleLoadData"), S(ModuleUnload, "cuModuleUnload"),
+        S(ModuleGetFunction, "cuModuleGetFunction"), S(LaunchKernel, "cuLaunchKernel"),
+        S(GetErrorName, "cuGetErrorName"),
+#undef S
+    };
+    _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym needs code == data pointers");
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *p = dlsym(lib, syms[i].sym);
+        if (!p) {
+            snprintf(cu_reason, sizeof cu_reason, "libcuda.so.1 lacks %s (driver too old?)",
+                     syms[i].sym);
+            return 0;
+        }
+        memcpy((char *)&cu + syms[i].off, &p, sizeof p);
+    }
+    return 1;
+}
+
+static void cu_init_once(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(cu_reason, sizeof cu_reason, "libcuda.so.1 not found (dlopen: %s)",
+                 e ? e : "unknown error");
+        return;
+    }
+    if (!cu_load(lib)) {
+        memset(&cu, 0, sizeof cu);
+        return; /* the library stays open: harmless, and dlclose of a driver is not */
+    }
+    CUresult r = cu.Init(0);
+    if (r != CUDA_SUCCESS) {
+        snprintf(cu_reason, sizeof cu_reason, "cuInit failed: %s", cu_name(r));
+        return;
+    }
+    int n = 0;
+    r = cu.DeviceGetCount(&n);
+    if (r != CUDA_SUCCESS) {
+        snprintf(cu_reason, sizeof cu_reason, "cuDeviceGetCount failed: %s", cu_name(r));
+        return;
+    }
+    if (n <= 0) {
+        snprintf(cu_reason, sizeof cu_reason, "no devices");
+        return;
+    }
+    cu_count = n;
+}
+
+static int cu_init(const char **reason)
+{
+    pthread_once(&cu_once, cu_init_once);
+    *reason = cu_count > 0 ? "" : cu_reason;
+    return cu_count;
+}
+
+static wk_status cu_props(wk_gpu_props *p, int ordinal)
+{
+    CUdevice d;
+    int major = 0, minor = 0;
+    memset(p, 0, sizeof *p);
+    CU_CHECK(cu.DeviceGet(&d, ordinal), "cuDeviceGet");
+    CU_CHECK(cu.DeviceGetName(p->name, (int)sizeof p->name, d), "cuDeviceGetName");
+    CU_CHECK(cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d),
+             "cuDeviceGetAttribute");
+    CU_CHECK(cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d),
+             "cuDeviceGetAttribute");
+    CU_CHECK(cu.DeviceGetAttribute(&p->warp_size, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d),
+             "cuDeviceGetAttribute");
+    CU_CHECK(cu.DeviceGetAttribute(&p->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d),
+             "cuDeviceGetAttribute");
+    CU_CHECK(cu.DeviceTotalMem(&p->total_mem, d), "cuDeviceTotalMem");
+    snprintf(p->arch, sizeof p->arch, "sm_%d%d", major, minor);
+    snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
+    return WK_OK;
+}
+
+static wk_status cu_current(const cu_ctx *c)
+{
+    CU_CHECK(cu.CtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+    return WK_OK;
+}
+#define CU_CURRENT(c)                         \
+    do {                                      \
+        wk_status s_ = cu_current(c);         \
+        if (s_ != WK_OK)                      \
+            return s_;                        \
+    } while (0)
+
+static wk_status cu_ctx_create(void **out, int ordinal)
+{
+    cu_ctx *c = wk_calloc(1, sizeof *c);
+    if (!c)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+    CUresult r = cu.DeviceGet(&c->dev, ordinal);
+    if (r == CUDA_SUCCESS)
+        r = cu.PrimaryCtxRetain(&c->ctx, c->dev);
+    if (r != CUDA_SUCCESS) {
+        wk_free(c);
+        return cu_fail(r, "cuDevicePrimaryCtxRetain");
+    }
+    r = cu.CtxSetCurrent(c->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+        cu.PrimaryCtxRelease(c->dev);
+        wk_free(c);
+        return cu_fail(r, "cuStreamCreate");
+    }
+    *out = c;
+    return WK_OK;
+}
+
+static void cu_ctx_destroy(void *ctx)
+{
+    cu_ctx *c = ctx;
+    if (!c)
+        return;
+    if (cu.CtxSetCurrent(c->ctx) == CUDA_SUCCESS) {
+        cu.StreamSynchronize(c->stream);
+        cu.StreamDestroy(c->stream);
+    }
+    cu.PrimaryCtxRelease(c->dev);
+    wk_free(c);
+}
+
+static wk_status cu_mem_alloc(void *ctx, void **ptr, size_t bytes)
+{
+    CU_CURRENT(ctx);
+    CUdeviceptr p = 0;
+    CUresult r = cu.MemAlloc(&p, bytes);
+    if (r != CUDA_SUCCESS)
+        return wk_err(r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE,
+                      "cuda: cuMemAlloc(%zu bytes): %s", bytes, cu_name(r));
+    *ptr = (void *)(uintptr_t)p;
+    return WK_OK;
+}
+
+static void cu_mem_free(void *ctx, void *ptr)
+{
+    if (cu_current(ctx) == WK_OK)
+        cu.MemFree((CUdeviceptr)(uintptr_t)ptr);
+}
+
+static wk_status cu_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes)
+{
+    CU_CURRENT(ctx);
+    CU_CHECK(cu.MemGetInfo(free_bytes, total_bytes), "cuMemGetInfo");
+    return WK_OK;
+}
+
+static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+static wk_status cu_h2d(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.MemcpyHtoDAsync(dptr(dst), src, bytes, c->stream), "cuMemcpyHtoDAsync");
+    return WK_OK;
+}
+
+static wk_status cu_d2h(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.MemcpyDtoHAsync(dst, dptr(src), bytes, c->stream), "cuMemcpyDtoHAsync");
+    return WK_OK;
+}
+
+static wk_status cu_d2d(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.MemcpyDtoDAsync(dptr(dst), dptr(src), bytes, c->stream), "cuMemcpyDtoDAsync");
+    return WK_OK;
+}
+
+static wk_status cu_memset_zero(void *ctx, void *dst, size_t bytes)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.MemsetD8Async(dptr(dst), 0, bytes, c->stream), "cuMemsetD8Async");
+    return WK_OK;
+}
+
+static wk_status cu_sync(void *ctx)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.StreamSynchronize(c->stream), "cuStreamSynchronize (error from earlier async work)");
+    return WK_OK;
+}
+
+static wk_status cu_module_load(void *ctx, void **module, const void *image)
+{
+    CU_CURRENT(ctx);
+    CUmodule m = NULL;
+    CUresult r = cu.ModuleLoadData(&m, image);
+    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+        r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "cuda: cuModuleLoadData: %s", cu_name(r));
+    CU_CHECK(r, "cuModuleLoadData");
+    *module = m;
+    return WK_OK;
+}
+
+static void cu_module_unload(void *ctx, void *module)
+{
+    if (cu_current(ctx) == WK_OK)
+        cu.ModuleUnload(module);
+}
+
+static wk_status cu_function(void *ctx, void **fn, void *module, const char *name)
+{
+    CU_CURRENT(ctx);
+    CUfunction f = NULL;
+    CUresult r = cu.ModuleGetFunction(&f, module, name);
+    if (r != CUDA_SUCCESS)
+        return wk_err(r == CUDA_ERROR_NOT_FOUND ? WK_ERR_NOT_SUPPORTED : WK_ERR_DEVICE,
+                      "cuda: cuModuleGetFunction(\"%.80s\"): %s", name, cu_name(r));
+    *fn = f;
+    return WK_OK;
+}
+
+static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
+                           unsigned shmem, void **args)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CUresult r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                 shmem, c->stream, args, NULL);
+    if (r != CUDA_SUCCESS)
+        return wk_err(r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE,
+                      "cuda: cuLaunchKernel(grid %u,%u,%u block %u,%u,%u shmem %u): %s", grid[0],
+                      grid[1], grid[2], block[0], block[1], block[2], shmem, cu_name(r));
+    return WK_OK;
+}
+
+const wk_gpu_driver wk_gpu_cuda_driver = {
+    .name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init, .props = cu_props,
+    .ctx_create = cu_ctx_create, .ctx_destroy = cu_ctx_destroy, .mem_alloc = cu_mem_alloc,
+    .mem_free = cu_mem_free, .mem_info = cu_mem_info, .h2d = cu_h2d, .d2h = cu_d2h, .d2d = cu_d2d,
+    .memset_zero = cu_memset_zero, .sync = cu_sync, .module_load = cu_module_load,
+    .module_unload = cu_module_unload, .function = cu_function, .launch = cu_launch,
+};
+
+#else /* !WK_HAVE_CUDA_H */
+
+static int cu_init(const char **reason)
+{
+    *reason = "built without CUDA headers (cuda.h not found at build time)";
+    return 0;
+}
+
+/* Only init is ever called: the backend opens no device when init reports none. */
+const wk_gpu_driver wk_gpu_cuda_driver = {.name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init};
+
+#endif

@@ -1,0 +1,214 @@
+/* gpu_backend.c: the CUDA and ROCm backends (wk_cuda_backend, wk_rocm_backend): one
+ * implementation of the backend vtable (src/core/backend.h) over the driver interface of
+ * gpu_driver.h. Devices, memory and copies live here; every op entry goes to the op half
+ * (wk_gpu_* of gpu_impl.h). Ops are asynchronous on the device's one stream; download and
+ * synchronize wait and report any error of earlier work. */
+#include "gpu_driver.h"
+#include "wk_core.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* True if this build embeds a code object of the driver's vendor for some module. */
+static bool have_kernels(const wk_gpu_driver *drv)
+{
+    for (int i = 0; i < wk_gpu_embedded_module_count; i++) {
+        const wk_gpu_embedded *e = &wk_gpu_embedded_modules[i];
+        if (drv->kind == WK_BACKEND_CUDA ? e->cuda != NULL : e->hip != NULL)
+            return true;
+    }
+    return false;
+}
+
+static wk_status gpu_device_count(const wk_gpu_driver *drv, int *n, const char **reason)
+{
+    const char *why = "";
+    int count = drv->init(&why);
+    if (count > 0 && !have_kernels(drv)) {
+        why = drv->kind == WK_BACKEND_CUDA
+                  ? "built without CUDA kernels (nvcc was not found at build time)"
+                  : "built without ROCm kernels (hipcc was not found at build time)";
+        count = 0;
+    }
+    *n = count;
+    *reason = count > 0 ? "" : why;
+    return WK_OK;
+}
+
+static wk_status cuda_device_count(int *n, const char **reason)
+{
+    return gpu_device_count(&wk_gpu_cuda_driver, n, reason);
+}
+
+static wk_status rocm_device_count(int *n, const char **reason)
+{
+    return gpu_device_count(&wk_gpu_hip_driver, n, reason);
+}
+
+static void gpu_close(wk_gpu_device *g)
+{
+    if (g->ctx)
+        (void)g->drv->sync(g->ctx);
+    if (g->error_word)
+        g->drv->mem_free(g->ctx, g->error_word);
+    wk_gpu_modules_destroy(g);
+    wk_gpu_alloc_destroy(g);
+    if (g->ctx)
+        g->drv->ctx_destroy(g->ctx);
+    pthread_mutex_destroy(&g->error_mu);
+    wk_free(g);
+}
+
+static wk_status gpu_device_open(const wk_gpu_driver *drv, wk_device *dev, int ordinal)
+{
+    int n = 0;
+    const char *why = "";
+    gpu_device_count(drv, &n, &why);
+    if (ordinal < 0 || ordinal >= n)
+        return wk_err(WK_ERR_NO_DEVICE, "%s:%d: %s", drv->name, ordinal,
+                      n ? "no such device" : why);
+    wk_gpu_device *g = wk_calloc(1, sizeof *g);
+    if (!g)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", drv->name, ordinal);
+    if (pthread_mutex_init(&g->error_mu, NULL) != 0) {
+        wk_free(g);
+        return wk_err(WK_ERR_INTERNAL, "%s:%d: pthread_mutex_init failed", drv->name, ordinal);
+    }
+    g->drv = drv;
+    g->ordinal = ordinal;
+    g->force_rtc = env_flag("WICK_FORCE_RTC");
+    g->no_cache = env_flag("WICK_GPU_NO_CACHE");
+    wk_status st = drv->props(&g->props, ordinal);
+    if (st == WK_OK)
+        st = drv->ctx_create(&g->ctx, ordinal);
+    if (st == WK_OK)
+        st = wk_gpu_alloc_create(g);
+    if (st == WK_OK)
+        st = wk_gpu_modules_create(g);
+    if (st != WK_OK) {
+        gpu_close(g);
+        return st;
+    }
+    snprintf(dev->name, sizeof dev->name, "%.96s (%s, %d %s, %.1f GiB)", g->props.name,
+             g->props.arch, g->props.sm_count, drv->kind == WK_BACKEND_CUDA ? "SMs" : "CUs",
+             (double)g->props.total_mem / (1024.0 * 1024.0 * 1024.0));
+    dev->impl = g;
+    return WK_OK;
+}
+
+static wk_status cuda_device_open(wk_device *dev, int ordinal)
+{
+    return gpu_device_open(&wk_gpu_cuda_driver, dev, ordinal);
+}
+
+static wk_status rocm_device_open(wk_device *dev, int ordinal)
+{
+    return gpu_device_open(&wk_gpu_hip_driver, dev, ordinal);
+}
+
+static void gpu_device_close(wk_device *dev)
+{
+    if (dev && dev->impl) {
+        gpu_close(wk_gpu_dev(dev));
+        dev->impl = NULL;
+    }
+}
+
+/* Waits for the stream, then reports (and clears) what kernels left in the error word. */
+static wk_status gpu_wait(wk_gpu_device *g)
+{
+    wk_status st = g->drv->sync(g->ctx);
+    pthread_mutex_lock(&g->error_mu); /* set once by wk_gpu_error_word */
+    void *word = g->error_word;
+    pthread_mutex_unlock(&g->error_mu);
+    if (st != WK_OK || !word)
+        return st;
+    uint32_t code = 0;
+    st = g->drv->d2h(g->ctx, &code, word, sizeof code);
+    if (st == WK_OK)
+        st = g->drv->sync(g->ctx);
+    if (st != WK_OK || code == 0)
+        return st;
+    st = g->drv->memset_zero(g->ctx, word, sizeof code);
+    if (st != WK_OK)
+        return st;
+    return wk_err(WK_ERR_INDEX_OUT_OF_RANGE,
+                  "%s:%d: an earlier op found an index out of range (kernel code %u); its output "
+                  "is undefined", g->drv->name, g->ordinal, code);
+}
+
+static wk_status gpu_synchronize(wk_device *dev) { return gpu_wait(wk_gpu_dev(dev)); }
+
+static bool gpu_supports(const wk_device *dev, wk_op op, wk_dtype dt)
+{
+    (void)dev; /* every device of a build runs the same kernels */
+    if (!wk_op_defined(op, dt))
+        return false;
+    if (op == WK_OP_ZEROS) /* a memset: no kernel */
+        return true;
+    return wk_gpu_ops_supports(op, dt);
+}
+
+/* ---- memory */
+static wk_status gpu_alloc(wk_device *dev, size_t bytes, void **ptr)
+{
+    return wk_gpu_mem_alloc(wk_gpu_dev(dev), bytes, ptr);
+}
+
+static void gpu_free(wk_device *dev, void *ptr) { wk_gpu_mem_free(wk_gpu_dev(dev), ptr); }
+
+/* Waits for the copy: host memory may be pinned (then the copy is truly asynchronous) and the
+ * caller may reuse src as soon as this returns. */
+static wk_status gpu_upload(wk_device *dev, void *dst, const void *host_src, size_t bytes)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    if (!bytes)
+        return WK_OK;
+    wk_status st = g->drv->h2d(g->ctx, dst, host_src, bytes);
+    return st != WK_OK ? st : g->drv->sync(g->ctx);
+}
+
+static wk_status gpu_download(wk_device *dev, void *host_dst, const void *src, size_t bytes)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    wk_status st = bytes ? g->drv->d2h(g->ctx, host_dst, src, bytes) : WK_OK;
+    return st != WK_OK ? st : gpu_wait(g);
+}
+
+static wk_status gpu_copy(wk_device *dev, void *dst, const void *src, size_t bytes)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    return bytes ? g->drv->d2d(g->ctx, dst, src, bytes) : WK_OK;
+}
+
+static wk_status gpu_memset_zero(wk_device *dev, void *dst, size_t bytes)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    return bytes ? g->drv->memset_zero(g->ctx, dst, bytes) : WK_OK;
+}
+
+/* ---- device facts for the op half */
+int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
+int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_count; }
+
+/* ---- the two vtables: the same functions, a different driver behind device_count/open */
+#define WK_GPU_BACKEND(NAME, KIND, PREFIX)                                                   \
+    {                                                                                        \
+        .name = NAME, .kind = KIND, .device_count = PREFIX##_device_count,                   \
+        .device_open = PREFIX##_device_open, .device_close = gpu_device_close,               \
+        .synchronize = gpu_synchronize, .supports = gpu_supports, .alloc = gpu_alloc,        \
+        .free = gpu_free, .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy,  \
+        .memset_zero = gpu_memset_zero, .unary = wk_gpu_unary, .binary = wk_gpu_binary,      \
+        .where_cond = wk_gpu_where_cond, .to_dtype = wk_gpu_to_dtype,                        \
+        .const_set = wk_gpu_const_set, .reduce = wk_gpu_reduce,                              \
+        .copy_strided = wk_gpu_copy_strided, .copy2d = wk_gpu_copy2d, .rand = wk_gpu_rand,   \
+    }
+
+const wk_backend wk_cuda_backend = WK_GPU_BACKEND("cuda", WK_BACKEND_CUDA, cuda);
+const wk_backend wk_rocm_backend = WK_GPU_BACKEND("rocm", WK_BACKEND_ROCM, rocm);

@@ -1,0 +1,144 @@
+/* gpu_driver.h: the runtime half of the GPU backend, internal to src/gpu and its tests.
+ *   - wk_gpu_driver: one small interface over the CUDA driver API (cuda.c) and the HIP runtime
+ *     API (hip.c); both libraries are opened with dlopen at first use;
+ *   - wk_gpu_device: what a GPU wk_device holds (dev->impl);
+ *   - the caching allocator (gpu_alloc.c), the module cache (gpu_module.c) and run-time
+ *     compilation (gpu_rtc.c);
+ *   - the code objects and kernel sources embedded by cmake/gpu.cmake (generated table).
+ * The op half (gpu_<family>.c) only needs gpu_impl.h. */
+#ifndef WK_GPU_DRIVER_H
+#define WK_GPU_DRIVER_H
+
+#include "gpu_impl.h"
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The two GPU backends (one implementation in gpu_backend.c, parametrised by the driver). */
+extern const wk_backend wk_cuda_backend;
+extern const wk_backend wk_rocm_backend;
+
+/* ---------------------------------------------------------------- device facts */
+typedef struct wk_gpu_props {
+    char name[96];       /* "NVIDIA H100 80GB HBM3", "AMD Instinct MI250X" */
+    char arch[32];       /* "sm_90", "gfx90a" (no target features) */
+    char arch_full[64];  /* as the vendor names it: "sm_90", "gfx90a:sramecc+:xnack-" (for RTC) */
+    size_t total_mem;    /* bytes */
+    int warp_size;       /* 32 or 64 */
+    int sm_count;        /* multiprocessors / compute units */
+} wk_gpu_props;
+
+/* ---------------------------------------------------------------- driver interface */
+/* Every call that takes a ctx first makes the device current in the calling thread (CUDA:
+ * cuCtxSetCurrent of the primary context; HIP: hipSetDevice), so any thread may call.
+ * Failures set the thread's message through wk_err with the vendor's error name. */
+typedef struct wk_gpu_driver {
+    const char *name;     /* "cuda", "rocm" */
+    wk_backend_kind kind;
+    /* Loads the library and initialises it, once per process (thread-safe). Returns the number
+     * of devices; when 0, *reason (static) says why. */
+    int (*init)(const char **reason);
+    wk_status (*props)(wk_gpu_props *p, int ordinal);
+    /* A context for the device (primary context on CUDA) and one non-blocking stream. */
+    wk_status (*ctx_create)(void **ctx, int ordinal);
+    void (*ctx_destroy)(void *ctx);
+    /* WK_ERR_OUT_OF_MEMORY when the device is out of memory (the device stays usable). */
+    wk_status (*mem_alloc)(void *ctx, void **ptr, size_t bytes);
+    void (*mem_free)(void *ctx, void *ptr);
+    wk_status (*mem_info)(void *ctx, size_t *free_bytes, size_t *total_bytes);
+    /* Asynchronous on the device's stream. */
+    wk_status (*h2d)(void *ctx, void *dst, const void *src, size_t bytes);
+    wk_status (*d2h)(void *ctx, void *dst, const void *src, size_t bytes);
+    wk_status (*d2d)(void *ctx, void *dst, const void *src, size_t bytes);
+    wk_status (*memset_zero)(void *ctx, void *dst, size_t bytes);
+    /* Waits for the stream; reports any error of earlier asynchronous work. */
+    wk_status (*sync)(void *ctx);
+    /* Loads a code object (fatbin, cubin, PTX, HSACO or offload bundle). WK_ERR_NOT_SUPPORTED
+     * when nothing in it fits the device (CUDA_ERROR_NO_BINARY_FOR_GPU and the like): the
+     * caller falls back to run-time compilation. */
+    wk_status (*module_load)(void *ctx, void **module, const void *image);
+    void (*module_unload)(void *ctx, void *module);
+    wk_status (*function)(void *ctx, void **fn, void *module, const char *name);
+    wk_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
+                        unsigned shmem, void **args);
+} wk_gpu_driver;
+
+extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */
+extern const wk_gpu_driver wk_gpu_hip_driver;  /* hip.c */
+
+/* ---------------------------------------------------------------- device state */
+struct wk_gpu_alloc;   /* gpu_alloc.c */
+struct wk_gpu_modules; /* gpu_module.c */
+
+typedef struct wk_gpu_device {
+    const wk_gpu_driver *drv;
+    void *ctx;
+    int ordinal;
+    wk_gpu_props props;
+    bool force_rtc; /* WICK_FORCE_RTC=1 at open: compile every module from source */
+    bool no_cache;  /* WICK_GPU_NO_CACHE=1 at open: every free is a real free */
+    struct wk_gpu_alloc *alloc;
+    struct wk_gpu_modules *modules;
+    void *error_word; /* device uint32 kernels set on bad input; NULL until first asked for */
+    pthread_mutex_t error_mu;
+} wk_gpu_device;
+
+static inline wk_gpu_device *wk_gpu_dev(const wk_device *dev) { return (wk_gpu_device *)dev->impl; }
+
+/* word: the device's error word, a device uint32 that is 0 while all is well. A kernel that finds
+ * an invalid input it cannot reject on the host (an index value out of range) stores a nonzero
+ * code there (e.g. atomicExch(word, 1)) and writes nothing out of bounds; the next synchronize or
+ * download reports WK_ERR_INDEX_OUT_OF_RANGE and clears it. Allocated on first use, so devices
+ * whose ops never ask pay nothing. (For the op half: the lead may move this to gpu_impl.h.) */
+wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word);
+
+/* ---------------------------------------------------------------- caching allocator */
+/* Per device. Freed blocks go to size-bucketed free lists and are reused for later requests of
+ * a similar size: with one stream per device, stream order makes that safe. On out-of-memory
+ * the cache is released and the allocation retried once. */
+wk_status wk_gpu_alloc_create(wk_gpu_device *g);
+void wk_gpu_alloc_destroy(wk_gpu_device *g); /* frees every block, cached or live */
+wk_status wk_gpu_mem_alloc(wk_gpu_device *g, size_t bytes, void **ptr);
+void wk_gpu_mem_free(wk_gpu_device *g, void *ptr);
+/* Returns every cached block to the driver. */
+void wk_gpu_mem_release_cache(wk_gpu_device *g);
+/* Counters, for tests and `wick devices`. */
+typedef struct wk_gpu_mem_stats {
+    size_t live_bytes, cached_bytes;
+    size_t driver_allocs, cache_hits, oom_retries;
+} wk_gpu_mem_stats;
+void wk_gpu_mem_stats_get(wk_gpu_device *g, wk_gpu_mem_stats *out);
+
+/* ---------------------------------------------------------------- module cache */
+wk_status wk_gpu_modules_create(wk_gpu_device *g);
+void wk_gpu_modules_destroy(wk_gpu_device *g);
+/* How the modules of a device were loaded so far (for tests). */
+void wk_gpu_modules_counts(wk_gpu_device *g, int *embedded, int *compiled);
+
+/* ---------------------------------------------------------------- run-time compilation */
+/* image (wk_malloc'd, *size bytes): the source `src` of module `name` compiled for `arch`
+ * ("sm_86" on CUDA through NVRTC; "gfx90a:xnack-" on ROCm through hipRTC), with every embedded
+ * header supplied by name. No device or driver needed. */
+wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
+                             const char *name, const char *src);
+
+/* ---------------------------------------------------------------- embedded code objects */
+/* Generated by cmake/gpu.cmake (gen/wk_gpu_embed_table.c): one entry per kernels/<name>.cu.
+ * A code object is absent (NULL) when its compiler was not found at build time. */
+typedef struct wk_gpu_embedded {
+    const char *name;                             /* module name: the file stem */
+    const unsigned char *cuda, *cuda_end;         /* NVIDIA fatbin */
+    const unsigned char *hip, *hip_end;           /* clang offload bundle of HSACO */
+    const char *source;                           /* kernels/<name>.cu, NUL-terminated */
+} wk_gpu_embedded;
+typedef struct wk_gpu_embedded_header {
+    const char *name; /* as included: "gpu.h", "fpconv.h" */
+    const char *text; /* NUL-terminated */
+} wk_gpu_embedded_header;
+extern const wk_gpu_embedded wk_gpu_embedded_modules[];
+extern const int wk_gpu_embedded_module_count;
+extern const wk_gpu_embedded_header wk_gpu_embedded_headers[];
+extern const int wk_gpu_embedded_header_count;
+
+#endif
