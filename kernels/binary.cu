@@ -1,0 +1,127 @@
+/* binary.cu: elementwise binary ops (add sub mul div maximum minimum, same dtype out) and
+ * comparisons (eq ne lt le gt ge, u8 out) (module "binary").
+ *
+ * Kernels (host side: src/gpu/gpu_binary.c):
+ *   binary_<op>_<dt>(n, a, b, y)               both inputs contiguous, dt in f32 f16 bf16,
+ *                                              arithmetic ops only (the hot paths, vectorised)
+ *   binary_float(op, dt, n, L, a, b, y)        any layouts; bf16 f16 f32 f8e4m3 (f32 compute)
+ *   binary_f64  (op, dt, n, L, a, b, y)        any layouts, f64
+ *   binary_int  (op, dt, n, L, a, b, y)        any layouts; u8 u32 i16 i32 i64 (int64 compute)
+ * L holds the joint collapsed layout of a (row 0) and b (row 1). y is contiguous, of dtype dt,
+ * or u8 for a comparison. Pointers already include the layout offsets. */
+#include "gpu.h"
+
+/* Floats: maximum/minimum propagate NaN (the first operand's if both are NaN), as the CPU. */
+template <class T> WK_DEV T wk_binary_fp(int op, T x, T y)
+{
+    switch (op) {
+    case WK_K_ADD: return x + y;
+    case WK_K_SUB: return x - y;
+    case WK_K_MUL: return x * y;
+    case WK_K_DIV: return x / y;
+    case WK_K_MAXIMUM: return x != x ? x : y != y ? y : x > y ? x : y;
+    case WK_K_MINIMUM: return x != x ? x : y != y ? y : x < y ? x : y;
+    default: return x;
+    }
+}
+
+/* Integers on sign- or zero-extended values: wrapping add/sub/mul in uint64_t (truncation on
+ * store wraps at the dtype's width); div truncates, x/0 = 0, MIN/-1 = MIN (as -MIN, wrapping).
+ * A u32 value is never -1 here: it is zero-extended. */
+WK_DEV int64_t wk_binary_int(int op, int64_t x, int64_t y)
+{
+    switch (op) {
+    case WK_K_ADD: return (int64_t)((uint64_t)x + (uint64_t)y);
+    case WK_K_SUB: return (int64_t)((uint64_t)x - (uint64_t)y);
+    case WK_K_MUL: return (int64_t)((uint64_t)x * (uint64_t)y);
+    case WK_K_DIV: return y == 0 ? 0 : y == -1 ? (int64_t)(0ull - (uint64_t)x) : x / y;
+    case WK_K_MAXIMUM: return x > y ? x : y;
+    case WK_K_MINIMUM: return x < y ? x : y;
+    default: return x;
+    }
+}
+
+/* IEEE comparisons: false with a NaN, except ne. */
+template <class T> WK_DEV uint8_t wk_cmp(int op, T x, T y)
+{
+    switch (op) {
+    case WK_K_EQ: return x == y;
+    case WK_K_NE: return x != y;
+    case WK_K_LT: return x < y;
+    case WK_K_LE: return x <= y;
+    case WK_K_GT: return x > y;
+    default: return x >= y;
+    }
+}
+
+/* ---- contiguous, op and dtype fixed at compile time */
+template <int OP, int DT> struct wk_binary_fn {
+    __device__ __forceinline__ typename wk_t<DT>::S operator()(typename wk_t<DT>::S a,
+                                                               typename wk_t<DT>::S b) const
+    {
+        return wk_t<DT>::st(wk_binary_fp<float>(OP, wk_t<DT>::ld(a), wk_t<DT>::ld(b)));
+    }
+};
+
+#define WK_BINARY_HOT(name, OP, dtn, DT)                                                       \
+    WK_KERNEL binary_##name##_##dtn(int64_t n, const void *a, const void *b, void *y)          \
+    {                                                                                          \
+        wk_map2(n, (const wk_t<DT>::S *)a, (const wk_t<DT>::S *)b, (wk_t<DT>::S *)y,           \
+                wk_binary_fn<OP, DT>());                                                       \
+    }
+#define WK_BINARY_OPS(X, dtn, DT)                                                              \
+    X(add, WK_K_ADD, dtn, DT) X(sub, WK_K_SUB, dtn, DT) X(mul, WK_K_MUL, dtn, DT)              \
+    X(div, WK_K_DIV, dtn, DT) X(maximum, WK_K_MAXIMUM, dtn, DT)                                \
+    X(minimum, WK_K_MINIMUM, dtn, DT)
+
+WK_BINARY_OPS(WK_BINARY_HOT, f32, WK_DT_F32)
+WK_BINARY_OPS(WK_BINARY_HOT, f16, WK_DT_F16)
+WK_BINARY_OPS(WK_BINARY_HOT, bf16, WK_DT_BF16)
+
+/* ---- any layouts, op and dtype at run time (one kernel per compute class) */
+WK_KERNEL binary_float(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                       void *y)
+{
+    const bool cmp = op >= WK_K_EQ;
+    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
+        int64_t off[2];
+        wk_koff(L, i, off);
+        const float x = wk_ldf(a, off[0], dt), z = wk_ldf(b, off[1], dt);
+        if (cmp)
+            ((uint8_t *)y)[i] = wk_cmp<float>(op, x, z);
+        else
+            wk_stf(y, i, dt, wk_binary_fp<float>(op, x, z));
+    }
+}
+
+WK_KERNEL binary_f64(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                     void *y)
+{
+    (void)dt; /* f64: the signature of the other classes */
+    const bool cmp = op >= WK_K_EQ;
+    const double *as = (const double *)a, *bs = (const double *)b;
+    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
+        int64_t off[2];
+        wk_koff(L, i, off);
+        const double x = as[off[0]], z = bs[off[1]];
+        if (cmp)
+            ((uint8_t *)y)[i] = wk_cmp<double>(op, x, z);
+        else
+            ((double *)y)[i] = wk_binary_fp<double>(op, x, z);
+    }
+}
+
+WK_KERNEL binary_int(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                     void *y)
+{
+    const bool cmp = op >= WK_K_EQ;
+    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
+        int64_t off[2];
+        wk_koff(L, i, off);
+        const int64_t x = wk_ldi(a, off[0], dt), z = wk_ldi(b, off[1], dt);
+        if (cmp)
+            ((uint8_t *)y)[i] = wk_cmp<int64_t>(op, x, z);
+        else
+            wk_sti(y, i, dt, wk_binary_int(op, x, z));
+    }
+}

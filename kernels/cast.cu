@@ -1,0 +1,106 @@
+/* cast.cu: to_dtype, all 100 (from, to) pairs (module "cast"), with the rules of
+ * docs/semantics.md "Conversions", the same as src/cpu/cpu_cast.c:
+ *   integer -> integer: two's-complement wrap (load sign/zero-extended to int64, truncate);
+ *   integer -> float:   one rounding from int64 (to f32 first for bf16/f16/f8e4m3);
+ *   float -> integer:   NaN -> 0, truncation, saturation (wk_sat, from the exact double);
+ *   float -> float:     through f32 for the reduced types (f64 -> bf16 rounds twice).
+ *
+ * Kernels (host side: src/gpu/gpu_cast.c):
+ *   cast_<from>_<to>(n, x, y)              contiguous, every pair (vectorised)
+ *   cast_strided(from, to, n, L, x, y)     any layout, dtypes at run time
+ * y is contiguous; x already includes the layout offset. */
+#include "gpu.h"
+
+/* Canonical value of a source element: int64 for integer dtypes, double for float dtypes
+ * (exact in both cases). The other one is unused and 0. */
+template <int F> WK_DEV int64_t wk_canon_i(typename wk_t<F>::S v)
+{
+    return wk_t<F>::is_int ? (int64_t)v : 0;
+}
+template <int F> WK_DEV double wk_canon_d(typename wk_t<F>::S v)
+{
+    return wk_t<F>::is_int ? 0.0 : (double)wk_t<F>::ld(v);
+}
+
+/* Destination from a canonical value. */
+template <int T> struct wk_to;
+#define WK_TO_INT(D)                                                                           \
+    template <> struct wk_to<D> {                                                              \
+        WK_DEV wk_t<D>::S from_i(int64_t v) { return (wk_t<D>::S)v; }                          \
+        WK_DEV wk_t<D>::S from_d(double v) { return (wk_t<D>::S)wk_sat<D>(v); }                \
+    };
+WK_TO_INT(WK_DT_U8)
+WK_TO_INT(WK_DT_U32)
+WK_TO_INT(WK_DT_I16)
+WK_TO_INT(WK_DT_I32)
+WK_TO_INT(WK_DT_I64)
+#undef WK_TO_INT
+#define WK_TO_F32C(D)                                                                          \
+    template <> struct wk_to<D> {                                                              \
+        WK_DEV wk_t<D>::S from_i(int64_t v) { return wk_t<D>::st((float)v); }                  \
+        WK_DEV wk_t<D>::S from_d(double v) { return wk_t<D>::st((float)v); }                   \
+    };
+WK_TO_F32C(WK_DT_BF16)
+WK_TO_F32C(WK_DT_F16)
+WK_TO_F32C(WK_DT_F32)
+WK_TO_F32C(WK_DT_F8E4M3)
+#undef WK_TO_F32C
+template <> struct wk_to<WK_DT_F64> {
+    WK_DEV double from_i(int64_t v) { return (double)v; }
+    WK_DEV double from_d(double v) { return v; }
+};
+
+template <int F, int T> struct wk_cast_fn {
+    __device__ __forceinline__ typename wk_t<T>::S operator()(typename wk_t<F>::S v) const
+    {
+        return wk_t<F>::is_int ? wk_to<T>::from_i(wk_canon_i<F>(v))
+                               : wk_to<T>::from_d(wk_canon_d<F>(v));
+    }
+};
+
+#define WK_CAST(fn, F, tn, T)                                                                  \
+    WK_KERNEL cast_##fn##_##tn(int64_t n, const void *x, void *y)                              \
+    {                                                                                          \
+        wk_map1(n, (const wk_t<F>::S *)x, (wk_t<T>::S *)y, wk_cast_fn<F, T>());                \
+    }
+#define WK_CAST_TO(X, fn, F)                                                                   \
+    X(fn, F, u8, WK_DT_U8) X(fn, F, u32, WK_DT_U32) X(fn, F, i16, WK_DT_I16)                   \
+    X(fn, F, i32, WK_DT_I32) X(fn, F, i64, WK_DT_I64) X(fn, F, bf16, WK_DT_BF16)               \
+    X(fn, F, f16, WK_DT_F16) X(fn, F, f32, WK_DT_F32) X(fn, F, f64, WK_DT_F64)                 \
+    X(fn, F, f8e4m3, WK_DT_F8E4M3)
+WK_CAST_TO(WK_CAST, u8, WK_DT_U8)
+WK_CAST_TO(WK_CAST, u32, WK_DT_U32)
+WK_CAST_TO(WK_CAST, i16, WK_DT_I16)
+WK_CAST_TO(WK_CAST, i32, WK_DT_I32)
+WK_CAST_TO(WK_CAST, i64, WK_DT_I64)
+WK_CAST_TO(WK_CAST, bf16, WK_DT_BF16)
+WK_CAST_TO(WK_CAST, f16, WK_DT_F16)
+WK_CAST_TO(WK_CAST, f32, WK_DT_F32)
+WK_CAST_TO(WK_CAST, f64, WK_DT_F64)
+WK_CAST_TO(WK_CAST, f8e4m3, WK_DT_F8E4M3)
+
+/* ---- any layout, dtypes at run time */
+WK_DEV bool wk_dt_is_int(int dt) { return dt <= WK_DT_I64; }
+
+WK_KERNEL cast_strided(int from, int to, int64_t n, wk_klay<1> L, const void *x, void *y)
+{
+    const bool src_int = wk_dt_is_int(from);
+    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
+        int64_t off;
+        wk_koff(L, i, &off);
+        int64_t vi = 0;
+        double vd = 0.0;
+        if (src_int)
+            vi = wk_ldi(x, off, from);
+        else if (from == WK_DT_F64)
+            vd = ((const double *)x)[off];
+        else
+            vd = (double)wk_ldf(x, off, from);
+        if (wk_dt_is_int(to))
+            wk_sti(y, i, to, src_int ? vi : wk_sat_dt(to, vd));
+        else if (to == WK_DT_F64)
+            ((double *)y)[i] = src_int ? (double)vi : vd;
+        else
+            wk_stf(y, i, to, src_int ? (float)vi : (float)vd);
+    }
+}

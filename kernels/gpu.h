@@ -1,0 +1,342 @@
+/* gpu.h: the one portability header of wick's kernels (DESIGN.md section 3).
+ *
+ * Kernels are CUDA-dialect C++ compiled by nvcc (NVIDIA), hipcc (clang, AMD) and at run time by
+ * NVRTC / hipRTC, where no system header exists. This header maps the few vendor names (integer
+ * types, warp shuffles, ballots, vector load types), and holds what every kernel family shares:
+ * dtype and op ids (equal to wick.h's), per-dtype load/store through fpconv.h (reduced-precision
+ * types compute in f32 and round once), the float->int saturating rule, the strided layout
+ * argument and the vectorised contiguous loops.
+ *
+ * Warp size is a run-time fact (64 on CDNA/GCN, 32 on RDNA and NVIDIA): code here uses warpSize
+ * and never assumes 32. No fast-math intrinsics, no inline assembly. */
+#ifndef WK_GPU_H
+#define WK_GPU_H
+
+/* ---- fixed-width integers: no <stdint.h> under the run-time compilers. The typedefs name the
+ * same types as the other declarations that may meet them there (hipRTC's own int32/int64 and
+ * the stdint.h stand-in of src/gpu/gpu_rtc.c under NVRTC), so redeclarations agree. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long int64_t;
+typedef unsigned long uint64_t;
+typedef unsigned long uintptr_t;
+#elif defined(__HIPCC_RTC__)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef signed int int32_t;
+typedef unsigned int uint32_t;
+typedef signed long long int64_t;
+typedef unsigned long long uint64_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+#else
+#include <stdint.h>
+#endif
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define WK_HIP 1
+#if !defined(__HIPCC_RTC__)
+#include <hip/hip_runtime.h>
+#endif
+/* The flags say -ffp-contract=off; this makes the run-time compile agree even without them. */
+#pragma clang fp contract(off)
+#endif
+
+#include "fpconv.h"
+
+/* ---- vendor names */
+#define WK_KERNEL extern "C" __global__ void __launch_bounds__(256)
+#define WK_DEV static __device__ __forceinline__
+#define WK_BLOCK 256 /* every kernel runs with blocks of 256 threads (a multiple of 32 and 64) */
+
+/* WK_SHFL_DOWN: lane i gets lane i+d's value (its own past the warp's end); every lane of the
+ * warp must take part. WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
+#if defined(WK_HIP)
+#define WK_SHFL_DOWN(v, d) __shfl_down((v), (d))
+#define WK_BALLOT(p) ((uint64_t)__ballot(p))
+typedef unsigned int wk_u32x2 __attribute__((ext_vector_type(2)));
+typedef unsigned int wk_u32x4 __attribute__((ext_vector_type(4)));
+#else
+#define WK_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define WK_BALLOT(p) ((uint64_t)__ballot_sync(0xffffffffu, (p)))
+typedef uint2 wk_u32x2;
+typedef uint4 wk_u32x4;
+#endif
+
+/* ---- dtype ids: the values of wk_dtype (include/wick.h). */
+enum {
+    WK_DT_U8 = 0, WK_DT_U32 = 1, WK_DT_I16 = 2, WK_DT_I32 = 3, WK_DT_I64 = 4,
+    WK_DT_BF16 = 5, WK_DT_F16 = 6, WK_DT_F32 = 7, WK_DT_F64 = 8, WK_DT_F8E4M3 = 9
+};
+
+/* ---- op ids: the values of wk_op (include/wick.h). */
+enum {
+    WK_K_EXP = 0, WK_K_LOG = 1, WK_K_SIN = 2, WK_K_COS = 3, WK_K_TANH = 4, WK_K_ABS = 5,
+    WK_K_NEG = 6, WK_K_RECIP = 7, WK_K_SQR = 8, WK_K_SQRT = 9, WK_K_GELU = 10,
+    WK_K_GELU_ERF = 11, WK_K_ERF = 12, WK_K_RELU = 13, WK_K_SILU = 14, WK_K_FLOOR = 15,
+    WK_K_CEIL = 16, WK_K_ROUND = 17, WK_K_SIGN = 18, WK_K_SIGMOID = 19, WK_K_AFFINE = 20,
+    WK_K_POWF = 21, WK_K_ELU = 22,
+    WK_K_ADD = 30, WK_K_SUB = 31, WK_K_MUL = 32, WK_K_DIV = 33, WK_K_MAXIMUM = 34,
+    WK_K_MINIMUM = 35,
+    WK_K_EQ = 40, WK_K_NE = 41, WK_K_LT = 42, WK_K_LE = 43, WK_K_GT = 44, WK_K_GE = 45,
+    WK_K_SUM = 60, WK_K_MIN = 61, WK_K_MAX = 62, WK_K_ARGMIN = 63, WK_K_ARGMAX = 64
+};
+
+WK_DEV float wk_inf_f32(void) { return __int_as_float(0x7f800000); }
+WK_DEV double wk_inf_f64(void) { return __longlong_as_double(0x7ff0000000000000ll); }
+
+/* ---- per-dtype facts. S: storage type; C: compute type (float for bf16/f16/f8e4m3/f32, double
+ * for f64, int64_t for every integer type: loads sign- or zero-extend, stores truncate, which is
+ * the two's-complement wrap of docs/semantics.md). */
+template <int D> struct wk_t;
+#define WK_INT_TRAIT(D, ST, LO, HI)                                        \
+    template <> struct wk_t<D> {                                           \
+        typedef ST S;                                                      \
+        typedef int64_t C;                                                 \
+        enum { is_int = 1 };                                               \
+        WK_DEV C ld(S v) { return (C)v; }                                  \
+        WK_DEV S st(C v) { return (S)v; }                                  \
+        WK_DEV double lo(void) { return LO; }                              \
+        WK_DEV double hi(void) { return HI; }                              \
+    };
+WK_INT_TRAIT(WK_DT_U8, uint8_t, 0.0, 255.0)
+WK_INT_TRAIT(WK_DT_U32, uint32_t, 0.0, 4294967295.0)
+WK_INT_TRAIT(WK_DT_I16, int16_t, -32768.0, 32767.0)
+WK_INT_TRAIT(WK_DT_I32, int32_t, -2147483648.0, 2147483647.0)
+WK_INT_TRAIT(WK_DT_I64, int64_t, -9223372036854775808.0, 9223372036854775807.0)
+#undef WK_INT_TRAIT
+
+#define WK_FLOAT_TRAIT(D, ST, CT, LD, ST_)                                 \
+    template <> struct wk_t<D> {                                           \
+        typedef ST S;                                                      \
+        typedef CT C;                                                      \
+        enum { is_int = 0 };                                               \
+        WK_DEV C ld(S v) { return LD; }                                    \
+        WK_DEV S st(C v) { return ST_; }                                   \
+    };
+WK_FLOAT_TRAIT(WK_DT_BF16, uint16_t, float, wk_fp_bf16_to_f32(v), wk_fp_f32_to_bf16(v))
+WK_FLOAT_TRAIT(WK_DT_F16, uint16_t, float, wk_fp_f16_to_f32(v), wk_fp_f32_to_f16(v))
+WK_FLOAT_TRAIT(WK_DT_F32, float, float, v, v)
+WK_FLOAT_TRAIT(WK_DT_F64, double, double, v, v)
+WK_FLOAT_TRAIT(WK_DT_F8E4M3, uint8_t, float, wk_fp_f8e4m3_to_f32(v), wk_fp_f32_to_f8e4m3(v))
+#undef WK_FLOAT_TRAIT
+
+/* float -> integer (Rust's `as`): NaN -> 0, truncation toward zero, saturation at the type's
+ * range (inf included). Written out: an out-of-range conversion is undefined in C++. Every
+ * float type reaches here as a double, which holds it exactly. */
+template <int D> WK_DEV int64_t wk_sat(double v)
+{
+    if (v != v)
+        return 0;
+    if (v <= wk_t<D>::lo())
+        return (int64_t)wk_t<D>::lo();
+    if (D == WK_DT_I64 && v >= 9223372036854775808.0) /* 2^63: past INT64_MAX */
+        return (int64_t)0x7fffffffffffffffll;
+    if (D != WK_DT_I64 && v >= wk_t<D>::hi())
+        return (int64_t)wk_t<D>::hi();
+    return (int64_t)v;
+}
+/* The same with a run-time dtype. */
+WK_DEV int64_t wk_sat_dt(int dt, double v)
+{
+    switch (dt) {
+    case WK_DT_U8: return wk_sat<WK_DT_U8>(v);
+    case WK_DT_U32: return wk_sat<WK_DT_U32>(v);
+    case WK_DT_I16: return wk_sat<WK_DT_I16>(v);
+    case WK_DT_I32: return wk_sat<WK_DT_I32>(v);
+    default: return wk_sat<WK_DT_I64>(v);
+    }
+}
+
+/* ---- run-time dtype loads and stores, for the generic (strided) kernels of one compute class:
+ * the f32 class (bf16 f16 f32 f8e4m3) and the integer class (u8 u32 i16 i32 i64). */
+WK_DEV float wk_ldf(const void *p, int64_t i, int dt)
+{
+    switch (dt) {
+    case WK_DT_BF16: return wk_fp_bf16_to_f32(((const uint16_t *)p)[i]);
+    case WK_DT_F16: return wk_fp_f16_to_f32(((const uint16_t *)p)[i]);
+    case WK_DT_F8E4M3: return wk_fp_f8e4m3_to_f32(((const uint8_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+WK_DEV void wk_stf(void *p, int64_t i, int dt, float v)
+{
+    switch (dt) {
+    case WK_DT_BF16: ((uint16_t *)p)[i] = wk_fp_f32_to_bf16(v); break;
+    case WK_DT_F16: ((uint16_t *)p)[i] = wk_fp_f32_to_f16(v); break;
+    case WK_DT_F8E4M3: ((uint8_t *)p)[i] = wk_fp_f32_to_f8e4m3(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
+WK_DEV int64_t wk_ldi(const void *p, int64_t i, int dt)
+{
+    switch (dt) {
+    case WK_DT_U8: return ((const uint8_t *)p)[i];
+    case WK_DT_U32: return ((const uint32_t *)p)[i];
+    case WK_DT_I16: return ((const int16_t *)p)[i];
+    case WK_DT_I32: return ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+WK_DEV void wk_sti(void *p, int64_t i, int dt, int64_t v)
+{
+    switch (dt) {
+    case WK_DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case WK_DT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case WK_DT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case WK_DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    default: ((int64_t *)p)[i] = v; break;
+    }
+}
+
+/* ---- strided layouts, passed by value. The host folds the layout offset into the pointer and
+ * collapses the dims; N inputs of equal dims share dims and have a row of strides each. `small`
+ * is set by the host when the element count and every input's largest offset fit in int32: the
+ * index arithmetic then runs in 32 bits (several times cheaper than 64-bit division).
+ * Mirrored by wk_klay1/2/3 in src/gpu/gpu_ops.h. */
+#define WK_KMAX_RANK 8
+template <int N> struct wk_klay {
+    int32_t rank; /* >= 1 */
+    int32_t small;
+    int64_t dims[WK_KMAX_RANK];
+    int64_t st[N][WK_KMAX_RANK];
+};
+
+/* off[n]: element offset of row-major linear index i in input n. The 32-bit loop is unrolled
+ * with constant indices so the by-value argument stays in parameter space. */
+template <int N> WK_DEV void wk_koff(const wk_klay<N> &L, int64_t i, int64_t *off)
+{
+    if (L.small) {
+        uint32_t r = (uint32_t)i;
+        uint32_t o[N];
+#pragma unroll
+        for (int n = 0; n < N; n++)
+            o[n] = 0;
+#pragma unroll
+        for (int k = WK_KMAX_RANK - 1; k >= 1; k--) {
+            if (k < L.rank) {
+                const uint32_t d = (uint32_t)L.dims[k];
+                const uint32_t q = r / d;
+                const uint32_t c = r - q * d;
+#pragma unroll
+                for (int n = 0; n < N; n++)
+                    o[n] += c * (uint32_t)L.st[n][k];
+                r = q;
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < N; n++)
+            off[n] = (int64_t)(o[n] + r * (uint32_t)L.st[n][0]);
+    } else {
+        /* Rare (past 2^31): a rolled loop keeps the code small (64-bit division is long). */
+        int64_t r = i;
+#pragma unroll
+        for (int n = 0; n < N; n++)
+            off[n] = 0;
+#pragma unroll 1
+        for (int k = L.rank - 1; k >= 1; k--) {
+            const int64_t d = L.dims[k];
+            const int64_t q = r / d;
+            const int64_t c = r - q * d;
+#pragma unroll
+            for (int n = 0; n < N; n++)
+                off[n] += c * L.st[n][k];
+            r = q;
+        }
+#pragma unroll
+        for (int n = 0; n < N; n++)
+            off[n] += r * L.st[n][0];
+    }
+}
+
+/* ---- grid-stride loops */
+WK_DEV int64_t wk_tid(void) { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+WK_DEV int64_t wk_nthreads(void) { return (int64_t)gridDim.x * blockDim.x; }
+
+/* ---- vector loads: B bytes as one load (B in 1, 2, 4, 8, 16). */
+template <int B> struct wk_raw;
+template <> struct wk_raw<1> { typedef uint8_t T; };
+template <> struct wk_raw<2> { typedef uint16_t T; };
+template <> struct wk_raw<4> { typedef uint32_t T; };
+template <> struct wk_raw<8> { typedef wk_u32x2 T; };
+template <> struct wk_raw<16> { typedef wk_u32x4 T; };
+/* N elements of T, loaded and stored as one B = N*sizeof(T) byte access. */
+template <class T, int N> union wk_pack {
+    typename wk_raw<(int)sizeof(T) * N>::T raw;
+    T v[N];
+};
+
+#define WK_MAX2(a, b) ((a) > (b) ? (a) : (b))
+
+/* y[i] = f(x[i]) for i < n, contiguous. Vector accesses of 16 bytes (of the wider type) when
+ * both pointers allow it, scalar otherwise and for the tail. */
+template <class TI, class TO, class F>
+WK_DEV void wk_map1(int64_t n, const TI *__restrict__ x, TO *__restrict__ y, const F &f)
+{
+    const int N = 16 / (int)WK_MAX2(sizeof(TI), sizeof(TO));
+    const int64_t t0 = wk_tid(), nt = wk_nthreads();
+    int64_t done = 0;
+    if ((uintptr_t)x % (N * sizeof(TI)) == 0 && (uintptr_t)y % (N * sizeof(TO)) == 0) {
+        const int64_t nv = n / N;
+        const wk_pack<TI, N> *xv = (const wk_pack<TI, N> *)x;
+        wk_pack<TO, N> *yv = (wk_pack<TO, N> *)y;
+        for (int64_t v = t0; v < nv; v += nt) {
+            wk_pack<TI, N> a;
+            wk_pack<TO, N> b;
+            a.raw = xv[v].raw;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                b.v[k] = f(a.v[k]);
+            yv[v].raw = b.raw;
+        }
+        done = nv * N;
+    }
+    for (int64_t i = done + t0; i < n; i += nt)
+        y[i] = f(x[i]);
+}
+
+/* y[i] = f(a[i], b[i]) for i < n, contiguous, vectorised like wk_map1. */
+template <class TI, class TO, class F>
+WK_DEV void wk_map2(int64_t n, const TI *__restrict__ a, const TI *__restrict__ b,
+                    TO *__restrict__ y, const F &f)
+{
+    const int N = 16 / (int)WK_MAX2(sizeof(TI), sizeof(TO));
+    const int64_t t0 = wk_tid(), nt = wk_nthreads();
+    int64_t done = 0;
+    if ((uintptr_t)a % (N * sizeof(TI)) == 0 && (uintptr_t)b % (N * sizeof(TI)) == 0 &&
+        (uintptr_t)y % (N * sizeof(TO)) == 0) {
+        const int64_t nv = n / N;
+        const wk_pack<TI, N> *av = (const wk_pack<TI, N> *)a;
+        const wk_pack<TI, N> *bv = (const wk_pack<TI, N> *)b;
+        wk_pack<TO, N> *yv = (wk_pack<TO, N> *)y;
+        for (int64_t v = t0; v < nv; v += nt) {
+            wk_pack<TI, N> p, q;
+            wk_pack<TO, N> r;
+            p.raw = av[v].raw;
+            q.raw = bv[v].raw;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                r.v[k] = f(p.v[k], q.v[k]);
+            yv[v].raw = r.raw;
+        }
+        done = nv * N;
+    }
+    for (int64_t i = done + t0; i < n; i += nt)
+        y[i] = f(a[i], b[i]);
+}
+
+/* Element-size classes for kernels that only move bits. */
+template <int B> struct wk_bits;
+template <> struct wk_bits<1> { typedef uint8_t T; };
+template <> struct wk_bits<2> { typedef uint16_t T; };
+template <> struct wk_bits<4> { typedef uint32_t T; };
+template <> struct wk_bits<8> { typedef uint64_t T; };
+template <> struct wk_bits<16> { typedef wk_u32x4 T; };
+
+#endif /* WK_GPU_H */

@@ -1,0 +1,42 @@
+/* gpu_binary.c: the GPU binary ops (add sub mul div maximum minimum) and comparisons (eq ne lt
+ * le gt ge, u8 out): picks a kernel of kernels/binary.cu and launches it. Arithmetic on two
+ * contiguous f32/f16/bf16 inputs takes the vectorised kernel of its (op, dtype); everything
+ * else (broadcasts, strides, comparisons, other dtypes) the kernel of its compute class with
+ * the jointly collapsed layouts. */
+#include "gpu_ops.h"
+#include <stdio.h>
+
+static bool binary_hot(wk_op op, wk_dtype dt)
+{
+    return op >= WK_OP_ADD && op <= WK_OP_MINIMUM &&
+           (dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16);
+}
+
+/* out (contiguous, elem_count(la) elements; dtype dt, or u8 for a comparison) = a op b. */
+wk_status wk_gpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
+                        const wk_layout *la, const void *b, const wk_layout *lb)
+{
+    int64_t n = wk_layout_elem_count(la);
+    if (n == 0)
+        return WK_OK;
+    const size_t esz = wk_dtype_size(dt);
+    const void *ap = wk_gpu_at(a, la->offset, esz), *bp = wk_gpu_at(b, lb->offset, esz);
+
+    if (binary_hot(op, dt) && wk_layout_is_contiguous(la) && wk_layout_is_contiguous(lb)) {
+        char name[64];
+        snprintf(name, sizeof name, "binary_%s_%s", wk_gpu_op_kname(op), wk_gpu_dtype_kname(dt));
+        void *args[] = {&n, &ap, &bp, &out};
+        const int64_t vec = (int64_t)(16 / esz);
+        return wk_gpu_run(dev, "binary", name, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
+                          args);
+    }
+
+    wk_klay2 k;
+    wk_layout col[2];
+    wk_gpu_klay2(&k, col, la, lb);
+    int iop = (int)op, idt = (int)dt;
+    const char *kname = dt == WK_DTYPE_F64 ? "binary_f64" : wk_dtype_is_int(dt) ? "binary_int"
+                                                                                : "binary_float";
+    void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &out};
+    return wk_gpu_run(dev, "binary", kname, wk_gpu_blocks(dev, n), 1, 1, args);
+}
