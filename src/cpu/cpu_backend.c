@@ -94,8 +94,17 @@ const wk_backend wk_cpu_backend = {
     .copy_strided = wk_cpu_copy_strided,
     .copy2d = wk_cpu_copy2d,
     .rand = wk_cpu_rand,
+    .matmul = wk_cpu_matmul,
+    .conv = wk_cpu_conv,
     /* @marker:linalg */
+    .pool2d = wk_cpu_pool2d,
+    .upsample = wk_cpu_upsample,
     /* @marker:image */
+    .index = wk_cpu_index,
     /* @marker:index */
+    .softmax = wk_cpu_softmax,
+    .norm = wk_cpu_norm,
+    .rope = wk_cpu_rope,
+    .arg_sort = wk_cpu_arg_sort,
     /* @marker:fused */
 };

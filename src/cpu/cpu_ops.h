@@ -37,9 +37,41 @@ wk_status wk_cpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
 wk_status wk_cpu_rand(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
                       double b, uint64_t seed, uint64_t offset);
 
+/* cpu_matmul.c: matmul through OpenBLAS, and the gemm the convolutions share:
+ * c (m x n, row stride ldc) = op(a) @ op(b), row-major, ct F32 or F64, op = transpose if ta/tb;
+ * every extent and leading dim fits in int (the callers check). */
+wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, const wk_layout *la,
+                        const void *b, const wk_layout *lb);
+void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a,
+                 int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
+/* 1 if OpenBLAS runs this gemm on the calling thread alone (so callers may thread over many). */
+int wk_cpu_gemm_small(int64_t m, int64_t n, int64_t k);
+/* cpu_conv.c: conv1d, conv_transpose1d, conv2d, conv_transpose2d (im2col / col2im + gemm) */
+wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *w, const wk_layout *lw,
+                      const wk_conv_params *p);
 /* @marker:linalg */
+/* cpu_pool.c: avg_pool2d, max_pool2d */
+wk_status wk_cpu_pool2d(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                        const wk_layout *lx, const wk_pool_params *p);
+/* cpu_upsample.c: upsample_nearest1d/2d, upsample_bilinear2d */
+wk_status wk_cpu_upsample(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, const int64_t *out_dims, int align_corners,
+                          double scale_h, double scale_w);
 /* @marker:image */
+/* cpu_index.c: index_select, gather, scatter_set, scatter_add_set, index_add */
+wk_status wk_cpu_index(wk_device *dev, const wk_index_args *a);
 /* @marker:index */
+/* cpu_softmax.c, cpu_norm.c, cpu_rope.c, cpu_sort.c: candle-nn's fused ops */
+wk_status wk_cpu_softmax(wk_device *dev, wk_dtype dt, void *out, const void *x, const wk_layout *lx);
+wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *alpha, const wk_layout *la,
+                      const void *beta, const wk_layout *lb, float eps);
+wk_status wk_cpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
+                      const wk_layout *ls);
+wk_status wk_cpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, int ascending);
 /* @marker:fused */
 
 #endif

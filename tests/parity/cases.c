@@ -66,9 +66,38 @@ const pt_row pt_rows[] = {
     R("argmax", WK_OP_ARGMAX, PD_TIES, PT_EXACT, 1),
     {"copy_strided_src", WK_OP_COPY_STRIDED, PK_COPY_STRIDED, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
     {"copy2d", WK_OP_COPY2D, PK_COPY2D, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    /* matmul and convolutions: sums of products in a BLAS order (PT_SUM) */
+    {"matmul", WK_OP_MATMUL, PK_MATMUL, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"conv1d", WK_OP_CONV1D, PK_CONV, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"conv_transpose1d", WK_OP_CONV_TRANSPOSE1D, PK_CONV, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"conv2d", WK_OP_CONV2D, PK_CONV, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"conv_transpose2d", WK_OP_CONV_TRANSPOSE2D, PK_CONV, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
     /* @marker:linalg */
+    /* pools and upsampling: avg and bilinear are short sums (PT_SUM); max and nearest select
+     * (max compares values, NaN included: PT_EXACT; nearest copies bits: PT_BITS) */
+    {"avg_pool2d", WK_OP_AVG_POOL2D, PK_POOL, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"max_pool2d", WK_OP_MAX_POOL2D, PK_POOL, PD_TIES, PT_EXACT, 1, WK_DTYPE_U8},
+    {"upsample_nearest1d", WK_OP_UPSAMPLE_NEAREST1D, PK_UPSAMPLE, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"upsample_nearest2d", WK_OP_UPSAMPLE_NEAREST2D, PK_UPSAMPLE, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"upsample_bilinear2d", WK_OP_UPSAMPLE_BILINEAR2D, PK_UPSAMPLE, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
     /* @marker:image */
+    /* indexing: selections copy bits (PT_BITS); adds round per add in the same row-major order
+     * as the reference, so they are exact too (PT_EXACT) */
+    {"index_select", WK_OP_INDEX_SELECT, PK_INDEX, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"gather", WK_OP_GATHER, PK_INDEX, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"scatter_set", WK_OP_SCATTER_SET, PK_INDEX, PD_BITS, PT_BITS, 0, WK_DTYPE_U8},
+    {"scatter_add_set", WK_OP_SCATTER_ADD_SET, PK_INDEX, PD_ANY, PT_EXACT, 0, WK_DTYPE_U8},
+    {"index_add", WK_OP_INDEX_ADD, PK_INDEX, PD_ANY, PT_EXACT, 0, WK_DTYPE_U8},
     /* @marker:index */
+    /* fused ops of candle-nn: row sums accumulate in f32 (PT_SUM); rope is a product sum per
+     * element (PT_TRANSC); arg_sort's u32 indices are exact (ties and NaN included) */
+    {"softmax_last_dim", WK_OP_SOFTMAX_LAST_DIM, PK_SOFTMAX, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"rms_norm", WK_OP_RMS_NORM, PK_NORM, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"layer_norm", WK_OP_LAYER_NORM, PK_NORM, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"rope", WK_OP_ROPE, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
+    {"rope_i", WK_OP_ROPE_I, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
+    {"rope_thd", WK_OP_ROPE_THD, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
+    {"arg_sort_last_dim", WK_OP_ARG_SORT_LAST_DIM, PK_ARG_SORT, PD_TIES, PT_EXACT, 1, WK_DTYPE_U8},
     /* @marker:fused */
 };
 const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

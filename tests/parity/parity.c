@@ -17,9 +17,18 @@ static const pt_runner runners[PK_COUNT] = {
     [PK_REDUCE] = pt_run_reduce,
     [PK_COPY_STRIDED] = pt_run_copy_strided,
     [PK_COPY2D] = pt_run_copy2d,
+    [PK_MATMUL] = pt_run_matmul,
+    [PK_CONV] = pt_run_conv,
     /* @marker:linalg */
+    [PK_POOL] = pt_run_pool,
+    [PK_UPSAMPLE] = pt_run_upsample,
     /* @marker:image */
+    [PK_INDEX] = pt_run_index,
     /* @marker:index */
+    [PK_SOFTMAX] = pt_run_softmax,
+    [PK_NORM] = pt_run_norm,
+    [PK_ROPE] = pt_run_rope,
+    [PK_ARG_SORT] = pt_run_arg_sort,
     /* @marker:fused */
 };
 

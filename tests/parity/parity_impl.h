@@ -90,9 +90,18 @@ typedef enum pt_kind {
     PK_REDUCE,       /* wk_reduce */
     PK_COPY_STRIDED, /* wk_copy_strided_src */
     PK_COPY2D,       /* wk_copy2d */
+    PK_MATMUL,       /* wk_matmul */
+    PK_CONV,         /* wk_conv1d, wk_conv_transpose1d, wk_conv2d, wk_conv_transpose2d */
     /* @marker:linalg */
+    PK_POOL,         /* wk_avg_pool2d, wk_max_pool2d */
+    PK_UPSAMPLE,     /* wk_upsample_nearest1d/2d, wk_upsample_bilinear2d */
     /* @marker:image */
+    PK_INDEX,        /* index_select, gather, scatter_set, scatter_add_set, index_add */
     /* @marker:index */
+    PK_SOFTMAX,      /* wk_softmax_last_dim */
+    PK_NORM,         /* wk_rms_norm, wk_layer_norm */
+    PK_ROPE,         /* wk_rope, wk_rope_i, wk_rope_thd */
+    PK_ARG_SORT,     /* wk_arg_sort_last_dim, ascending and descending */
     /* @marker:fused */
     PK_COUNT
 } pt_kind;
@@ -135,9 +144,18 @@ void pt_run_reduce(pt_ctx *c, pt_rng *r);
 void pt_run_const_set(pt_ctx *c, pt_rng *r);
 void pt_run_copy_strided(pt_ctx *c, pt_rng *r);
 void pt_run_copy2d(pt_ctx *c, pt_rng *r);
+void pt_run_matmul(pt_ctx *c, pt_rng *r);
+void pt_run_conv(pt_ctx *c, pt_rng *r);
 /* @marker:linalg */
+void pt_run_pool(pt_ctx *c, pt_rng *r);
+void pt_run_upsample(pt_ctx *c, pt_rng *r);
 /* @marker:image */
+void pt_run_index(pt_ctx *c, pt_rng *r);
 /* @marker:index */
+void pt_run_softmax(pt_ctx *c, pt_rng *r); /* run_fused.c */
+void pt_run_norm(pt_ctx *c, pt_rng *r);
+void pt_run_rope(pt_ctx *c, pt_rng *r);
+void pt_run_arg_sort(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
 
 /* ---------------------------------------------------------------- case.c: case helpers */

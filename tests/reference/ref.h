@@ -76,9 +76,47 @@ wk_status ref_copy_strided_src(void *dst, wk_dtype dt, size_t dst_offset, const 
 wk_status ref_copy2d(void *dst, wk_dtype dt, const void *src, size_t d1, size_t d2,
                      size_t src_stride1, size_t dst_stride1, size_t src_offset, size_t dst_offset);
 
+/* ref_matmul.c: out [..., m, n] = a [..., m, k] @ b [..., k, n] (f64 sums, one rounding). */
+wk_status ref_matmul(void *out, wk_dtype dt, const void *a, const wk_layout *la, const void *b,
+                     const wk_layout *lb);
+/* ref_conv.c: op in CONV1D..CONV_TRANSPOSE2D; shapes of wick.h. ref_conv_count gives the output
+ * element count (0 and the status on an error). */
+wk_status ref_conv(void *out, wk_op op, wk_dtype dt, const void *x, const wk_layout *lx,
+                   const void *w, const wk_layout *lw, const wk_conv_params *p);
+wk_status ref_conv_count(int64_t *count, wk_op op, const wk_layout *lx, const wk_layout *lw,
+                         const wk_conv_params *p);
 /* @marker:linalg */
+/* ref_image.c: op AVG_POOL2D / MAX_POOL2D; op UPSAMPLE_* (out_dims: l_out, or h_out, w_out). */
+wk_status ref_pool2d(void *out, wk_op op, wk_dtype dt, const void *x, const wk_layout *lx,
+                     const wk_pool_params *p);
+wk_status ref_upsample(void *out, wk_op op, wk_dtype dt, const void *x, const wk_layout *lx,
+                       const int64_t *out_dims, int align_corners, double scale_h, double scale_w);
 /* @marker:image */
+/* ref_index.c: the indexing ops; ids of dtype idt. ref_scatter writes dst (the whole
+ * destination buffer) in place (add = 0: scatter_set, 1: scatter_add_set); index_add writes out
+ * (contiguous, dst's dims). */
+wk_status ref_index_select(void *out, wk_dtype dt, const void *src, const wk_layout *ls,
+                           wk_dtype idt, const void *ids, const wk_layout *li, int32_t dim);
+wk_status ref_gather(void *out, wk_dtype dt, const void *src, const wk_layout *ls, wk_dtype idt,
+                     const void *ids, const wk_layout *li, int32_t dim);
+wk_status ref_scatter(void *dst, int add, wk_dtype dt, const wk_layout *ld, wk_dtype idt,
+                      const void *ids, const wk_layout *li, const void *src, const wk_layout *ls,
+                      int32_t dim);
+wk_status ref_index_add(void *out, wk_dtype dt, const void *dst, const wk_layout *ld, wk_dtype idt,
+                        const void *ids, const wk_layout *li, const void *src, const wk_layout *ls,
+                        int32_t dim);
 /* @marker:index */
+/* ref_fused.c: candle-nn's fused ops; shape rules give WK_ERR_SHAPE. rope: op ROPE, ROPE_I or
+ * ROPE_THD. arg_sort writes u32 indices. */
+wk_status ref_softmax_last_dim(void *out, wk_dtype dt, const void *x, const wk_layout *lx);
+wk_status ref_rms_norm(void *out, wk_dtype dt, const void *x, const wk_layout *lx,
+                       const void *alpha, const wk_layout *la, float eps);
+wk_status ref_layer_norm(void *out, wk_dtype dt, const void *x, const wk_layout *lx,
+                         const void *alpha, const wk_layout *la, const void *beta,
+                         const wk_layout *lb, float eps);
+wk_status ref_rope(void *out, wk_op op, wk_dtype dt, const void *x, const wk_layout *lx,
+                   const void *cos, const wk_layout *lc, const void *sin, const wk_layout *ls);
+wk_status ref_arg_sort(void *out, wk_dtype dt, const void *x, const wk_layout *lx, int ascending);
 /* @marker:fused */
 
 #endif

@@ -29,9 +29,28 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_SUM: case WK_OP_MIN: case WK_OP_MAX: case WK_OP_ARGMIN: case WK_OP_ARGMAX:
     case WK_OP_COPY_STRIDED: case WK_OP_COPY2D:
         return 1;
+    /* matmul and the convolutions: floats only (BLAS-style arithmetic) */
+    case WK_OP_MATMUL: case WK_OP_CONV1D: case WK_OP_CONV_TRANSPOSE1D: case WK_OP_CONV2D:
+    case WK_OP_CONV_TRANSPOSE2D:
+        return is_float;
     /* @marker:linalg */
+    /* pools and upsampling: averaging and interpolating need floats; max and nearest select */
+    case WK_OP_AVG_POOL2D: case WK_OP_UPSAMPLE_BILINEAR2D:
+        return is_float;
+    case WK_OP_MAX_POOL2D: case WK_OP_UPSAMPLE_NEAREST1D: case WK_OP_UPSAMPLE_NEAREST2D:
+        return 1;
     /* @marker:image */
+    /* indexing: every value dtype (adds wrap on integers) */
+    case WK_OP_INDEX_SELECT: case WK_OP_GATHER: case WK_OP_SCATTER_SET: case WK_OP_SCATTER_ADD_SET:
+    case WK_OP_INDEX_ADD:
+        return 1;
     /* @marker:index */
+    /* fused ops of candle-nn: floats only, except arg_sort (every dtype) */
+    case WK_OP_SOFTMAX_LAST_DIM: case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: case WK_OP_ROPE:
+    case WK_OP_ROPE_I: case WK_OP_ROPE_THD:
+        return is_float;
+    case WK_OP_ARG_SORT_LAST_DIM:
+        return 1;
     /* @marker:fused */
     default:
         return 0;

@@ -1,0 +1,169 @@
+/* cpu_matmul.c: the CPU matmul through OpenBLAS (cblas_sgemm / cblas_dgemm), and the gemm helper
+ * the convolutions share.
+ *
+ * f32 and f64 go straight to BLAS; f16 and bf16 are converted to f32, multiplied with sgemm
+ * (f32 accumulation) and rounded back once. An operand whose last two dims are row-major
+ * (stride[-1] == 1) or transposed (stride[-2] == 1) with a usable leading dimension is passed
+ * as it is, with the matching transpose flag; any other operand is gathered into a contiguous
+ * scratch first. Batch dims may have any strides (0 included): each batch's start is computed
+ * from its multi-index, so they never force a copy. Small matrices in many batches run one gemm
+ * per OpenMP thread; large ones run one after the other, each threaded by OpenBLAS. */
+#include "cpu_ops.h"
+#include "wk_core.h"
+#include <cblas.h>
+#include <limits.h>
+#include <omp.h>
+#include <string.h>
+
+/* OpenBLAS runs a gemm on the calling thread alone when m*n*k is at most 65536 (times its
+ * GEMM_MULTITHREAD_THRESHOLD, 4 by default). Only such gemms are spread over OpenMP threads, so
+ * the pthreads build of OpenBLAS is never entered from inside a parallel region with work it
+ * would thread itself. */
+#define MATMUL_SMALL_MNK 65536.0
+/* OpenBLAS keeps a fixed pool of per-call buffers; stay well inside it. */
+#define MATMUL_MAX_THREADS 32
+
+int wk_cpu_gemm_small(int64_t m, int64_t n, int64_t k)
+{
+    return (double)m * (double)n * (double)k <= MATMUL_SMALL_MNK;
+}
+
+void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a,
+                 int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    const enum CBLAS_TRANSPOSE fa = ta ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE fb = tb ? CblasTrans : CblasNoTrans;
+    if (ct == WK_DTYPE_F64)
+        cblas_dgemm(CblasRowMajor, fa, fb, (blasint)m, (blasint)n, (blasint)k, 1.0, a,
+                    (blasint)lda, b, (blasint)ldb, 0.0, c, (blasint)ldc);
+    else
+        cblas_sgemm(CblasRowMajor, fa, fb, (blasint)m, (blasint)n, (blasint)k, 1.0f, a,
+                    (blasint)lda, b, (blasint)ldb, 0.0f, c, (blasint)ldc);
+}
+
+/* How BLAS can read the rows x cols matrix of l (its last two dims): *trans and *ld. Returns 0
+ * when it cannot (the operand must be copied). The stride of a dim of size 1 does not matter,
+ * so it is replaced by the value that makes the test pass. */
+static int blas_view(const wk_layout *l, int *trans, int64_t *ld_out)
+{
+    const int r = l->rank;
+    const int64_t rows = l->dims[r - 2], cols = l->dims[r - 1];
+    const int64_t s0 = l->strides[r - 2], s1 = l->strides[r - 1];
+    if (rows > INT_MAX || cols > INT_MAX)
+        return 0;
+    /* row-major: a row's elements adjacent, rows ld >= cols apart */
+    int64_t ld = rows == 1 ? (cols > 1 ? cols : 1) : s0;
+    if ((cols == 1 || s1 == 1) && ld >= (cols > 1 ? cols : 1) && ld <= INT_MAX) {
+        *trans = 0;
+        *ld_out = ld;
+        return 1;
+    }
+    /* transposed: a column's elements adjacent, columns ld >= rows apart */
+    ld = cols == 1 ? (rows > 1 ? rows : 1) : s1;
+    if ((rows == 1 || s0 == 1) && ld >= (rows > 1 ? rows : 1) && ld <= INT_MAX) {
+        *trans = 1;
+        *ld_out = ld;
+        return 1;
+    }
+    return 0;
+}
+
+/* Element offset of batch i (row-major over the batch dims of l) in l. */
+static int64_t batch_offset(const wk_layout *l, int64_t i)
+{
+    int64_t off = l->offset;
+    for (int k = l->rank - 3; k >= 0; k--) {
+        const int64_t d = l->dims[k];
+        off += (i % d) * l->strides[k];
+        i /= d;
+    }
+    return off;
+}
+
+/* One operand as BLAS reads it: base pointer (compute type), layout, flag, leading dim. */
+typedef struct mm_operand {
+    const void *base;
+    wk_layout l;
+    int trans;
+    int64_t ld;
+    void *scratch; /* owned copy, or NULL */
+} mm_operand;
+
+/* Prepares x (dtype dt, layout lx) for BLAS in compute type ct, copying it to a contiguous
+ * scratch when its dtype differs or BLAS cannot read its layout. */
+static wk_status operand_prepare(mm_operand *o, wk_device *dev, wk_dtype dt, wk_dtype ct,
+                                 const void *x, const wk_layout *lx)
+{
+    o->base = x;
+    o->l = *lx;
+    o->scratch = NULL;
+    if (dt == ct && blas_view(lx, &o->trans, &o->ld))
+        return WK_OK;
+    const int64_t n = wk_layout_elem_count(lx);
+    o->scratch = wk_malloc((size_t)n * wk_dtype_size(ct));
+    if (!o->scratch)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate a %lld-element scratch",
+                      (long long)n);
+    wk_status st = wk_cpu_to_dtype(dev, dt, ct, o->scratch, x, lx);
+    if (st)
+        return st;
+    wk_layout_contiguous(&o->l, lx->rank, lx->dims);
+    o->base = o->scratch;
+    if (!blas_view(&o->l, &o->trans, &o->ld))
+        return wk_err(WK_ERR_NOT_SUPPORTED, "matmul: a %lld x %lld matrix exceeds the BLAS index range",
+                      (long long)lx->dims[lx->rank - 2], (long long)lx->dims[lx->rank - 1]);
+    return WK_OK;
+}
+
+/* out [..., m, n] (contiguous, dtype dt) = a [..., m, k] @ b [..., k, n]. */
+wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, const wk_layout *la,
+                        const void *b, const wk_layout *lb)
+{
+    const int r = la->rank;
+    const int64_t m = la->dims[r - 2], k = la->dims[r - 1], n = lb->dims[r - 1];
+    int64_t nb = 1;
+    for (int i = 0; i < r - 2; i++)
+        nb *= la->dims[i];
+    const size_t osz = wk_dtype_size(dt);
+    if (nb == 0 || m == 0 || n == 0)
+        return WK_OK;
+    if (k == 0) { /* an empty sum: zeros (all-zero bits are +0 in every float dtype) */
+        memset(out, 0, (size_t)(nb * m * n) * osz);
+        return WK_OK;
+    }
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "matmul: m=%lld n=%lld k=%lld exceed the BLAS index range",
+                      (long long)m, (long long)n, (long long)k);
+    const wk_dtype ct = dt == WK_DTYPE_F64 ? WK_DTYPE_F64 : WK_DTYPE_F32;
+    const size_t csz = wk_dtype_size(ct);
+    mm_operand A, B;
+    void *cbuf = NULL;
+    wk_status st = operand_prepare(&A, dev, dt, ct, a, la);
+    B.scratch = NULL;
+    if (!st)
+        st = operand_prepare(&B, dev, dt, ct, b, lb);
+    if (!st && dt != ct && !(cbuf = wk_malloc((size_t)(nb * m * n) * csz)))
+        st = wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate the f32 result scratch");
+    if (!st) {
+        char *c = dt == ct ? out : cbuf;
+        const char *pa = A.base, *pb = B.base;
+        const int par = nb > 1 && wk_cpu_gemm_small(m, n, k);
+        int nt = omp_get_max_threads();
+        nt = nt < MATMUL_MAX_THREADS ? nt : MATMUL_MAX_THREADS;
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (int64_t i = 0; i < nb; i++)
+            wk_cpu_gemm(ct, A.trans, B.trans, m, n, k, pa + (size_t)batch_offset(&A.l, i) * csz,
+                        A.ld, pb + (size_t)batch_offset(&B.l, i) * csz, B.ld,
+                        c + (size_t)(i * m * n) * csz, n);
+        if (dt != ct) {
+            wk_layout lc;
+            const int64_t cnt = nb * m * n;
+            wk_layout_contiguous(&lc, 1, &cnt);
+            st = wk_cpu_to_dtype(dev, ct, dt, out, cbuf, &lc);
+        }
+    }
+    wk_free(cbuf);
+    wk_free(B.scratch);
+    wk_free(A.scratch);
+    return st;
+}

@@ -1,0 +1,106 @@
+/* cpu_norm.c: the CPU rms_norm and layer_norm over the last dim D (candle-nn's fused norms),
+ * float dtypes; alpha and beta are rank-1 (D) of x's dtype, any strides.
+ *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
+ *   layer_norm: m = sum(x) / D, var = sum((x - m)^2) / D (biased),
+ *               out = (x - m) / sqrt(var + eps) * alpha + beta
+ * layer_norm takes two passes over the row (mean, then centred squares) rather than Candle's
+ * E[x^2] - m^2, which cancels when |m| >> std. bf16/f16/f8e4m3 compute in f32 and round once,
+ * f32 in f32, f64 in f64. Rows are read through their start offsets and the last dim's stride
+ * (rows strided in memory are first copied to contiguous rows) and run in parallel above
+ * WK_CPU_PAR_THRESHOLD elements. */
+#include "cpu_elem.h"
+#include <math.h>
+
+static inline float nm_sqrt_float(float v) { return sqrtf(v); }
+static inline double nm_sqrt_double(double v) { return sqrt(v); }
+
+/* One row: x (stride sx), alpha (stride sa), beta (stride sb; NULL for rms_norm) -> o. */
+/* The row loop: parallel above WK_CPU_PAR_THRESHOLD elements (rows and d in scope). */
+#define NM_PAR_ROWS \
+    _Pragma("omp parallel for schedule(static) if (rows > 1 && rows * d >= WK_CPU_PAR_THRESHOLD)")
+
+#define DEF_NORM(E, s, T, CT)                                                                  \
+    static void norm_row_##s(T *o, const T *x, int64_t sx, const T *a, int64_t sa, const T *b,  \
+                             int64_t sb, int64_t d, CT eps)                                     \
+    {                                                                                           \
+        const CT n = (CT)d;                                                                     \
+        if (!b) {                                                                               \
+            CT sum2 = 0;                                                                        \
+            for (int64_t j = 0; j < d; j++) {                                                   \
+                const CT v = wk_cpu_ld_##s(x[j * sx]);                                          \
+                sum2 += v * v;                                                                  \
+            }                                                                                   \
+            const CT rms = nm_sqrt_##CT(sum2 / n + eps);                                        \
+            for (int64_t j = 0; j < d; j++)                                                     \
+                o[j] = wk_cpu_st_##s(wk_cpu_ld_##s(x[j * sx]) / rms * wk_cpu_ld_##s(a[j * sa])); \
+            return;                                                                             \
+        }                                                                                       \
+        CT sum = 0;                                                                             \
+        for (int64_t j = 0; j < d; j++)                                                         \
+            sum += wk_cpu_ld_##s(x[j * sx]);                                                    \
+        const CT m = sum / n;                                                                   \
+        CT sum2 = 0;                                                                            \
+        for (int64_t j = 0; j < d; j++) {                                                       \
+            const CT v = wk_cpu_ld_##s(x[j * sx]) - m;                                          \
+            sum2 += v * v;                                                                      \
+        }                                                                                       \
+        const CT sd = nm_sqrt_##CT(sum2 / n + eps);                                             \
+        for (int64_t j = 0; j < d; j++)                                                         \
+            o[j] = wk_cpu_st_##s((wk_cpu_ld_##s(x[j * sx]) - m) / sd * wk_cpu_ld_##s(a[j * sa]) + \
+                                 wk_cpu_ld_##s(b[j * sb]));                                     \
+    }                                                                                           \
+    static void norm_##s(void *out, const void *x, const wk_layout *lx, const void *alpha,      \
+                         const wk_layout *la, const void *beta, const wk_layout *lb,            \
+                         int64_t rows, int64_t d, float eps)                                    \
+    {                                                                                           \
+        const int64_t sx = lx->strides[lx->rank - 1];                                           \
+        const T *a = (const T *)alpha + la->offset;                                             \
+        const T *b = beta ? (const T *)beta + lb->offset : NULL;                                \
+        const int64_t sa = la->strides[0], sb = beta ? lb->strides[0] : 0;                      \
+        NM_PAR_ROWS                                                                             \
+        for (int64_t r = 0; r < rows; r++)                                                      \
+            norm_row_##s((T *)out + r * d, (const T *)x + wk_layout_offset_of(lx, r * d), sx, a, \
+                         sa, b, sb, d, (CT)eps);                                                \
+    }
+WK_CPU_FLOAT_TYPES(DEF_NORM)
+
+typedef void (*norm_fn)(void *out, const void *x, const wk_layout *lx, const void *alpha,
+                        const wk_layout *la, const void *beta, const wk_layout *lb, int64_t rows,
+                        int64_t d, float eps);
+#define NORM_ENTRY(E, s, T, CT) [WK_DTYPE_##E] = norm_##s,
+static const norm_fn norm_fns[WK_DTYPE_COUNT] = {WK_CPU_FLOAT_TYPES(NORM_ENTRY)};
+
+/* out (contiguous, dims of lx) = op(x) over the last dim; op RMS_NORM (beta NULL) or LAYER_NORM;
+ * la (and lb) rank 1 of dims (D), checked by the front end. */
+wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *alpha, const wk_layout *la,
+                      const void *beta, const wk_layout *lb, float eps)
+{
+    const bool layer = op == WK_OP_LAYER_NORM;
+    if (!wk_dtype_valid(dt) || !norm_fns[dt] || (op != WK_OP_RMS_NORM && !layer) ||
+        layer != (beta != NULL) || lx->rank < 1)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "cpu norm: bad call (%s, %s)", wk_op_name(op),
+                      wk_dtype_name(dt));
+    const int64_t d = lx->dims[lx->rank - 1];
+    const int64_t n = wk_layout_elem_count(lx);
+    if (n == 0)
+        return WK_OK;
+    /* Rows strided in memory (a transposed x): one tiled copy to contiguous rows first, instead
+     * of passes that each miss the cache on every element. */
+    if (lx->strides[lx->rank - 1] != 1 && d > 1 && n / d > 1) {
+        void *tmp = wk_malloc((size_t)n * wk_dtype_size(dt));
+        if (!tmp)
+            return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld elements of %s for a "
+                          "contiguous copy", wk_op_name(op), (long long)n, wk_dtype_name(dt));
+        wk_layout lt;
+        wk_status st = wk_cpu_copy_strided(dev, dt, tmp, 0, x, lx);
+        if (!st)
+            st = wk_layout_contiguous(&lt, lx->rank, lx->dims);
+        if (!st)
+            norm_fns[dt](out, tmp, &lt, alpha, la, layer ? beta : NULL, lb, n / d, d, eps);
+        wk_free(tmp);
+        return st;
+    }
+    norm_fns[dt](out, x, lx, alpha, la, layer ? beta : NULL, lb, n / d, d, eps);
+    return WK_OK;
+}
