@@ -10,9 +10,12 @@ wk_status wk_check_operand(const wk_storage *s, const wk_layout *l, const char *
 
 wk_status wk_check_same_device(const wk_storage *a, const wk_storage *b, const char *op)
 {
-    if (a->dev != b->dev && !wk_device_same(a->dev, b->dev))
-        return wk_err(WK_ERR_DEVICE_MISMATCH, "%s: operands on %s and %s", op, a->dev->name,
-                      b->dev->name);
+    /* CPU handles share memory; a GPU handle owns its stream, so GPU operands must come from the
+     * same handle or their work would not be ordered. */
+    bool cpu_pair = a->dev->kind == WK_BACKEND_CPU && b->dev->kind == WK_BACKEND_CPU;
+    if (a->dev != b->dev && !cpu_pair)
+        return wk_err(WK_ERR_DEVICE_MISMATCH, "%s: operands on %s and %s (different device handles)",
+                      op, a->dev->name, b->dev->name);
     return WK_OK;
 }
 
