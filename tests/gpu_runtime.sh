@@ -9,7 +9,7 @@
 #      out-of-memory and recovery, WICK_FORCE_RTC=1 bit-identical results, WICK_GPU_NO_CACHE=1;
 #   3. the same test with WICK_GPU_NO_CACHE=1 under compute-sanitizer memcheck (if installed), so
 #      every buffer has its true bounds.
-# Prints one line per step and exits non-zero if any step failed.
+# Prints one line per step and exits non-zero if any step failed (no usable GPU is a failure here).
 set -u
 BUILD=${1:-build-gpu}
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -30,12 +30,12 @@ else
 fi
 
 echo "== test_gpu_runtime"
-"$BUILD/test_gpu_runtime" || { echo "FAIL: test_gpu_runtime"; status=1; }
+WICK_TEST_REQUIRE_GPU=1 "$BUILD/test_gpu_runtime" || { echo "FAIL: test_gpu_runtime"; status=1; }
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 echo "== test_gpu_runtime under compute-sanitizer memcheck, WICK_GPU_NO_CACHE=1"
 if [ -n "$SAN" ]; then
-  WICK_GPU_NO_CACHE=1 WICK_TEST_NO_RTC=1 "$SAN" --tool memcheck --error-exitcode 99 \
+  WICK_TEST_REQUIRE_GPU=1 WICK_GPU_NO_CACHE=1 WICK_TEST_NO_RTC=1 "$SAN" --tool memcheck --error-exitcode 99 \
     --leak-check full "$BUILD/test_gpu_runtime" >"$BUILD/gpu_runtime_memcheck.log" 2>&1
   rc=$?
   tail -5 "$BUILD/gpu_runtime_memcheck.log"
