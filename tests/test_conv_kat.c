@@ -10,42 +10,12 @@
 static wk_device *g_dev;
 static const char *g_spec;
 
-static wk_storage *upload_f(wk_dtype dt, const double *v, size_t n)
-{
-    unsigned char buf[1024];
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case WK_DTYPE_F64: ((double *)buf)[i] = v[i]; break;
-        case WK_DTYPE_F32: ((float *)buf)[i] = (float)v[i]; break;
-        case WK_DTYPE_F16: ((uint16_t *)buf)[i] = wk_f32_to_f16((float)v[i]); break;
-        default: ((uint16_t *)buf)[i] = wk_f32_to_bf16((float)v[i]); break;
-        }
-    }
-    return testlib_upload(g_dev, dt, buf, n);
-}
-
-static int download_f(double *v, size_t n, const wk_storage *s, wk_dtype dt)
-{
-    unsigned char buf[1024];
-    if (testlib_download(buf, n, s))
-        return 1;
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case WK_DTYPE_F64: v[i] = ((double *)buf)[i]; break;
-        case WK_DTYPE_F32: v[i] = ((float *)buf)[i]; break;
-        case WK_DTYPE_F16: v[i] = wk_f16_to_f32(((uint16_t *)buf)[i]); break;
-        default: v[i] = wk_bf16_to_f32(((uint16_t *)buf)[i]); break;
-        }
-    }
-    return 0;
-}
-
 /* Runs op on x (lx) and w (lw) in dtype dt; compares the output with want (n values, exact). */
 static void check(const char *what, wk_op op, wk_dtype dt, const double *x, size_t nx,
                   const wk_layout *lx, const double *w, size_t nw, const wk_layout *lw,
                   const wk_conv_params *p, const double *want, size_t n)
 {
-    wk_storage *sx = upload_f(dt, x, nx), *sw = upload_f(dt, w, nw), *so = NULL;
+    wk_storage *sx = testlib_upload_f64(g_dev, dt, x, nx), *sw = testlib_upload_f64(g_dev, dt, w, nw), *so = NULL;
     if (sx && sw) {
         wk_status st;
         switch (op) {
@@ -62,7 +32,7 @@ static void check(const char *what, wk_op op, wk_dtype dt, const double *x, size
                    TEST_CHECK(wk_storage_len(so) == n, "%s: %s output has %zu elements, want %zu",
                               g_spec, what, wk_storage_len(so), n)) {
             double got[128];
-            if (!download_f(got, n, so, dt))
+            if (!testlib_download_f64(got, n, so))
                 for (size_t i = 0; i < n; i++)
                     if (!TEST_NEAR(got[i], want[i], 0))
                         printf("  (%s: %s %s element %zu)\n", g_spec, what, wk_dtype_name(dt), i);

@@ -9,45 +9,11 @@
 static wk_device *g_dev;
 static const char *g_spec;
 
-/* Host floats -> a storage of dtype dt (values must be exact in dt). */
-static wk_storage *upload_f(wk_dtype dt, const double *v, size_t n)
-{
-    unsigned char buf[512];
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case WK_DTYPE_F64: ((double *)buf)[i] = v[i]; break;
-        case WK_DTYPE_F32: ((float *)buf)[i] = (float)v[i]; break;
-        case WK_DTYPE_F16: ((uint16_t *)buf)[i] = wk_f32_to_f16((float)v[i]); break;
-        case WK_DTYPE_BF16: ((uint16_t *)buf)[i] = wk_f32_to_bf16((float)v[i]); break;
-        default: ((uint8_t *)buf)[i] = wk_f32_to_f8e4m3((float)v[i]); break;
-        }
-    }
-    return testlib_upload(g_dev, dt, buf, n);
-}
-
-/* Downloads n values of s (dtype dt) as doubles; non-zero on failure. */
-static int download_f(double *v, size_t n, const wk_storage *s, wk_dtype dt)
-{
-    unsigned char buf[512];
-    if (testlib_download(buf, n, s))
-        return 1;
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case WK_DTYPE_F64: v[i] = ((double *)buf)[i]; break;
-        case WK_DTYPE_F32: v[i] = ((float *)buf)[i]; break;
-        case WK_DTYPE_F16: v[i] = wk_f16_to_f32(((uint16_t *)buf)[i]); break;
-        case WK_DTYPE_BF16: v[i] = wk_bf16_to_f32(((uint16_t *)buf)[i]); break;
-        default: v[i] = wk_f8e4m3_to_f32(((uint8_t *)buf)[i]); break;
-        }
-    }
-    return 0;
-}
-
 /* out = a (la) @ b (lb) in dtype dt; compares with want (n values, exact). */
 static void check(const char *what, wk_dtype dt, const double *a, size_t na, const wk_layout *la,
                   const double *b, size_t nb, const wk_layout *lb, const double *want, size_t n)
 {
-    wk_storage *sa = upload_f(dt, a, na), *sb = upload_f(dt, b, nb), *so = NULL;
+    wk_storage *sa = testlib_upload_f64(g_dev, dt, a, na), *sb = testlib_upload_f64(g_dev, dt, b, nb), *so = NULL;
     if (sa && sb) {
         wk_status st = wk_matmul(&so, sa, la, sb, lb);
         if (!wk_device_supports(g_dev, WK_OP_MATMUL, dt)) {
@@ -58,7 +24,7 @@ static void check(const char *what, wk_dtype dt, const double *a, size_t na, con
                    TEST_CHECK(wk_storage_len(so) == n && wk_storage_dtype(so) == dt,
                               "%s: %s output has %zu elements", g_spec, what, wk_storage_len(so))) {
             double got[64];
-            if (!download_f(got, n, so, dt))
+            if (!testlib_download_f64(got, n, so))
                 for (size_t i = 0; i < n; i++)
                     if (!TEST_NEAR(got[i], want[i], 0))
                         printf("  (%s: %s %s element %zu)\n", g_spec, what, wk_dtype_name(dt), i);

@@ -1,5 +1,6 @@
 /* testlib.c: the tiny test library (see testlib.h). Single-threaded by design. */
 #include "testlib.h"
+#include <stdlib.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,4 +129,56 @@ wk_layout testlib_layout2(int64_t d0, int64_t d1)
 {
     const int64_t d[2] = {d0, d1};
     return testlib_layout(2, d);
+}
+
+/* One float element of dtype dt at index i of buf, as a double, and back. */
+static double f64_of(const void *buf, size_t i, wk_dtype dt)
+{
+    switch (dt) {
+    case WK_DTYPE_F64: return ((const double *)buf)[i];
+    case WK_DTYPE_F32: return ((const float *)buf)[i];
+    case WK_DTYPE_F16: return wk_f16_to_f32(((const uint16_t *)buf)[i]);
+    case WK_DTYPE_BF16: return wk_bf16_to_f32(((const uint16_t *)buf)[i]);
+    default: return wk_f8e4m3_to_f32(((const uint8_t *)buf)[i]);
+    }
+}
+
+static void f64_to(void *buf, size_t i, wk_dtype dt, double v)
+{
+    switch (dt) {
+    case WK_DTYPE_F64: ((double *)buf)[i] = v; break;
+    case WK_DTYPE_F32: ((float *)buf)[i] = (float)v; break;
+    case WK_DTYPE_F16: ((uint16_t *)buf)[i] = wk_f32_to_f16((float)v); break;
+    case WK_DTYPE_BF16: ((uint16_t *)buf)[i] = wk_f32_to_bf16((float)v); break;
+    default: ((uint8_t *)buf)[i] = wk_f32_to_f8e4m3((float)v); break;
+    }
+}
+
+wk_storage *testlib_upload_f64(wk_device *dev, wk_dtype dtype, const double *v, size_t n)
+{
+    void *buf = malloc(n * wk_dtype_size(dtype) + 1);
+    if (!TEST_CHECK(buf && wk_dtype_is_float(dtype), "testlib_upload_f64: %s", wk_dtype_name(dtype))) {
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        f64_to(buf, i, dtype, v[i]);
+    wk_storage *s = testlib_upload(dev, dtype, buf, n);
+    free(buf);
+    return s;
+}
+
+int testlib_download_f64(double *v, size_t n, const wk_storage *s)
+{
+    wk_dtype dt = wk_storage_dtype(s);
+    void *buf = malloc(n * wk_dtype_size(dt) + 1);
+    if (!TEST_CHECK(buf && wk_dtype_is_float(dt), "testlib_download_f64: %s", wk_dtype_name(dt))) {
+        free(buf);
+        return 1;
+    }
+    int rc = testlib_download(buf, n, s);
+    for (size_t i = 0; !rc && i < n; i++)
+        v[i] = f64_of(buf, i, dt);
+    free(buf);
+    return rc;
 }

@@ -50,6 +50,11 @@ int testlib_devices(const char *specs[TESTLIB_MAX_DEVICES]);
 wk_storage *testlib_upload(wk_device *dev, wk_dtype dtype, const void *src, size_t n);
 /* dst <- s (n elements); records a failed check and returns non-zero on failure. */
 int testlib_download(void *dst, size_t n, const wk_storage *s);
+/* Float values as doubles, converted to/from a float dtype (f64 f32 f16 bf16 f8e4m3) with the
+ * public scalar conversions; for known-answer tests whose values are exact in the dtype. */
+wk_storage *testlib_upload_f64(wk_device *dev, wk_dtype dtype, const double *v, size_t n);
+/* v <- s as doubles (s of a float dtype); non-zero on failure (recorded). */
+int testlib_download_f64(double *v, size_t n, const wk_storage *s);
 /* A contiguous layout of the given dims (rank 0..8). */
 wk_layout testlib_layout(int32_t rank, const int64_t *dims);
 /* 1-D / 2-D contiguous layouts. */
