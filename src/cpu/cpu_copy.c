@@ -292,3 +292,26 @@ wk_status wk_cpu_copy2d(wk_device *dev, wk_dtype dt, void *dst, const void *src,
         memcpy(d + (size_t)i * dst_stride1 * es, s + (size_t)i * src_stride1 * es, row);
     return WK_OK;
 }
+
+wk_status wk_cpu_rows_contiguous(wk_device *dev, wk_dtype dt, const void *x, const wk_layout *lx,
+                                 void **tmp, wk_layout *lt, const char *op)
+{
+    const int64_t d = lx->dims[lx->rank - 1];
+    const int64_t n = wk_layout_elem_count(lx);
+    *tmp = NULL;
+    if (lx->strides[lx->rank - 1] == 1 || d <= 1 || n / d <= 1)
+        return WK_OK;
+    void *t = wk_malloc((size_t)n * wk_dtype_size(dt));
+    if (!t)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld elements of %s for a "
+                      "contiguous copy", op, (long long)n, wk_dtype_name(dt));
+    wk_status st = wk_cpu_copy_strided(dev, dt, t, 0, x, lx);
+    if (!st)
+        st = wk_layout_contiguous(lt, lx->rank, lx->dims);
+    if (st) {
+        wk_free(t);
+        return st;
+    }
+    *tmp = t;
+    return WK_OK;
+}

@@ -85,22 +85,13 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     const int64_t n = wk_layout_elem_count(lx);
     if (n == 0)
         return WK_OK;
-    /* Rows strided in memory (a transposed x): one tiled copy to contiguous rows first, instead
-     * of passes that each miss the cache on every element. */
-    if (lx->strides[lx->rank - 1] != 1 && d > 1 && n / d > 1) {
-        void *tmp = wk_malloc((size_t)n * wk_dtype_size(dt));
-        if (!tmp)
-            return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld elements of %s for a "
-                          "contiguous copy", wk_op_name(op), (long long)n, wk_dtype_name(dt));
-        wk_layout lt;
-        wk_status st = wk_cpu_copy_strided(dev, dt, tmp, 0, x, lx);
-        if (!st)
-            st = wk_layout_contiguous(&lt, lx->rank, lx->dims);
-        if (!st)
-            norm_fns[dt](out, tmp, &lt, alpha, la, layer ? beta : NULL, lb, n / d, d, eps);
-        wk_free(tmp);
+    void *tmp;
+    wk_layout lt;
+    wk_status st = wk_cpu_rows_contiguous(dev, dt, x, lx, &tmp, &lt, wk_op_name(op));
+    if (st)
         return st;
-    }
-    norm_fns[dt](out, x, lx, alpha, la, layer ? beta : NULL, lb, n / d, d, eps);
+    norm_fns[dt](out, tmp ? tmp : x, tmp ? &lt : lx, alpha, la, layer ? beta : NULL, lb, n / d, d,
+                 eps);
+    wk_free(tmp);
     return WK_OK;
 }

@@ -29,6 +29,12 @@ wk_status wk_cpu_copy_strided(wk_device *dev, wk_dtype dt, void *dst, size_t dst
 wk_status wk_cpu_copy2d(wk_device *dev, wk_dtype dt, void *dst, const void *src, size_t d1,
                         size_t d2, size_t src_stride1, size_t dst_stride1, size_t src_offset,
                         size_t dst_offset);
+/* cpu_copy.c: for row-wise ops. *tmp = NULL when x's rows (last dim) are unit-stride (or there is
+ * only one row or one column); otherwise a contiguous copy of x (the caller wk_frees it) with
+ * layout *lt, made in one tiled pass rather than passes that miss the cache on every element.
+ * Fails only with WK_ERR_OUT_OF_MEMORY (naming op). lx->rank >= 1. */
+wk_status wk_cpu_rows_contiguous(wk_device *dev, wk_dtype dt, const void *x, const wk_layout *lx,
+                                 void **tmp, wk_layout *lt, const char *op);
 /* cpu_reduce.c */
 wk_status wk_cpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                         const wk_layout *lx, uint32_t dims_mask);

@@ -71,22 +71,12 @@ wk_status wk_cpu_softmax(wk_device *dev, wk_dtype dt, void *out, const void *x, 
     const int64_t n = wk_layout_elem_count(lx);
     if (n == 0)
         return WK_OK;
-    /* Rows strided in memory (a transposed x): one tiled copy to contiguous rows first, instead
-     * of three passes that each miss the cache on every element. */
-    if (lx->strides[lx->rank - 1] != 1 && d > 1 && n / d > 1) {
-        void *tmp = wk_malloc((size_t)n * wk_dtype_size(dt));
-        if (!tmp)
-            return wk_err(WK_ERR_OUT_OF_MEMORY, "softmax_last_dim: cannot allocate %lld elements "
-                          "of %s for a contiguous copy", (long long)n, wk_dtype_name(dt));
-        wk_layout lt;
-        wk_status st = wk_cpu_copy_strided(dev, dt, tmp, 0, x, lx);
-        if (!st)
-            st = wk_layout_contiguous(&lt, lx->rank, lx->dims);
-        if (!st)
-            softmax_fns[dt](out, tmp, &lt, n / d, d);
-        wk_free(tmp);
+    void *tmp;
+    wk_layout lt;
+    wk_status st = wk_cpu_rows_contiguous(dev, dt, x, lx, &tmp, &lt, "softmax_last_dim");
+    if (st)
         return st;
-    }
-    softmax_fns[dt](out, x, lx, n / d, d);
+    softmax_fns[dt](out, tmp ? tmp : x, tmp ? &lt : lx, n / d, d);
+    wk_free(tmp);
     return WK_OK;
 }
