@@ -14,8 +14,7 @@
  * Threads: many outputs -> split the outputs; few outputs with a large reduced extent -> split
  * each output's reduced range, then combine the per-thread parts in thread order (a NaN or a
  * tie goes to the lower part, so the first-index rule holds). */
-#include "cpu_ops.h"
-#include "wk_core.h"
+#include "cpu_elem.h"
 #include <omp.h>
 #include <string.h>
 
@@ -123,6 +122,66 @@ static int red_contig(const wk_layout *rl)
         }                                                                                      \
     } while (0)
 
+/* Contiguous rows are reduced RED_LANES elements at a time into RED_LANES independent lanes,
+ * so that the loops are not one latency-bound chain and vectorise (with WK_CPU_CLONES, for
+ * AVX2/AVX-512 too) without reassociating anything; min/max work in blocks of RED_BLK. */
+#define RED_LANES 16
+#define RED_BLK 1024
+/* Prefetch the lines WK_CPU_PF_BYTES ahead of the RED_LANES elements at q + i. */
+#define RED_PREFETCH(q, i, T)                                                                  \
+    for (int pf_ = 0; pf_ < (int)(RED_LANES * sizeof(T)); pf_ += 64)                           \
+    WK_CPU_PREFETCH((const char *)((q) + (i)) + pf_)
+
+/* The extreme of the cnt keys at q (cnt a multiple of RED_LANES, at most RED_BLK) into *m, the
+ * index of its first occurrence into *at, and whether one of the keys is NaN (then *m and *at
+ * are meaningless). Lane j sees elements j, j + RED_LANES, ... and keeps its first extreme
+ * (strict CMP); the lanes combine to the extreme with the smallest index, which is the element
+ * the scalar rule would end on (-0 == +0: ties keep the first). */
+#define RED_BLK_DEFINE(n, T, NAME, CMP)                                                        \
+    WK_CPU_CLONES static int red_blk_##NAME##_##n(red_key_t_##n *m, int64_t *at, const T *q,  \
+                                                  int32_t cnt)                                 \
+    {                                                                                          \
+        red_key_t_##n l[RED_LANES];                                                            \
+        int32_t li[RED_LANES];                                                                 \
+        int32_t nan[RED_LANES];                                                                \
+        for (int j = 0; j < RED_LANES; j++) {                                                  \
+            l[j] = red_key_##n(q[j]);                                                          \
+            li[j] = j;                                                                         \
+            nan[j] = red_isnan_##n(l[j]);                                                      \
+        }                                                                                      \
+        for (int32_t k = RED_LANES; k < cnt; k += RED_LANES) {                                 \
+            RED_PREFETCH(q, k, T);                                                             \
+            /* new lanes, then copied: unconditional stores (blends); `l[j] = c ? v : l[j]`   \
+             * becomes a masked store behind a branch, twice as slow */                        \
+            red_key_t_##n nl[RED_LANES];                                                       \
+            int32_t nli[RED_LANES];                                                            \
+            _Pragma("omp simd") for (int j = 0; j < RED_LANES; j++) {                          \
+                const red_key_t_##n v = red_key_##n(q[k + j]);                                 \
+                const int c = v CMP l[j];                                                      \
+                nan[j] |= red_isnan_##n(v);                                                    \
+                nl[j] = c ? v : l[j];                                                          \
+                nli[j] = c ? k + j : li[j];                                                    \
+            }                                                                                  \
+            _Pragma("omp simd") for (int j = 0; j < RED_LANES; j++) {                          \
+                l[j] = nl[j];                                                                  \
+                li[j] = nli[j];                                                                \
+            }                                                                                  \
+        }                                                                                      \
+        int any = 0;                                                                           \
+        red_key_t_##n r = l[0];                                                                \
+        int32_t ri = li[0];                                                                    \
+        for (int j = 0; j < RED_LANES; j++) {                                                  \
+            any |= nan[j];                                                                     \
+            if (l[j] CMP r || (l[j] == r && li[j] < ri)) {                                     \
+                r = l[j];                                                                      \
+                ri = li[j];                                                                    \
+            }                                                                                  \
+        }                                                                                      \
+        *m = r;                                                                                \
+        *at = ri;                                                                              \
+        return any;                                                                            \
+    }
+
 #define RED_ARG_DEFINE(n, T, NAME, CMP)                                                        \
     static void red_##NAME##_##n(red_part *pt, int64_t nb, const void *xv, int64_t base,      \
                                  const wk_layout *rl, int64_t i0, int64_t i1)                  \
@@ -132,7 +191,27 @@ static int red_contig(const wk_layout *rl)
         red_key_t_##n best = 0;                                                                \
         int64_t bi = -1, bo = 0;                                                               \
         if (red_contig(rl)) {                                                                  \
-            for (int64_t i = i0; i < i1; i++)                                                  \
+            /* Blocks of up to RED_BLK: one with a NaN is scanned by the exact rule (it stops   \
+             * at the first NaN); otherwise, if its extreme beats best, the rule would end on   \
+             * that extreme's first occurrence, so that one is taken; if it does not, the block \
+             * changes nothing. */                                                             \
+            int64_t i = i0;                                                                    \
+            while (i1 - i >= RED_LANES) {                                                      \
+                const int32_t cnt = (int32_t)(i1 - i >= RED_BLK ? RED_BLK                      \
+                                              : (i1 - i) / RED_LANES * RED_LANES);             \
+                red_key_t_##n m_;                                                              \
+                int64_t at_;                                                                   \
+                if (red_blk_##NAME##_##n(&m_, &at_, x + base + i, cnt)) {                      \
+                    for (int64_t k = i; k < i + cnt; k++)                                      \
+                        RED_VISIT(n, CMP, k, base + k);                                        \
+                } else if (bi < 0 || m_ CMP best) {                                            \
+                    best = m_;                                                                 \
+                    bi = i + at_;                                                              \
+                    bo = base + i + at_;                                                       \
+                }                                                                              \
+                i += cnt;                                                                      \
+            }                                                                                  \
+            for (; i < i1; i++)                                                                \
                 RED_VISIT(n, CMP, i, base + i);                                                \
         } else if (rl->rank == 1) {                                                            \
             const int64_t s = rl->strides[0];                                                  \
@@ -189,24 +268,38 @@ static int red_contig(const wk_layout *rl)
         }                                                                                      \
     }
 
+/* Sum of the contiguous run q[i0..i1) into *acc in RED_LANES accumulators (for f32: f32 -> f64
+ * widening adds), added pairwise at the end: a fixed order, independent of the threads. */
+#define RED_SUMROW_DEFINE(E, n, T)                                                             \
+    WK_CPU_CLONES static void red_sumrow_##n(red_sum_t_##n *acc, const T *q, int64_t i0,      \
+                                             int64_t i1)                                       \
+    {                                                                                          \
+        red_sum_t_##n a[RED_LANES] = {0};                                                      \
+        int64_t i = i0;                                                                        \
+        for (; i + RED_LANES <= i1; i += RED_LANES) {                                          \
+            RED_PREFETCH(q, i, T);                                                             \
+            _Pragma("omp simd") for (int j = 0; j < RED_LANES; j++)                            \
+                a[j] += red_sum_load_##n(q[i + j]);                                            \
+        }                                                                                      \
+        for (int j = 0; i < i1; i++, j++)                                                      \
+            a[j] += red_sum_load_##n(q[i]);                                                    \
+        for (int w = RED_LANES / 2; w >= 1; w /= 2)                                            \
+            for (int j = 0; j < w; j++)                                                        \
+                a[j] += a[j + w];                                                              \
+        *acc = a[0];                                                                           \
+    }
+WK_DTYPE_LIST(RED_SUMROW_DEFINE)
+#undef RED_SUMROW_DEFINE
+
 #define RED_DEFINE(E, n, T)                                                                    \
     static void red_sum_##n(red_part *pt, int64_t nb, const void *xv, int64_t base,           \
                             const wk_layout *rl, int64_t i0, int64_t i1)                       \
     {                                                                                          \
         (void)nb;                                                                              \
         const T *x = (const T *)xv;                                                            \
-        red_sum_t_##n a0 = 0, a1 = 0, a2 = 0, a3 = 0; /* 4 chains: not latency-bound */       \
+        red_sum_t_##n a0 = 0;                                                                  \
         if (red_contig(rl)) {                                                                  \
-            const T *q = x + base;                                                             \
-            int64_t i = i0;                                                                    \
-            for (; i + 4 <= i1; i += 4) {                                                      \
-                a0 += red_sum_load_##n(q[i]);                                                  \
-                a1 += red_sum_load_##n(q[i + 1]);                                              \
-                a2 += red_sum_load_##n(q[i + 2]);                                              \
-                a3 += red_sum_load_##n(q[i + 3]);                                              \
-            }                                                                                  \
-            for (; i < i1; i++)                                                                \
-                a0 += red_sum_load_##n(q[i]);                                                  \
+            red_sumrow_##n(&a0, x + base, i0, i1);                                             \
         } else if (rl->rank == 1) {                                                            \
             const int64_t s = rl->strides[0];                                                  \
             for (int64_t i = i0; i < i1; i++)                                                  \
@@ -217,7 +310,7 @@ static int red_contig(const wk_layout *rl)
             for (int64_t i = i0; i < i1; i++, wk_walker_next(&w))                              \
                 a0 += red_sum_load_##n(x[base + w.off]);                                       \
         }                                                                                      \
-        red_sum_put_##n(pt, (a0 + a1) + (a2 + a3));                                            \
+        red_sum_put_##n(pt, a0);                                                               \
         pt->empty = i0 >= i1;                                                                  \
     }                                                                                          \
     static void red_colsum_##n(red_part *pt, int64_t nb, const void *xv, int64_t base,        \
@@ -243,6 +336,8 @@ static int red_contig(const wk_layout *rl)
     {                                                                                          \
         ((T *)out)[o] = red_sum_out_##n(pt);                                                   \
     }                                                                                          \
+    RED_BLK_DEFINE(n, T, min, <)                                                               \
+    RED_BLK_DEFINE(n, T, max, >)                                                               \
     RED_ARG_DEFINE(n, T, min, <)                                                               \
     RED_ARG_DEFINE(n, T, max, >)
 WK_DTYPE_LIST(RED_DEFINE)
