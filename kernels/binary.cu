@@ -4,6 +4,8 @@
  * Kernels (host side: src/gpu/gpu_binary.c):
  *   binary_<op>_<dt>(n, a, b, y)               both inputs contiguous, dt in f32 f16 bf16,
  *                                              arithmetic ops only (the hot paths, vectorised)
+ *   binary_rows_<op>_<dt>(n, L, a, b, y)       inner dim contiguous in both inputs (row
+ *                                              broadcasts), hot ops and dtypes, vectorised
  *   binary_float(op, dt, n, L, a, b, y)        any layouts; bf16 f16 f32 f8e4m3 (f32 compute)
  *   binary_f64  (op, dt, n, L, a, b, y)        any layouts, f64
  *   binary_int  (op, dt, n, L, a, b, y)        any layouts; u8 u32 i16 i32 i64 (int64 compute)
@@ -78,50 +80,103 @@ WK_BINARY_OPS(WK_BINARY_HOT, f32, WK_DT_F32)
 WK_BINARY_OPS(WK_BINARY_HOT, f16, WK_DT_F16)
 WK_BINARY_OPS(WK_BINARY_HOT, bf16, WK_DT_BF16)
 
+/* ---- inner-contiguous layouts (a row broadcast, ...), op and dtype fixed at compile time:
+ * runs of 16 bytes move as vectors when every address allows it. */
+template <int OP, int DT> struct wk_binary_row {
+    typedef typename wk_t<DT>::S S;
+    enum { V = 16 / sizeof(S) };
+    const S *a, *b;
+    S *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off, int cnt) const
+    {
+        const S *pa = a + off[0], *pb = b + off[1];
+        S *py = y + i;
+        const wk_binary_fn<OP, DT> f;
+        if (cnt == V && ((uintptr_t)pa | (uintptr_t)pb | (uintptr_t)py) % 16 == 0) {
+            wk_pack<S, V> p, q, r;
+            p.raw = ((const wk_pack<S, V> *)pa)->raw;
+            q.raw = ((const wk_pack<S, V> *)pb)->raw;
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                r.v[k] = f(p.v[k], q.v[k]);
+            ((wk_pack<S, V> *)py)->raw = r.raw;
+        } else {
+            for (int k = 0; k < cnt; k++)
+                py[k] = f(pa[k], pb[k]);
+        }
+    }
+};
+
+#define WK_BINARY_ROWS(name, OP, dtn, DT)                                                      \
+    WK_KERNEL binary_rows_##name##_##dtn(int64_t n, wk_klay<2> L, const void *a, const void *b, \
+                                         void *y)                                              \
+    {                                                                                          \
+        wk_binary_row<OP, DT> f = {(const wk_t<DT>::S *)a, (const wk_t<DT>::S *)b,             \
+                                   (wk_t<DT>::S *)y};                                          \
+        wk_rows<2, 16 / sizeof(wk_t<DT>::S)>(n, L, f);                                         \
+    }
+WK_BINARY_OPS(WK_BINARY_ROWS, f32, WK_DT_F32)
+WK_BINARY_OPS(WK_BINARY_ROWS, f16, WK_DT_F16)
+WK_BINARY_OPS(WK_BINARY_ROWS, bf16, WK_DT_BF16)
+
 /* ---- any layouts, op and dtype at run time (one kernel per compute class) */
-WK_KERNEL binary_float(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
-                       void *y)
-{
-    const bool cmp = op >= WK_K_EQ;
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off[2];
-        wk_koff(L, i, off);
+struct wk_binary_float_el {
+    int op, dt;
+    const void *a, *b;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
         const float x = wk_ldf(a, off[0], dt), z = wk_ldf(b, off[1], dt);
-        if (cmp)
+        if (op >= WK_K_EQ)
             ((uint8_t *)y)[i] = wk_cmp<float>(op, x, z);
         else
             wk_stf(y, i, dt, wk_binary_fp<float>(op, x, z));
     }
+};
+WK_KERNEL binary_float(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                       void *y)
+{
+    const wk_binary_float_el e = {op, dt, a, b, y};
+    wk_strided_each(n, L, e);
 }
 
-WK_KERNEL binary_f64(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
-                     void *y)
-{
-    (void)dt; /* f64: the signature of the other classes */
-    const bool cmp = op >= WK_K_EQ;
-    const double *as = (const double *)a, *bs = (const double *)b;
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off[2];
-        wk_koff(L, i, off);
-        const double x = as[off[0]], z = bs[off[1]];
-        if (cmp)
+struct wk_binary_f64_el {
+    int op;
+    const double *a, *b;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
+        const double x = a[off[0]], z = b[off[1]];
+        if (op >= WK_K_EQ)
             ((uint8_t *)y)[i] = wk_cmp<double>(op, x, z);
         else
             ((double *)y)[i] = wk_binary_fp<double>(op, x, z);
     }
-}
-
-WK_KERNEL binary_int(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+};
+WK_KERNEL binary_f64(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
                      void *y)
 {
-    const bool cmp = op >= WK_K_EQ;
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off[2];
-        wk_koff(L, i, off);
+    (void)dt; /* f64: the signature of the other classes */
+    const wk_binary_f64_el e = {op, (const double *)a, (const double *)b, y};
+    wk_strided_each(n, L, e);
+}
+
+struct wk_binary_int_el {
+    int op, dt;
+    const void *a, *b;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
         const int64_t x = wk_ldi(a, off[0], dt), z = wk_ldi(b, off[1], dt);
-        if (cmp)
+        if (op >= WK_K_EQ)
             ((uint8_t *)y)[i] = wk_cmp<int64_t>(op, x, z);
         else
             wk_sti(y, i, dt, wk_binary_int(op, x, z));
     }
+};
+WK_KERNEL binary_int(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                     void *y)
+{
+    const wk_binary_int_el e = {op, dt, a, b, y};
+    wk_strided_each(n, L, e);
 }

@@ -82,20 +82,21 @@ WK_CAST_TO(WK_CAST, f8e4m3, WK_DT_F8E4M3)
 /* ---- any layout, dtypes at run time */
 WK_DEV bool wk_dt_is_int(int dt) { return dt <= WK_DT_I64; }
 
-WK_KERNEL cast_strided(int from, int to, int64_t n, wk_klay<1> L, const void *x, void *y)
-{
-    const bool src_int = wk_dt_is_int(from);
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off;
-        wk_koff(L, i, &off);
+struct wk_cast_el {
+    int from, to;
+    const void *x;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
+        const bool src_int = wk_dt_is_int(from);
         int64_t vi = 0;
         double vd = 0.0;
         if (src_int)
-            vi = wk_ldi(x, off, from);
+            vi = wk_ldi(x, off[0], from);
         else if (from == WK_DT_F64)
-            vd = ((const double *)x)[off];
+            vd = ((const double *)x)[off[0]];
         else
-            vd = (double)wk_ldf(x, off, from);
+            vd = (double)wk_ldf(x, off[0], from);
         if (wk_dt_is_int(to))
             wk_sti(y, i, to, src_int ? vi : wk_sat_dt(to, vd));
         else if (to == WK_DT_F64)
@@ -103,4 +104,9 @@ WK_KERNEL cast_strided(int from, int to, int64_t n, wk_klay<1> L, const void *x,
         else
             wk_stf(y, i, to, src_int ? (float)vi : (float)vd);
     }
+};
+WK_KERNEL cast_strided(int from, int to, int64_t n, wk_klay<1> L, const void *x, void *y)
+{
+    const wk_cast_el e = {from, to, x, y};
+    wk_strided_each(n, L, e);
 }

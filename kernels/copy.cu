@@ -8,7 +8,7 @@
  *   copy_u<B>(n, x, y)                       y[i] = x[i] (B in 1 2 4 8 16)
  *   copy_s<B>(n, L, x, y)                    y[i] = x[offset of i in L] (B in 1 2 4 8)
  *   copy_t<B>(nb, na, nc, sb, sc, x, y)      transposed: y[(b*na + a)*nc + c] = x[b*sb + a + c*sc]
- *                                            through 32x32 shared-memory tiles (B in 1 2 4 8)
+ *                                            through 64x64 shared-memory tiles (B in 1 2 4 8)
  *   copy2d_u<B>(d1, d2, ss, ds, x, y)        y[r*ds + c] = x[r*ss + c], r < d1, c < d2 (units
  *                                            of B bytes, B in 1 2 4 8 16)
  * Pointers already include offsets; the value v holds the element's bits in its low B bytes. */
@@ -69,10 +69,11 @@ template <int B> WK_DEV void wk_copy_s(int64_t n, const wk_klay<1> &L, const voi
 }
 
 /* A batch of transposes: source dim a is contiguous, dim c has stride sc; the output is
- * row-major (b, a, c). A 32x32 tile is read along a and written along c; the +1 column keeps
- * the column reads of shared memory free of bank conflicts. Blocks are 256 threads seen as 32x8,
- * each thread moving 4 elements of the tile. */
-#define WK_TILE 32
+ * row-major (b, a, c). A 64x64 tile is read along a and written along c, so every row of the
+ * tile is one 256-byte run (for 4-byte elements) in both memories; the +1 column keeps the
+ * column reads of shared memory free of bank conflicts. Blocks are 256 threads seen as 32x8,
+ * each thread moving 16 elements of the tile, all 16 loads issued before the first store. */
+#define WK_TILE 64
 template <int B>
 WK_DEV void wk_copy_t(int64_t nb, int64_t na, int64_t nc, int64_t sb, int64_t sc, const void *x,
                       void *y)
@@ -81,8 +82,8 @@ WK_DEV void wk_copy_t(int64_t nb, int64_t na, int64_t nc, int64_t sb, int64_t sc
     __shared__ T tile[WK_TILE][WK_TILE + 1];
     const T *xs = (const T *)x;
     T *ys = (T *)y;
-    const int tx = threadIdx.x % WK_TILE, ty = threadIdx.x / WK_TILE;
-    const int rows = WK_BLOCK / WK_TILE; /* 8 */
+    const int TX = 32, rows = WK_BLOCK / 32; /* 32 x 8 threads: a layout, not the warp size */
+    const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
     const int64_t nta = (na + WK_TILE - 1) / WK_TILE, ntc = (nc + WK_TILE - 1) / WK_TILE;
     for (int64_t b = blockIdx.z; b < nb; b += gridDim.z)
         for (int64_t ta = blockIdx.y; ta < nta; ta += gridDim.y)
@@ -90,20 +91,45 @@ WK_DEV void wk_copy_t(int64_t nb, int64_t na, int64_t nc, int64_t sb, int64_t sc
                 const int64_t a0 = ta * WK_TILE, c0 = tc * WK_TILE;
                 const T *src = xs + b * sb;
                 T *dst = ys + b * na * nc;
+                if (a0 + WK_TILE <= na && c0 + WK_TILE <= nc) { /* a full tile */
+                    T v[2][WK_TILE / rows];
 #pragma unroll
-                for (int j = 0; j < WK_TILE / rows; j++) {
-                    const int k = ty + j * rows;
-                    const int64_t a = a0 + tx, c = c0 + k;
-                    if (a < na && c < nc)
-                        tile[k][tx] = src[a + c * sc];
-                }
-                __syncthreads();
+                    for (int j = 0; j < WK_TILE / rows; j++)
 #pragma unroll
-                for (int j = 0; j < WK_TILE / rows; j++) {
-                    const int k = ty + j * rows;
-                    const int64_t a = a0 + k, c = c0 + tx;
-                    if (a < na && c < nc)
-                        dst[a * nc + c] = tile[tx][k];
+                        for (int h = 0; h < 2; h++)
+                            v[h][j] = src[a0 + tx + h * TX + (c0 + ty + j * rows) * sc];
+#pragma unroll
+                    for (int j = 0; j < WK_TILE / rows; j++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+                            tile[ty + j * rows][tx + h * TX] = v[h][j];
+                    __syncthreads();
+#pragma unroll
+                    for (int j = 0; j < WK_TILE / rows; j++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+                            dst[(a0 + ty + j * rows) * nc + c0 + tx + h * TX] =
+                                tile[tx + h * TX][ty + j * rows];
+                } else {
+#pragma unroll
+                    for (int j = 0; j < WK_TILE / rows; j++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const int k = ty + j * rows;
+                            const int64_t a = a0 + tx + h * TX, c = c0 + k;
+                            if (a < na && c < nc)
+                                tile[k][tx + h * TX] = src[a + c * sc];
+                        }
+                    __syncthreads();
+#pragma unroll
+                    for (int j = 0; j < WK_TILE / rows; j++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const int k = ty + j * rows;
+                            const int64_t a = a0 + k, c = c0 + tx + h * TX;
+                            if (a < na && c < nc)
+                                dst[a * nc + c] = tile[tx + h * TX][k];
+                        }
                 }
                 __syncthreads();
             }

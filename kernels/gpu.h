@@ -274,6 +274,11 @@ template <class T, int N> union wk_pack {
 
 #define WK_MAX2(a, b) ((a) > (b) ? (a) : (b))
 
+/* The contiguous loops below run U = 4 vectors per thread and step, all loads issued before any
+ * use (more independent 16-byte loads in flight per thread), then the vector remainder and the
+ * scalar tail. */
+#define WK_UNROLL 4
+
 /* y[i] = f(x[i]) for i < n, contiguous. Vector accesses of 16 bytes (of the wider type) when
  * both pointers allow it, scalar otherwise and for the tail. */
 template <class TI, class TO, class F>
@@ -286,7 +291,22 @@ WK_DEV void wk_map1(int64_t n, const TI *__restrict__ x, TO *__restrict__ y, con
         const int64_t nv = n / N;
         const wk_pack<TI, N> *xv = (const wk_pack<TI, N> *)x;
         wk_pack<TO, N> *yv = (wk_pack<TO, N> *)y;
-        for (int64_t v = t0; v < nv; v += nt) {
+        int64_t v = t0;
+        for (; v + (WK_UNROLL - 1) * nt < nv; v += WK_UNROLL * nt) {
+            wk_pack<TI, N> a[WK_UNROLL];
+#pragma unroll
+            for (int u = 0; u < WK_UNROLL; u++)
+                a[u].raw = xv[v + u * nt].raw;
+#pragma unroll
+            for (int u = 0; u < WK_UNROLL; u++) {
+                wk_pack<TO, N> b;
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    b.v[k] = f(a[u].v[k]);
+                yv[v + u * nt].raw = b.raw;
+            }
+        }
+        for (; v < nv; v += nt) {
             wk_pack<TI, N> a;
             wk_pack<TO, N> b;
             a.raw = xv[v].raw;
@@ -301,7 +321,7 @@ WK_DEV void wk_map1(int64_t n, const TI *__restrict__ x, TO *__restrict__ y, con
         y[i] = f(x[i]);
 }
 
-/* y[i] = f(a[i], b[i]) for i < n, contiguous, vectorised like wk_map1. */
+/* y[i] = f(a[i], b[i]) for i < n, contiguous, vectorised and unrolled like wk_map1. */
 template <class TI, class TO, class F>
 WK_DEV void wk_map2(int64_t n, const TI *__restrict__ a, const TI *__restrict__ b,
                     TO *__restrict__ y, const F &f)
@@ -315,7 +335,24 @@ WK_DEV void wk_map2(int64_t n, const TI *__restrict__ a, const TI *__restrict__ 
         const wk_pack<TI, N> *av = (const wk_pack<TI, N> *)a;
         const wk_pack<TI, N> *bv = (const wk_pack<TI, N> *)b;
         wk_pack<TO, N> *yv = (wk_pack<TO, N> *)y;
-        for (int64_t v = t0; v < nv; v += nt) {
+        int64_t v = t0;
+        for (; v + (WK_UNROLL - 1) * nt < nv; v += WK_UNROLL * nt) {
+            wk_pack<TI, N> p[WK_UNROLL], q[WK_UNROLL];
+#pragma unroll
+            for (int u = 0; u < WK_UNROLL; u++) {
+                p[u].raw = av[v + u * nt].raw;
+                q[u].raw = bv[v + u * nt].raw;
+            }
+#pragma unroll
+            for (int u = 0; u < WK_UNROLL; u++) {
+                wk_pack<TO, N> r;
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    r.v[k] = f(p[u].v[k], q[u].v[k]);
+                yv[v + u * nt].raw = r.raw;
+            }
+        }
+        for (; v < nv; v += nt) {
             wk_pack<TI, N> p, q;
             wk_pack<TO, N> r;
             p.raw = av[v].raw;
@@ -329,6 +366,122 @@ WK_DEV void wk_map2(int64_t n, const TI *__restrict__ a, const TI *__restrict__ 
     }
     for (int64_t i = done + t0; i < n; i += nt)
         y[i] = f(a[i], b[i]);
+}
+
+/* ---- inner-contiguous strided layouts: the last collapsed dim has stride 1 in every input
+ * (a row broadcast [1,R] -> [R,R], a slice of rows, ...). The elements split into runs ("units")
+ * of up to V along a row; one 32-bit division per unit finds its row, the row's base offsets
+ * come from the outer dims only (none for rank 2), and the run is contiguous in every input and
+ * in the contiguous output, so it can move as one vector access. */
+template <int N> WK_DEV bool wk_inner_contig(const wk_klay<N> &L)
+{
+    bool ok = true;
+#pragma unroll
+    for (int k = 0; k < WK_KMAX_RANK; k++)
+        if (k == L.rank - 1) {
+#pragma unroll
+            for (int n = 0; n < N; n++)
+                ok = ok && L.st[n][k] == 1;
+        }
+    return ok;
+}
+
+/* The inner dim (the row length W). */
+template <int N> WK_DEV int64_t wk_inner_dim(const wk_klay<N> &L)
+{
+    int64_t w = 1;
+#pragma unroll
+    for (int k = 0; k < WK_KMAX_RANK; k++)
+        if (k == L.rank - 1)
+            w = L.dims[k];
+    return w;
+}
+
+/* Iterates over the units of an inner-contiguous layout of n elements (grid-stride):
+ * calls f(i, off, cnt) with the output index i of the unit's first element, the inputs' offsets
+ * off[N] of it, and cnt (1..V) elements, contiguous everywhere. */
+template <int N, int V, class F> WK_DEV void wk_rows(int64_t n, const wk_klay<N> &L, F &f)
+{
+    const int64_t W = wk_inner_dim(L);
+    if (W == 0)
+        return;
+    const int64_t cpr = (W + V - 1) / V, units = n / W * cpr;
+    for (int64_t u = wk_tid(); u < units; u += wk_nthreads()) {
+        int64_t r, c;
+        if (L.small) {
+            const uint32_t q = (uint32_t)u / (uint32_t)cpr;
+            r = q;
+            c = (int64_t)((uint32_t)u - q * (uint32_t)cpr) * V;
+        } else {
+            r = u / cpr;
+            c = (u - r * cpr) * V;
+        }
+        /* base offsets of row r over dims 0 .. rank-2 */
+        int64_t off[N];
+        int64_t rr = r;
+#pragma unroll
+        for (int m = 0; m < N; m++)
+            off[m] = 0;
+#pragma unroll
+        for (int k = WK_KMAX_RANK - 2; k >= 1; k--) {
+            if (k < L.rank - 1) {
+                const int64_t d = L.dims[k];
+                int64_t q2, cc;
+                if (L.small) {
+                    q2 = (uint32_t)rr / (uint32_t)d;
+                    cc = rr - q2 * d;
+                } else {
+                    q2 = rr / d;
+                    cc = rr - q2 * d;
+                }
+#pragma unroll
+                for (int m = 0; m < N; m++)
+                    off[m] += cc * L.st[m][k];
+                rr = q2;
+            }
+        }
+        if (L.rank >= 2) {
+#pragma unroll
+            for (int m = 0; m < N; m++)
+                off[m] += rr * L.st[m][0];
+        }
+#pragma unroll
+        for (int m = 0; m < N; m++)
+            off[m] += c;
+        const int64_t left = W - c;
+        f(r * W + c, off, left < V ? (int)left : V);
+    }
+}
+
+/* Adapts a per-element body e(i, off) to the units of wk_rows. */
+template <int N, class E> struct wk_each_unit {
+    const E &e;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off, int cnt) const
+    {
+        for (int k = 0; k < cnt; k++) {
+            int64_t o[N];
+#pragma unroll
+            for (int m = 0; m < N; m++)
+                o[m] = off[m] + k;
+            e(i + k, o);
+        }
+    }
+};
+
+/* The generic strided loop: e(i, off) for every output index i < n, off[N] the inputs'
+ * element offsets. Inner-contiguous layouts go by rows (no division per element). */
+template <int N, class E> WK_DEV void wk_strided_each(int64_t n, const wk_klay<N> &L, const E &e)
+{
+    if (wk_inner_contig(L)) {
+        wk_each_unit<N, E> f = {e};
+        wk_rows<N, 4>(n, L, f);
+        return;
+    }
+    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
+        int64_t off[N];
+        wk_koff(L, i, off);
+        e(i, off);
+    }
 }
 
 /* Element-size classes for kernels that only move bits. */

@@ -10,6 +10,9 @@
  *       a block of BX x (256/BX) threads: adjacent threads take adjacent outputs (coalesced when
  *       K's inner stride is 1, e.g. reducing dim 0 of a row-major matrix), the 256/BX rows of
  *       threads and the S slices (grid.y) split L;
+ *   reduce_colv_sum_<dt>(x, out, pv, M, L, S, st)
+ *       sums only, kept layout contiguous and rows 16-byte aligned (st: the reduced stride):
+ *       reduce_cols with BX = 32 threads of 16/sizeof(dt) adjacent outputs each, 16-byte loads;
  *   reduce_fin_<op>_<dt>(pv, pi, out, M, S, G)
  *       second pass when S > 1: combines the S partials of each output (pv/pi: [M][S], scratch).
  *
@@ -88,6 +91,24 @@ template <int DT, bool SUM> struct wk_red {
             ai = bi;
         }
     }
+    /* The same when bi is known to exceed every index already folded into (av, ai) (one
+     * thread's elements, in order): no tie test. MIN is is_min, fixed at compile time. The
+     * identity (ai = WK_NO_INDEX) yields to any element, as a tie with it would in comb. */
+    template <bool MIN>
+    __device__ __forceinline__ void seq(V &av, int64_t &ai, V bv, int64_t bi) const
+    {
+        if (SUM) {
+            av = av + bv;
+            return;
+        }
+        /* !(bv <= av): bv > av or bv is NaN; a NaN in av stays (the first NaN) */
+        const bool take =
+            !wk_isnan(av) && ((MIN ? !(bv >= av) : !(bv <= av)) || ai == WK_NO_INDEX);
+        if (take) {
+            av = bv;
+            ai = bi;
+        }
+    }
     __device__ __forceinline__ void store(void *out, int64_t o, V v, int64_t i) const
     {
         if (!SUM && is_arg)
@@ -130,6 +151,76 @@ WK_DEV void wk_group_reduce(const RD &rd, typename RD::V &v, int64_t &i, int G)
     }
 }
 
+/* One thread's part of x[p + j], j0 <= j < j1, contiguous: every G-th element (scalar head up
+ * to 16-byte alignment, then 16-byte vectors, 4 loads issued before use, then a scalar tail),
+ * folded in increasing j. */
+template <class RD, bool MIN>
+WK_DEV void wk_rows_contig(const RD &rd, const typename RD::S *p, int64_t j0, int64_t j1,
+                           int lane, int G, typename RD::V &v, int64_t &vi)
+{
+    typedef typename RD::S ST;
+    const int N = 16 / (int)sizeof(ST);
+    int64_t h = (int64_t)((16 - (uintptr_t)(p + j0) % 16) % 16 / sizeof(ST));
+    if (h > j1 - j0)
+        h = j1 - j0;
+#pragma unroll 1
+    for (int64_t j = j0 + lane; j < j0 + h; j += G)
+        rd.template seq<MIN>(v, vi, RD::ld(p[j]), j);
+    const int64_t jv = j0 + h, nv = (j1 - jv) / N;
+    const wk_pack<ST, N> *pp = (const wk_pack<ST, N> *)(p + jv);
+    int64_t t = lane;
+#pragma unroll 1
+    for (; t + 3 * G < nv; t += 4 * G) {
+        wk_pack<ST, N> q[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            q[u].raw = pp[t + u * G].raw;
+        if (RD::idx && 4 * N * sizeof(typename RD::V) <= 128) {
+            /* extremes (when the 4N values fit in 32 registers): an ordered tree over the 4N loaded elements (left halves hold the lower
+             * indices, so the right one wins only when strictly better or the first NaN), with
+             * small local indices; then one fold into (v, vi). Short dependency chains. */
+            typename RD::V e[4 * N];
+            int l[4 * N];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int k = 0; k < N; k++) {
+                    e[u * N + k] = RD::ld(q[u].v[k]);
+                    l[u * N + k] = u * N + k;
+                }
+#pragma unroll
+            for (int w = 1; w < 4 * N; w *= 2)
+#pragma unroll
+                for (int a = 0; a + w < 4 * N; a += 2 * w) {
+                    const typename RD::V x = e[a], y = e[a + w];
+                    if (!wk_isnan(x) && (MIN ? !(y >= x) : !(y <= x))) {
+                        e[a] = y;
+                        l[a] = l[a + w];
+                    }
+                }
+            const int u0 = l[0] / N, k0 = l[0] % N;
+            rd.template seq<MIN>(v, vi, e[0], jv + (t + u0 * G) * N + k0);
+        } else {
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    rd.template seq<MIN>(v, vi, RD::ld(q[u].v[k]), jv + (t + u * G) * N + k);
+        }
+    }
+#pragma unroll 1
+    for (; t < nv; t += G) {
+        wk_pack<ST, N> q;
+        q.raw = pp[t].raw;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            rd.template seq<MIN>(v, vi, RD::ld(q.v[k]), jv + t * N + k);
+    }
+#pragma unroll 1
+    for (int64_t j = jv + nv * N + lane; j < j1; j += G)
+        rd.template seq<MIN>(v, vi, RD::ld(p[j]), j);
+}
+
 template <int DT, bool SUM>
 WK_DEV void wk_reduce_rows(int op, const void *x, void *out, void *pv, void *pi, int64_t M,
                            int64_t L, int32_t S, int32_t G, const wk_klay<1> &K,
@@ -139,7 +230,6 @@ WK_DEV void wk_reduce_rows(int op, const void *x, void *out, void *pv, void *pi,
     const RD rd(op);
     typedef typename RD::V V;
     typedef typename RD::S ST;
-    const int N = 16 / (int)sizeof(ST);
     const ST *xs = (const ST *)x;
     const int g = threadIdx.x / G, lane = threadIdx.x % G;
     const int64_t w = (int64_t)blockIdx.x * (WK_BLOCK / G) + g; /* (output, slice) */
@@ -156,27 +246,10 @@ WK_DEV void wk_reduce_rows(int op, const void *x, void *out, void *pv, void *pi,
         int64_t base;
         wk_koff(K, o, &base);
         if (R.rank == 1 && R.st[0][0] == 1) {
-            /* scalar head up to 16-byte alignment, vectors, scalar tail */
-            const ST *p = xs + base;
-            int64_t h = (int64_t)((16 - (uintptr_t)(p + j0) % 16) % 16 / sizeof(ST));
-            if (h > j1 - j0)
-                h = j1 - j0;
-#pragma unroll 1
-            for (int64_t j = j0 + lane; j < j0 + h; j += G)
-                rd.comb(v, vi, RD::ld(p[j]), j);
-            const int64_t jv = j0 + h, nv = (j1 - jv) / N;
-            const wk_pack<ST, N> *pp = (const wk_pack<ST, N> *)(p + jv);
-#pragma unroll 1
-            for (int64_t t = lane; t < nv; t += G) {
-                wk_pack<ST, N> q;
-                q.raw = pp[t].raw;
-#pragma unroll
-                for (int k = 0; k < N; k++)
-                    rd.comb(v, vi, RD::ld(q.v[k]), jv + t * N + k);
-            }
-#pragma unroll 1
-            for (int64_t j = jv + nv * N + lane; j < j1; j += G)
-                rd.comb(v, vi, RD::ld(p[j]), j);
+            if (SUM || !rd.is_min)
+                wk_rows_contig<RD, false>(rd, xs + base, j0, j1, lane, G, v, vi);
+            else
+                wk_rows_contig<RD, true>(rd, xs + base, j0, j1, lane, G, v, vi);
         } else {
 #pragma unroll 1
             for (int64_t j = j0 + lane; j < j1; j += G) {
@@ -253,6 +326,72 @@ WK_DEV void wk_reduce_cols(int op, const void *x, void *out, void *pv, void *pi,
     }
 }
 
+/* Sums down columns of a row-major block with 16-byte loads: the kept layout is contiguous
+ * (output o at x[o], element j at x[o + j*st]), each thread adds N adjacent outputs, a block
+ * is 32 such threads across by 8 down (8 rows at a time), grid.y the S slices of L. Per output,
+ * the order of the additions is that of reduce_cols with 8 rows of threads. */
+template <int DT>
+WK_DEV void wk_reduce_colv(const void *x, void *out, void *pv, int64_t M, int64_t L, int32_t S,
+                           int64_t st)
+{
+    typedef wk_red<DT, true> RD;
+    typedef typename RD::V V;
+    typedef typename RD::S ST;
+    const int N = 16 / (int)sizeof(ST), BX = 32, BY = WK_BLOCK / 32;
+    __shared__ V sv[WK_BLOCK];
+    const int tx = threadIdx.x % BX, ty = threadIdx.x / BX;
+    const int64_t o0 = ((int64_t)blockIdx.x * BX + tx) * N;
+    const int64_t s = blockIdx.y;
+    V v[N];
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        v[k] = 0;
+    if (o0 < M) {
+        const int64_t chunk = (L + S - 1) / S;
+        const int64_t j0 = s * chunk;
+        const int64_t j1 = j0 + chunk < L ? j0 + chunk : L;
+        const ST *p = (const ST *)x + o0;
+        int64_t j = j0 + ty;
+#pragma unroll 1
+        for (; j + 3 * BY < j1; j += 4 * BY) {
+            wk_pack<ST, N> q[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                q[u].raw = ((const wk_pack<ST, N> *)(p + (j + u * BY) * st))->raw;
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    v[k] = v[k] + RD::ld(q[u].v[k]);
+        }
+#pragma unroll 1
+        for (; j < j1; j += BY) {
+            wk_pack<ST, N> q;
+            q.raw = ((const wk_pack<ST, N> *)(p + j * st))->raw;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                v[k] = v[k] + RD::ld(q.v[k]);
+        }
+    }
+    const RD rd(WK_K_SUM);
+#pragma unroll 1
+    for (int k = 0; k < N; k++) {
+        sv[threadIdx.x] = v[k];
+        __syncthreads();
+        if (ty == 0 && o0 < M) {
+            V a = v[k];
+#pragma unroll 1
+            for (int r = 1; r < BY; r++)
+                a = a + sv[r * BX + tx];
+            if (S == 1)
+                rd.store(out, o0 + k, a, 0);
+            else
+                ((V *)pv)[(o0 + k) * S + s] = a;
+        }
+        __syncthreads();
+    }
+}
+
 template <int DT, bool SUM>
 WK_DEV void wk_reduce_fin(int op, const void *pv, const void *pi, void *out, int64_t M, int32_t S,
                           int32_t G)
@@ -293,7 +432,13 @@ WK_DEV void wk_reduce_fin(int op, const void *pv, const void *pi, void *out, int
     {                                                                                          \
         wk_reduce_fin<DT, SUM>(op, pv, pi, out, M, S, G);                                      \
     }
-#define WK_REDUCE_KINDS(X, dtn, DT) X(sum, true, dtn, DT) X(ext, false, dtn, DT)
+#define WK_REDUCE_KINDS(X, dtn, DT)                                                            \
+    X(sum, true, dtn, DT) X(ext, false, dtn, DT)                                               \
+    WK_KERNEL reduce_colv_sum_##dtn(const void *x, void *out, void *pv, int64_t M, int64_t L,  \
+                                    int32_t S, int64_t st)                                     \
+    {                                                                                          \
+        wk_reduce_colv<DT>(x, out, pv, M, L, S, st);                                           \
+    }
 WK_REDUCE_KINDS(WK_REDUCE, u8, WK_DT_U8)
 WK_REDUCE_KINDS(WK_REDUCE, u32, WK_DT_U32)
 WK_REDUCE_KINDS(WK_REDUCE, i16, WK_DT_I16)

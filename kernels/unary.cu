@@ -127,36 +127,54 @@ WK_UNARY_OPS(WK_UNARY_HOT, f16, WK_DT_F16)
 WK_UNARY_OPS(WK_UNARY_HOT, bf16, WK_DT_BF16)
 
 /* ---- any layout, op and dtype at run time (one kernel per compute class) */
+struct wk_unary_float_el {
+    int op, dt;
+    float q0, q1;
+    const void *x;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
+        wk_stf(y, i, dt, wk_unary_f32(op, wk_ldf(x, off[0], dt), q0, q1));
+    }
+};
 WK_KERNEL unary_float(int op, int dt, double p0, double p1, int64_t n, wk_klay<1> L,
                       const void *x, void *y)
 {
-    const float q0 = (float)p0, q1 = (float)p1;
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off;
-        wk_koff(L, i, &off);
-        wk_stf(y, i, dt, wk_unary_f32(op, wk_ldf(x, off, dt), q0, q1));
-    }
+    const wk_unary_float_el e = {op, dt, (float)p0, (float)p1, x, y};
+    wk_strided_each(n, L, e);
 }
 
+struct wk_unary_f64_el {
+    int op;
+    double p0, p1;
+    const double *x;
+    double *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
+        y[i] = wk_unary_f64(op, x[off[0]], p0, p1);
+    }
+};
 WK_KERNEL unary_f64(int op, int dt, double p0, double p1, int64_t n, wk_klay<1> L,
                     const void *x, void *y)
 {
     (void)dt; /* f64: the signature of the other classes */
-    const double *xs = (const double *)x;
-    double *ys = (double *)y;
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off;
-        wk_koff(L, i, &off);
-        ys[i] = wk_unary_f64(op, xs[off], p0, p1);
-    }
+    const wk_unary_f64_el e = {op, p0, p1, (const double *)x, (double *)y};
+    wk_strided_each(n, L, e);
 }
 
+struct wk_unary_int_el {
+    int op, dt;
+    double p0, p1;
+    const void *x;
+    void *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off) const
+    {
+        wk_sti(y, i, dt, wk_unary_int(op, dt, wk_ldi(x, off[0], dt), p0, p1));
+    }
+};
 WK_KERNEL unary_int(int op, int dt, double p0, double p1, int64_t n, wk_klay<1> L,
                     const void *x, void *y)
 {
-    for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
-        int64_t off;
-        wk_koff(L, i, &off);
-        wk_sti(y, i, dt, wk_unary_int(op, dt, wk_ldi(x, off, dt), p0, p1));
-    }
+    const wk_unary_int_el e = {op, dt, p0, p1, x, y};
+    wk_strided_each(n, L, e);
 }

@@ -39,6 +39,38 @@ WK_DEV void wk_where_contig(int64_t n, const void *c, const void *t, const void 
         ys[i] = cs[i] != 0 ? ts[i] : fs[i];
 }
 
+/* Any layouts: by rows with vector accesses when the inner dim is contiguous in all three
+ * (a broadcast row or column block), else the generic per-element loop. */
+template <int CS, int VS> struct wk_where_row {
+    typedef typename wk_bits<CS>::T CT;
+    typedef typename wk_bits<VS>::T VT;
+    enum { V = 16 / WK_MAX2(CS, VS) };
+    const CT *c;
+    const VT *t, *f;
+    VT *y;
+    __device__ __forceinline__ void operator()(int64_t i, const int64_t *off, int cnt) const
+    {
+        const CT *pc = c + off[0];
+        const VT *pt = t + off[1], *pf = f + off[2];
+        VT *py = y + i;
+        if (cnt == V && (uintptr_t)pc % (V * CS) == 0 &&
+            ((uintptr_t)pt | (uintptr_t)pf | (uintptr_t)py) % (V * VS) == 0) {
+            wk_pack<CT, V> qc;
+            wk_pack<VT, V> qt, qf, qy;
+            qc.raw = ((const wk_pack<CT, V> *)pc)->raw;
+            qt.raw = ((const wk_pack<VT, V> *)pt)->raw;
+            qf.raw = ((const wk_pack<VT, V> *)pf)->raw;
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                qy.v[k] = qc.v[k] != 0 ? qt.v[k] : qf.v[k];
+            ((wk_pack<VT, V> *)py)->raw = qy.raw;
+        } else {
+            for (int k = 0; k < cnt; k++)
+                py[k] = pc[k] != 0 ? pt[k] : pf[k];
+        }
+    }
+};
+
 template <int CS, int VS>
 WK_DEV void wk_where_strided(int64_t n, const wk_klay<3> &L, const void *c, const void *t,
                              const void *f, void *y)
@@ -48,6 +80,11 @@ WK_DEV void wk_where_strided(int64_t n, const wk_klay<3> &L, const void *c, cons
     const CT *cs = (const CT *)c;
     const VT *ts = (const VT *)t, *fs = (const VT *)f;
     VT *ys = (VT *)y;
+    if (wk_inner_contig(L)) {
+        wk_where_row<CS, VS> r = {cs, ts, fs, ys};
+        wk_rows<3, wk_where_row<CS, VS>::V>(n, L, r);
+        return;
+    }
     for (int64_t i = wk_tid(); i < n; i += wk_nthreads()) {
         int64_t off[3];
         wk_koff(L, i, off);

@@ -1,8 +1,9 @@
 /* gpu_binary.c: the GPU binary ops (add sub mul div maximum minimum) and comparisons (eq ne lt
  * le gt ge, u8 out): picks a kernel of kernels/binary.cu and launches it. Arithmetic on two
- * contiguous f32/f16/bf16 inputs takes the vectorised kernel of its (op, dtype); everything
- * else (broadcasts, strides, comparisons, other dtypes) the kernel of its compute class with
- * the jointly collapsed layouts. */
+ * contiguous f32/f16/bf16 inputs takes the vectorised kernel of its (op, dtype), and with the
+ * inner dim contiguous in both (row broadcasts) its vectorised by-rows kernel; everything else
+ * (other strides, comparisons, other dtypes) the kernel of its compute class with the jointly
+ * collapsed layouts. */
 #include "gpu_ops.h"
 #include <stdio.h>
 
@@ -34,6 +35,17 @@ wk_status wk_gpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
     wk_klay2 k;
     wk_layout col[2];
     wk_gpu_klay2(&k, col, la, lb);
+    const int r = col[0].rank;
+    if (binary_hot(op, dt) && r >= 1 && col[0].strides[r - 1] == 1 && col[1].strides[r - 1] == 1) {
+        /* inner dim contiguous in both (a row broadcast, ...): by rows, vectorised */
+        char name[64];
+        snprintf(name, sizeof name, "binary_rows_%s_%s", wk_gpu_op_kname(op),
+                 wk_gpu_dtype_kname(dt));
+        void *args[] = {&n, &k, &ap, &bp, &out};
+        const int64_t vec = (int64_t)(16 / esz);
+        return wk_gpu_run(dev, "binary", name, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
+                          args);
+    }
     int iop = (int)op, idt = (int)dt;
     const char *kname = dt == WK_DTYPE_F64 ? "binary_f64" : wk_dtype_is_int(dt) ? "binary_int"
                                                                                 : "binary_float";

@@ -91,8 +91,8 @@ wk_status wk_gpu_copy_strided(wk_device *dev, wk_dtype dt, void *dst, size_t dst
         int64_t na = c.dims[r - 2], nc = c.dims[r - 1], sc = c.strides[r - 1];
         snprintf(name, sizeof name, "copy_t%zu", esz);
         void *args[] = {&nb, &na, &nc, &sb, &sc, &xp, &yp};
-        return wk_gpu_run(dev, "copy", name, clamp_grid((nc + 31) / 32, INT32_MAX),
-                          clamp_grid((na + 31) / 32, 65535), clamp_grid(nb, 65535), args);
+        return wk_gpu_run(dev, "copy", name, clamp_grid((nc + 63) / 64, INT32_MAX),
+                          clamp_grid((na + 63) / 64, 65535), clamp_grid(nb, 65535), args);
     }
     snprintf(name, sizeof name, "copy_s%zu", esz);
     void *args[] = {&n, &k, &xp, &yp};

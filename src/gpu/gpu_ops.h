@@ -41,8 +41,8 @@ static inline void *wk_gpu_at(const void *base, int64_t elem, size_t esize)
     return (void *)((uintptr_t)base + (uintptr_t)elem * esize);
 }
 
-/* Blocks for a grid-stride kernel over `units` work items, one per thread: enough to fill the
- * device a few times over, never more than the work needs (>= 1). */
+/* Blocks for a grid-stride kernel over `units` work items: about 4 per thread when that still
+ * gives 4 blocks per multiprocessor, else one per thread (>= 1, capped). */
 unsigned wk_gpu_blocks(const wk_device *dev, int64_t units);
 
 /* Short names used in kernel names: "exp", "gelu_erf", ...; "u8", "f8e4m3", ... */

@@ -5,8 +5,9 @@
  * collapsed (row-major orders kept, so argmin/argmax indices are right). Then:
  *   - R contiguous (reducing the last dims, or everything): "rows", a group of G threads per
  *     output with 16-byte loads;
- *   - else K's inner stride 1 (e.g. reducing dim 0 of a row-major matrix): "cols", adjacent
- *     threads on adjacent outputs;
+ *   - a sum with K contiguous and 16-byte aligned rows (e.g. reducing dim 0 of a row-major
+ *     matrix): "colv", adjacent threads on adjacent groups of 16 bytes of outputs;
+ *   - else K's inner stride 1: "cols", adjacent threads on adjacent outputs;
  *   - else "rows" on strided R.
  * When that leaves the device underused (few outputs, long reductions), L is cut into S slices
  * whose partials go to scratch memory and a second kernel ("fin") combines them: no atomics,
@@ -14,10 +15,10 @@
 #include "gpu_ops.h"
 #include <stdio.h>
 
-#define RED_MAX_SLICES 4096
+#define RED_MAX_SLICES 8192
 
 typedef struct red_plan {
-    const char *scheme; /* "rows" or "cols" */
+    const char *scheme; /* "rows", "cols" or "colv" */
     int32_t width;      /* rows: G threads per output; cols: BX outputs per block */
     int32_t slices;     /* S */
     unsigned gx, gy;
@@ -42,12 +43,29 @@ static void red_split(wk_layout *kept, wk_layout *red, const wk_layout *lx, uint
 }
 
 static bool red_plan_make(red_plan *p, const wk_device *dev, const wk_layout *kc,
-                          const wk_layout *rc, int64_t M, int64_t L)
+                          const wk_layout *rc, int64_t M, int64_t L, bool sum, size_t esz,
+                          const void *xp)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const bool rcontig = rc->rank == 1 && rc->strides[0] == 1;
     const bool kinner = kc->rank >= 1 && kc->strides[kc->rank - 1] == 1;
     int64_t S = 1;
+    const int64_t nv = (int64_t)(16 / esz); /* elements per 16 bytes */
+    if (sum && !rcontig && kc->rank == 1 && kc->strides[0] == 1 && rc->rank == 1 &&
+        M % nv == 0 && rc->strides[0] % nv == 0 && (uintptr_t)xp % 16 == 0) {
+        /* columns of a row-major block: 16-byte loads across nv outputs per thread. Slices
+         * only up to about 4 blocks per multiprocessor: one wave (a partial second wave of
+         * fixed-size blocks would leave the device idle), each thread with 4 loads in flight. */
+        const int64_t gx = ceil_div(M, 32 * nv), target = sm * 4;
+        if (gx < target)
+            S = min64(min64(target / gx, ceil_div(L, 8 * 32)), RED_MAX_SLICES);
+        if (S < 1)
+            S = 1;
+        if (gx > INT32_MAX)
+            return false;
+        *p = (red_plan){"colv", 32, (int32_t)S, (unsigned)gx, (unsigned)S};
+        return true;
+    }
     if (!rcontig && kinner) {
         int32_t by = 1; /* thread rows per block along L */
         while (by < 8 && by < L)
@@ -67,9 +85,19 @@ static bool red_plan_make(red_plan *p, const wk_device *dev, const wk_layout *kc
     int32_t g = 1; /* threads per output: about 8 elements each, at most a block */
     while (g < WK_GPU_BLOCK && (int64_t)g * 8 < L)
         g *= 2;
-    const int64_t target = sm * 2048; /* threads for a full device */
-    if (M * g < target)
-        S = min64(min64(ceil_div(target, M * g), ceil_div(L, (int64_t)g * 32)), RED_MAX_SLICES);
+    /* threads for a full device: 4 blocks of 256 per multiprocessor (kernels/reduce.cu keeps
+     * 4 loads per thread in flight) */
+    const int64_t target = sm * 1024;
+    if (M * g < target) {
+        /* at least enough slices to fill the device, and short ones: about 128 elements per
+         * thread, like a reduction over the last dim with many outputs (on an H200, a sum
+         * over 2^28 f32 ran at 98% of copy bandwidth this way or as one wave of 528 long
+         * blocks alike, 3% behind PyTorch; the second pass is a suspect, not measured) */
+        S = ceil_div(target, M * g);
+        if (S < ceil_div(L, (int64_t)g * 128))
+            S = ceil_div(L, (int64_t)g * 128);
+        S = min64(min64(S, ceil_div(L, (int64_t)g * 32)), RED_MAX_SLICES);
+    }
     if (S < 1)
         S = 1;
     const int64_t gx = ceil_div(M * S, WK_GPU_BLOCK / g);
@@ -94,15 +122,15 @@ wk_status wk_gpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
     int64_t M = wk_layout_elem_count(&kc), L = wk_layout_elem_count(&rc);
     if (M == 0)
         return WK_OK;
+    const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
     red_plan p;
-    if (!red_plan_make(&p, dev, &kc, &rc, M, L))
+    if (!red_plan_make(&p, dev, &kc, &rc, M, L, op == WK_OP_SUM, wk_dtype_size(dt), xp))
         return wk_err(WK_ERR_NOT_SUPPORTED, "gpu reduce: %lld outputs of %lld elements need too "
                       "large a grid", (long long)M, (long long)L);
 
     wk_klay1 K, R;
     wk_gpu_klay1_of(&K, &kc);
     wk_gpu_klay1_of(&R, &rc);
-    const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
     const bool sum = op == WK_OP_SUM;
     const char *kind = sum ? "sum" : "ext";
     const char *dn = wk_gpu_dtype_kname(dt);
@@ -121,8 +149,14 @@ wk_status wk_gpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
 
     char name[48];
     snprintf(name, sizeof name, "reduce_%s_%s_%s", p.scheme, kind, dn);
-    void *args[] = {&iop, &xp, &out, &pv, &pi, &M, &L, &S, &width, &K, &R};
-    s = wk_gpu_run(dev, "reduce", name, p.gx, p.gy, 1, args);
+    if (p.scheme[3] == 'v') { /* colv */
+        int64_t st = rc.strides[0];
+        void *vargs[] = {&xp, &out, &pv, &M, &L, &S, &st};
+        s = wk_gpu_run(dev, "reduce", name, p.gx, p.gy, 1, vargs);
+    } else {
+        void *args[] = {&iop, &xp, &out, &pv, &pi, &M, &L, &S, &width, &K, &R};
+        s = wk_gpu_run(dev, "reduce", name, p.gx, p.gy, 1, args);
+    }
     if (s == WK_OK && S > 1) {
         int32_t g = 1; /* threads per output for S partials: about 4 each */
         while (g < WK_GPU_BLOCK && g * 4 < S)
