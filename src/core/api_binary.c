@@ -8,13 +8,8 @@ static wk_status binary_run(wk_storage **out, wk_op op, const wk_storage *a, con
     wk_status st;
     if (!out)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
-    if ((st = wk_check_operand(a, la, name, "lhs")) || (st = wk_check_operand(b, lb, name, "rhs")))
+    if ((st = wk_check_pair(a, la, b, lb, name)))
         return st;
-    if ((st = wk_check_same_device(a, b, name)))
-        return st;
-    if (a->dtype != b->dtype)
-        return wk_err(WK_ERR_DTYPE, "%s: lhs is %s, rhs is %s", name, wk_dtype_name(a->dtype),
-                      wk_dtype_name(b->dtype));
     if ((st = wk_check_same_dims(la, lb, name)) || (st = wk_check_op(a->dev, op, a->dtype)))
         return st;
     int64_t n = wk_layout_elem_count(la);

@@ -19,6 +19,19 @@ wk_status wk_check_same_device(const wk_storage *a, const wk_storage *b, const c
     return WK_OK;
 }
 
+wk_status wk_check_pair(const wk_storage *a, const wk_layout *la, const wk_storage *b,
+                        const wk_layout *lb, const char *op)
+{
+    wk_status st;
+    if ((st = wk_check_operand(a, la, op, "lhs")) || (st = wk_check_operand(b, lb, op, "rhs")) ||
+        (st = wk_check_same_device(a, b, op)))
+        return st;
+    if (a->dtype != b->dtype)
+        return wk_err(WK_ERR_DTYPE, "%s: lhs is %s, rhs is %s", op, wk_dtype_name(a->dtype),
+                      wk_dtype_name(b->dtype));
+    return WK_OK;
+}
+
 wk_status wk_check_op(const wk_device *dev, wk_op op, wk_dtype dt)
 {
     if (!wk_op_defined(op, dt))

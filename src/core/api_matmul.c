@@ -10,13 +10,8 @@ wk_status wk_matmul(wk_storage **out, const wk_storage *a, const wk_layout *la,
     wk_status st;
     if (!out)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
-    if ((st = wk_check_operand(a, la, name, "lhs")) || (st = wk_check_operand(b, lb, name, "rhs")))
+    if ((st = wk_check_pair(a, la, b, lb, name)))
         return st;
-    if ((st = wk_check_same_device(a, b, name)))
-        return st;
-    if (a->dtype != b->dtype)
-        return wk_err(WK_ERR_DTYPE, "%s: lhs is %s, rhs is %s", name, wk_dtype_name(a->dtype),
-                      wk_dtype_name(b->dtype));
     char sa[256], sb[256];
     const int32_t r = la->rank;
     int ok = r >= 2 && lb->rank == r;
