@@ -135,9 +135,11 @@ typedef enum wk_op {
     WK_OP_SCATTER_ADD_SET = 103, WK_OP_INDEX_ADD = 104,
     /* fused ops of candle-nn (float dtypes) */
     WK_OP_SOFTMAX_LAST_DIM = 110, WK_OP_RMS_NORM = 111, WK_OP_LAYER_NORM = 112, WK_OP_ROPE = 113,
-    WK_OP_ROPE_I = 114, WK_OP_ROPE_THD = 115, WK_OP_ARG_SORT_LAST_DIM = 116
+    WK_OP_ROPE_I = 114, WK_OP_ROPE_THD = 115, WK_OP_ARG_SORT_LAST_DIM = 116,
+    /* quantized tensors (the dtype is the float side: f32, f16 or bf16; see wk_qtype) */
+    WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122
 } wk_op;
-#define WK_OP_ID_LIMIT 117 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 123 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -304,6 +306,27 @@ WK_API wk_status wk_copy2d(wk_storage *dst, const wk_storage *src, size_t d1, si
 WK_API wk_status wk_matmul(wk_storage **out, const wk_storage *a, const wk_layout *la,
                            const wk_storage *b, const wk_layout *lb);
 
+/* ---------------------------------------------------------------- options */
+/* Process-wide switches, read at each op (their first value comes from the environment
+ * variable named beside each; "1" turns it on):
+ *   WK_OPTION_MATMUL_TF32   (WICK_MATMUL_TF32): f32 matmul and convolution on NVIDIA may use TF32
+ *                           tensor cores (10-bit mantissa products); off by default.
+ *   WK_OPTION_PORTABLE_GEMM (WICK_GEMM=portable): GPU matmul and convolution use wick's own tiled
+ *                           GEMM kernel even where cuBLAS / rocBLAS is present.
+ *   WK_OPTION_DETERMINISTIC (WICK_DETERMINISTIC): GPU ops that add floats with atomics
+ *                           (scatter_add_set, index_add) take an ordered path instead, bit-equal
+ *                           run to run (and to the CPU), at a cost in speed. */
+typedef enum wk_option {
+    WK_OPTION_MATMUL_TF32 = 0,
+    WK_OPTION_PORTABLE_GEMM = 1,
+    WK_OPTION_DETERMINISTIC = 2
+} wk_option;
+#define WK_OPTION_COUNT 3
+/* WK_ERR_INVALID_ARGUMENT for an unknown option. */
+WK_API wk_status wk_set_option(wk_option opt, int value);
+/* The current value (0 for an unknown option). */
+WK_API int wk_get_option(wk_option opt);
+
 /* ---------------------------------------------------------------- convolution */
 /* Parameters of the convolutions; the 1-D ops use element [0] only. groups >= 1 divides the
  * channels. Output sizes (Candle's / PyTorch's formulas), per spatial dim:
@@ -409,6 +432,30 @@ WK_API wk_status wk_rope_thd(wk_storage **out, const wk_storage *x, const wk_lay
  * descending (0); stable (ties keep their order); NaN sorts last ascending, first descending. */
 WK_API wk_status wk_arg_sort_last_dim(wk_storage **out, const wk_storage *x, const wk_layout *lx,
                                       int ascending);
+
+/* ---------------------------------------------------------------- quantized (GGUF) */
+/* GGML tensor types, with the numeric ids of the GGUF format. Quantized data is a sequence of
+ * blocks (wk_qtype_block_elems elements in wk_qtype_block_bytes bytes each), byte-compatible with
+ * llama.cpp, held in a u8 storage on any device. A quantized matrix (n, k) stores each of its n
+ * rows as k / block_elems blocks. */
+typedef enum wk_qtype {
+    WK_QTYPE_F32 = 0,
+    WK_QTYPE_F16 = 1,
+    WK_QTYPE_Q4_0 = 2,
+    WK_QTYPE_Q4_1 = 3,
+    WK_QTYPE_Q5_0 = 6,
+    WK_QTYPE_Q5_1 = 7,
+    WK_QTYPE_Q8_0 = 8,
+    WK_QTYPE_Q8_1 = 9,
+    WK_QTYPE_Q2_K = 10,
+    WK_QTYPE_Q3_K = 11,
+    WK_QTYPE_Q4_K = 12,
+    WK_QTYPE_Q5_K = 13,
+    WK_QTYPE_Q6_K = 14,
+    WK_QTYPE_Q8_K = 15,
+    WK_QTYPE_BF16 = 30
+} wk_qtype;
+#define WK_QTYPE_LIMIT 31 /* every wk_qtype value is below this */
 
 #ifdef __cplusplus
 }

@@ -492,4 +492,17 @@ template <> struct wk_bits<4> { typedef uint32_t T; };
 template <> struct wk_bits<8> { typedef uint64_t T; };
 template <> struct wk_bits<16> { typedef wk_u32x4 T; };
 
+/* ---- device-side errors (src/gpu/gpu_impl.h, wk_gpu_error_word): word points at the device's
+ * record {code, detail}; the first error wins. The host reports it at the next synchronizing
+ * call as WK_ERR_INDEX_OUT_OF_RANGE. Codes as in gpu_impl.h. */
+enum {
+    WK_KERR_INDEX_SELECT = 1, WK_KERR_GATHER = 2, WK_KERR_SCATTER_SET = 3,
+    WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6
+};
+WK_DEV void wk_kerr(uint32_t *word, uint32_t code, uint64_t detail)
+{
+    if (atomicCAS(word, 0u, code) == 0u)
+        word[1] = (uint32_t)detail;
+}
+
 #endif /* WK_GPU_H */

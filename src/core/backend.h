@@ -138,6 +138,25 @@ struct wk_backend {
                       const wk_layout *ls);
     wk_status (*arg_sort)(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending);
+
+    /* ---- quantized tensors (wk_qtype blocks in a byte buffer; NULL where a backend has none).
+     * supports_q: 1 if op (DEQUANTIZE, QMATMUL, QEMBEDDING) runs for block type qt with float
+     * dtype dt (the output's, and x's for qmatmul). */
+    bool (*supports_q)(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt);
+    /* out: n elements of dt (n a multiple of the block size) from the blocks at q. */
+    wk_status (*dequantize)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
+                            int64_t n);
+    /* out (rows, n) of dt = x (rows, k) of dt, contiguous, @ W^T, W (n, k) quantized (each row
+     * k / block_elems blocks, contiguous). rows small (<= 8) is the decode case. */
+    wk_status (*qmatmul)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                         int64_t rows, const void *w, int64_t n, int64_t k);
+    /* out (elem_count(li), k) of dt: row ids[i] of W (rows, k) quantized, dequantized. ids u8,
+     * u32 or i64, any layout; the dtype's max value is the "none" sentinel (a row of zeros);
+     * other ids outside [0, rows) fail with WK_ERR_INDEX_OUT_OF_RANGE (GPU: deferred, nothing
+     * written out of bounds). */
+    wk_status (*qembedding)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
+                            wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
+                            int64_t k);
 };
 
 /* The backends linked into this build (NULL where a backend is not compiled in). */

@@ -328,12 +328,21 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
     return WK_OK;
 }
 
+static wk_status cu_bind(void *ctx, void **stream)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    *stream = (void *)c->stream;
+    return WK_OK;
+}
+
 const wk_gpu_driver wk_gpu_cuda_driver = {
     .name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init, .props = cu_props,
     .ctx_create = cu_ctx_create, .ctx_destroy = cu_ctx_destroy, .mem_alloc = cu_mem_alloc,
     .mem_free = cu_mem_free, .mem_info = cu_mem_info, .h2d = cu_h2d, .d2h = cu_d2h, .d2d = cu_d2d,
     .memset_zero = cu_memset_zero, .sync = cu_sync, .module_load = cu_module_load,
     .module_unload = cu_module_unload, .function = cu_function, .launch = cu_launch,
+    .bind = cu_bind,
 };
 
 #else /* !WK_HAVE_CUDA_H */

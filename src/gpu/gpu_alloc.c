@@ -321,7 +321,13 @@ wk_status wk_gpu_scratch_alloc(wk_device *dev, size_t bytes, void **ptr)
 
 void wk_gpu_scratch_free(wk_device *dev, void *ptr) { wk_gpu_mem_free(wk_gpu_dev(dev), ptr); }
 
-/* The device's error word (gpu_driver.h): a direct driver allocation, zeroed in stream order. */
+wk_status wk_gpu_bind(wk_device *dev, void **stream)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    return g->drv->bind(g->ctx, stream);
+}
+
+/* The device's error record (gpu_impl.h): a direct driver allocation, zeroed in stream order. */
 wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word)
 {
     wk_gpu_device *g = wk_gpu_dev(dev);
@@ -329,8 +335,8 @@ wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word)
     wk_status st = WK_OK;
     if (!g->error_word) {
         void *p = NULL;
-        st = g->drv->mem_alloc(g->ctx, &p, sizeof(uint32_t));
-        if (st == WK_OK && (st = g->drv->memset_zero(g->ctx, p, sizeof(uint32_t))) != WK_OK)
+        st = g->drv->mem_alloc(g->ctx, &p, 2 * sizeof(uint32_t));
+        if (st == WK_OK && (st = g->drv->memset_zero(g->ctx, p, 2 * sizeof(uint32_t))) != WK_OK)
             g->drv->mem_free(g->ctx, p);
         else if (st == WK_OK)
             g->error_word = p;

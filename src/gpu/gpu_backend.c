@@ -57,6 +57,8 @@ static void gpu_close(wk_gpu_device *g)
         (void)g->drv->sync(g->ctx);
     if (g->error_word)
         g->drv->mem_free(g->ctx, g->error_word);
+    wk_gpu_blas_close(g);
+    pthread_mutex_destroy(&g->blas_mu);
     wk_gpu_modules_destroy(g);
     wk_gpu_alloc_destroy(g);
     if (g->ctx)
@@ -77,6 +79,11 @@ static wk_status gpu_device_open(const wk_gpu_driver *drv, wk_device *dev, int o
     if (!g)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", drv->name, ordinal);
     if (pthread_mutex_init(&g->error_mu, NULL) != 0) {
+        wk_free(g);
+        return wk_err(WK_ERR_INTERNAL, "%s:%d: pthread_mutex_init failed", drv->name, ordinal);
+    }
+    if (pthread_mutex_init(&g->blas_mu, NULL) != 0) {
+        pthread_mutex_destroy(&g->error_mu);
         wk_free(g);
         return wk_err(WK_ERR_INTERNAL, "%s:%d: pthread_mutex_init failed", drv->name, ordinal);
     }
@@ -129,18 +136,21 @@ static wk_status gpu_wait(wk_gpu_device *g)
     pthread_mutex_unlock(&g->error_mu);
     if (st != WK_OK || !word)
         return st;
-    uint32_t code = 0;
-    st = g->drv->d2h(g->ctx, &code, word, sizeof code);
+    uint32_t rec[2] = {0, 0}; /* {code, detail}: see wk_gpu_error_word */
+    st = g->drv->d2h(g->ctx, rec, word, sizeof rec);
     if (st == WK_OK)
         st = g->drv->sync(g->ctx);
-    if (st != WK_OK || code == 0)
+    if (st != WK_OK || rec[0] == 0)
         return st;
-    st = g->drv->memset_zero(g->ctx, word, sizeof code);
+    st = g->drv->memset_zero(g->ctx, word, sizeof rec);
+    if (st == WK_OK)
+        st = g->drv->sync(g->ctx);
     if (st != WK_OK)
         return st;
     return wk_err(WK_ERR_INDEX_OUT_OF_RANGE,
-                  "%s:%d: an earlier op found an index out of range (kernel code %u); its output "
-                  "is undefined", g->drv->name, g->ordinal, code);
+                  "%s:%d: an earlier %s found id %u out of range (low 32 bits of the value); "
+                  "nothing was written out of bounds, its output is undefined",
+                  g->drv->name, g->ordinal, wk_gpu_kerr_name(rec[0]), rec[1]);
 }
 
 static wk_status gpu_synchronize(wk_device *dev) { return gpu_wait(wk_gpu_dev(dev)); }
@@ -208,6 +218,11 @@ int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_cou
         .where_cond = wk_gpu_where_cond, .to_dtype = wk_gpu_to_dtype,                        \
         .const_set = wk_gpu_const_set, .reduce = wk_gpu_reduce,                              \
         .copy_strided = wk_gpu_copy_strided, .copy2d = wk_gpu_copy2d, .rand = wk_gpu_rand,   \
+        .matmul = wk_gpu_matmul, .conv = wk_gpu_conv, .pool2d = wk_gpu_pool2d,               \
+        .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
+        .norm = wk_gpu_norm, .rope = wk_gpu_rope, .arg_sort = wk_gpu_arg_sort,               \
+        .supports_q = wk_gpu_supports_q, .dequantize = wk_gpu_dequantize,                    \
+        .qmatmul = wk_gpu_qmatmul, .qembedding = wk_gpu_qembedding,                          \
     }
 
 const wk_backend wk_cuda_backend = WK_GPU_BACKEND("cuda", WK_BACKEND_CUDA, cuda);

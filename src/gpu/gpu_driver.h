@@ -62,6 +62,8 @@ typedef struct wk_gpu_driver {
     wk_status (*function)(void *ctx, void **fn, void *module, const char *name);
     wk_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
                         unsigned shmem, void **args);
+    /* Makes the device current in the calling thread; *stream: the native stream. */
+    wk_status (*bind)(void *ctx, void **stream);
 } wk_gpu_driver;
 
 extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */
@@ -80,18 +82,17 @@ typedef struct wk_gpu_device {
     bool no_cache;  /* WICK_GPU_NO_CACHE=1 at open: every free is a real free */
     struct wk_gpu_alloc *alloc;
     struct wk_gpu_modules *modules;
-    void *error_word; /* device uint32 kernels set on bad input; NULL until first asked for */
+    void *error_word; /* device uint32[2] kernels set on bad input; NULL until first asked for */
+    void *blas;       /* vendor BLAS state (gpu_blas.c); NULL until first used */
+    pthread_mutex_t blas_mu;
     pthread_mutex_t error_mu;
 } wk_gpu_device;
 
 static inline wk_gpu_device *wk_gpu_dev(const wk_device *dev) { return (wk_gpu_device *)dev->impl; }
 
-/* word: the device's error word, a device uint32 that is 0 while all is well. A kernel that finds
- * an invalid input it cannot reject on the host (an index value out of range) stores a nonzero
- * code there (e.g. atomicExch(word, 1)) and writes nothing out of bounds; the next synchronize or
- * download reports WK_ERR_INDEX_OUT_OF_RANGE and clears it. Allocated on first use, so devices
- * whose ops never ask pay nothing. (For the op half: the lead may move this to gpu_impl.h.) */
-wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word);
+
+/* Frees the vendor BLAS state of g (gpu_blas.c), if any. */
+void wk_gpu_blas_close(wk_gpu_device *g);
 
 /* ---------------------------------------------------------------- caching allocator */
 /* Per device. Freed blocks go to size-bucketed free lists and are reused for later requests of

@@ -49,6 +49,76 @@ wk_status wk_gpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
                         const wk_layout *lx, uint32_t dims_mask);
 wk_status wk_gpu_rand(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
                       double b, uint64_t seed, uint64_t offset); /* gpu_rand.c, kernels/rand.cu */
+wk_status wk_gpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a,
+                        const wk_layout *la, const void *b, const wk_layout *lb); /* gpu_matmul.c */
+wk_status wk_gpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *w, const wk_layout *lw,
+                      const wk_conv_params *p); /* gpu_conv.c, kernels/conv.cu */
+wk_status wk_gpu_pool2d(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                        const wk_layout *lx, const wk_pool_params *p); /* gpu_pool.c */
+wk_status wk_gpu_upsample(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, const int64_t *out_dims, int align_corners,
+                          double scale_h, double scale_w); /* gpu_upsample.c */
+wk_status wk_gpu_index(wk_device *dev, const wk_index_args *a); /* gpu_index.c */
+wk_status wk_gpu_softmax(wk_device *dev, wk_dtype dt, void *out, const void *x,
+                         const wk_layout *lx); /* gpu_softmax.c */
+wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *alpha, const wk_layout *la,
+                      const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
+wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                      const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
+                      const wk_layout *ls); /* gpu_rope.c */
+wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
+                          const wk_layout *lx, int ascending); /* gpu_sort.c */
+/* Quantized tensors (gpu_quant.c, kernels/quant.cu): contracts in backend.h. */
+bool wk_gpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt);
+wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
+                            int64_t n);
+wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                         int64_t rows, const void *w, int64_t n, int64_t k);
+wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
+                            wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
+                            int64_t k);
+
+/* ---- GEMM, shared by matmul and the convolutions (gpu_matmul.c).
+ * For each batch i < batch: C_i (m x n, row-major, row stride ldc) = A_i (m x k) @ B_i (k x n),
+ * where element (r, c) of A_i is a[i*a_bs + r*a_rs + c*a_cs] (element units, strides >= 0, any
+ * of them may be 1: row-major or transposed operands alike), the same for B, and C_i starts at
+ * c + i*c_bs. A, B and C have dtype dt (f32, f64, f16, bf16); f16/bf16 accumulate in f32, f64 in
+ * f64. Runs cuBLAS / rocBLAS where present and the strides allow (operands that they cannot
+ * read are made contiguous in scratch first), the portable kernel of kernels/matmul.cu
+ * otherwise or when WK_OPTION_PORTABLE_GEMM is on. f32 uses TF32 only with
+ * WK_OPTION_MATMUL_TF32. Asynchronous on the device's stream. */
+typedef struct wk_gpu_gemm_args {
+    wk_dtype dt;
+    int64_t batch, m, n, k;
+    const void *a;
+    int64_t a_bs, a_rs, a_cs;
+    const void *b;
+    int64_t b_bs, b_rs, b_cs;
+    void *c;
+    int64_t c_bs, ldc;
+} wk_gpu_gemm_args;
+wk_status wk_gpu_gemm(wk_device *dev, const wk_gpu_gemm_args *g);
+
+/* ---- device-side errors. word: the device's error record, two device uint32 words
+ * {code, detail} (detail: the low 32 bits of the offending value, e.g. the bad id), zero while
+ * all is well. A kernel that finds an invalid input it cannot reject on the host (an id out of
+ * range) sets them with wk_kerr (kernels/gpu.h: first error wins) and writes nothing out of
+ * bounds; the next synchronize or download reports WK_ERR_INDEX_OUT_OF_RANGE with the code and
+ * detail, and clears them. Allocated on first use. */
+wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word);
+/* The codes (kernels/gpu.h has the same values): which op found the bad value. */
+enum {
+    WK_KERR_INDEX_SELECT = 1, WK_KERR_GATHER = 2, WK_KERR_SCATTER_SET = 3,
+    WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6
+};
+const char *wk_gpu_kerr_name(uint32_t code); /* "index_select", ...; "op" if unknown */
+
+/* ---- the vendor stream, for libraries that launch their own work (cuBLAS, rocBLAS): makes the
+ * device current in the calling thread and returns its stream (CUstream / hipStream_t). */
+wk_status wk_gpu_bind(wk_device *dev, void **stream);
+
 /* Which (op, dtype) pairs the op half implements. */
 bool wk_gpu_ops_supports(wk_op op, wk_dtype dt);
 

@@ -124,6 +124,19 @@ const char *wk_gpu_op_kname(wk_op op)
     }
 }
 
+const char *wk_gpu_kerr_name(uint32_t code)
+{
+    switch (code) {
+    case WK_KERR_INDEX_SELECT: return "index_select";
+    case WK_KERR_GATHER: return "gather";
+    case WK_KERR_SCATTER_SET: return "scatter_set";
+    case WK_KERR_SCATTER_ADD_SET: return "scatter_add_set";
+    case WK_KERR_INDEX_ADD: return "index_add";
+    case WK_KERR_QEMBEDDING: return "qembedding";
+    default: return "op";
+    }
+}
+
 const char *wk_gpu_dtype_kname(wk_dtype dt)
 {
 #define WK_DT_NAME(E, s, T) #s,
@@ -150,5 +163,7 @@ bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
            (op >= WK_OP_EQ && op <= WK_OP_GE) || (op >= WK_OP_SUM && op <= WK_OP_ARGMAX) ||
            op == WK_OP_WHERE_COND || op == WK_OP_TO_DTYPE || op == WK_OP_CONST_SET ||
            op == WK_OP_COPY_STRIDED || op == WK_OP_COPY2D || op == WK_OP_RAND_UNIFORM ||
-           op == WK_OP_RAND_NORMAL;
+           op == WK_OP_RAND_NORMAL || (op >= WK_OP_MATMUL && op <= WK_OP_UPSAMPLE_BILINEAR2D) ||
+           (op >= WK_OP_INDEX_SELECT && op <= WK_OP_INDEX_ADD) ||
+           (op >= WK_OP_SOFTMAX_LAST_DIM && op <= WK_OP_ARG_SORT_LAST_DIM);
 }

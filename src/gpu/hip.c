@@ -347,13 +347,21 @@ static wk_status hip_launch(void *ctx, void *fn, const unsigned grid[3], const u
     return WK_OK;
 }
 
+static wk_status hip_bind(void *ctx, void **stream)
+{
+    const hip_ctx *c = ctx;
+    HIP_CURRENT(c);
+    *stream = (void *)c->stream;
+    return WK_OK;
+}
+
 const wk_gpu_driver wk_gpu_hip_driver = {
     .name = "rocm", .kind = WK_BACKEND_ROCM, .init = hip_init, .props = hip_props,
     .ctx_create = hip_ctx_create, .ctx_destroy = hip_ctx_destroy, .mem_alloc = hip_mem_alloc,
     .mem_free = hip_mem_free, .mem_info = hip_mem_info, .h2d = hip_h2d, .d2h = hip_d2h,
     .d2d = hip_d2d, .memset_zero = hip_memset_zero, .sync = hip_sync,
     .module_load = hip_module_load, .module_unload = hip_module_unload, .function = hip_function,
-    .launch = hip_launch,
+    .launch = hip_launch, .bind = hip_bind,
 };
 
 #else /* !WK_HAVE_HIP_H */
