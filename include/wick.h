@@ -456,6 +456,12 @@ typedef enum wk_qtype {
     WK_QTYPE_BF16 = 30
 } wk_qtype;
 #define WK_QTYPE_LIMIT 31 /* every wk_qtype value is below this */
+/* "q4_0", "q6_k", "f16", ...; "?" for a value that is not a wk_qtype. */
+WK_API const char *wk_qtype_name(wk_qtype qt);
+/* Elements per block (32 for Q4_0..Q8_1, 256 for the K types, 1 for F32/F16/BF16) and bytes per
+ * block; 0 for a value that is not a wk_qtype. */
+WK_API int64_t wk_qtype_block_elems(wk_qtype qt);
+WK_API int64_t wk_qtype_block_bytes(wk_qtype qt);
 
 #ifdef __cplusplus
 }
