@@ -1,0 +1,309 @@
+/* gpu_bench_ops.c: the compute ops of the GPU backend (matmul through the vendor library and the
+ * portable GEMM, convolutions, fused ops, indexing, image ops, argsort) on one device, for
+ * docs/performance.md (not a test).
+ *   build: part of `make` (target wick_gpu_bench_ops); run: build/wick_gpu_bench_ops [--device D]
+ *   bench/gpu_compare_ops.py runs it beside PyTorch on the same GPU and prints the table.
+ * Each row is timed over repeated calls after a warm-up, the device synchronized before the clock
+ * is read, best of 3 trials. Prints "row <name> <flop|byte> <amount> <seconds per call>":
+ * matmul and convolution rows count 2*m*n*k flops, the others the bytes of every input read once
+ * and every output written once (argsort: the input bytes only, as the issue quotes it). */
+#include "wick.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(x)                                                                              \
+    do {                                                                                      \
+        wk_status st_ = (x);                                                                  \
+        if (st_ != WK_OK) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, wk_status_string(st_),   \
+                    wk_last_error());                                                         \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static wk_device *dev;
+
+/* An operand: storage + contiguous layout. */
+typedef struct operand {
+    wk_storage *s;
+    wk_layout l;
+} operand;
+
+static operand rnd(wk_dtype dt, int32_t rank, const int64_t *dims, double lo, double hi)
+{
+    operand o;
+    CHECK(wk_layout_contiguous(&o.l, rank, dims));
+    CHECK(wk_rand_uniform(&o.s, dev, dt, (size_t)wk_layout_elem_count(&o.l), lo, hi));
+    return o;
+}
+
+/* Integer ids in [0, limit): uniform floats in [0, limit) cast to dt (truncation). */
+static operand ids_of(wk_dtype dt, int32_t rank, const int64_t *dims, int64_t limit)
+{
+    operand f = rnd(WK_DTYPE_F32, rank, dims, 0, (double)limit - 0.5);
+    operand o = {NULL, f.l};
+    CHECK(wk_to_dtype(&o.s, f.s, &f.l, dt));
+    wk_storage_free(f.s);
+    return o;
+}
+
+/* ---- the rows: one closure-like struct per row */
+typedef struct row {
+    const char *name;
+    const char *unit; /* "flop" or "byte" */
+    double amount;
+    int kind;
+    operand a, b, c;
+    int64_t i0;
+    int portable;
+} row;
+
+enum { K_MATMUL, K_CONV1D, K_CONV2D, K_SOFTMAX, K_RMS, K_LAYER, K_INDEX_SELECT, K_GATHER,
+       K_SCATTER_ADD, K_UP_NEAREST, K_UP_BILINEAR, K_MAXPOOL, K_AVGPOOL, K_ARGSORT };
+
+static void run_row(const row *r)
+{
+    wk_storage *o = NULL;
+    wk_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, {0, 0}, 1};
+    wk_pool_params pp = {{2, 2}, {2, 2}};
+    switch (r->kind) {
+    case K_MATMUL: CHECK(wk_matmul(&o, r->a.s, &r->a.l, r->b.s, &r->b.l)); break;
+    case K_CONV1D: CHECK(wk_conv1d(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, &cp)); break;
+    case K_CONV2D: CHECK(wk_conv2d(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, &cp)); break;
+    case K_SOFTMAX: CHECK(wk_softmax_last_dim(&o, r->a.s, &r->a.l)); break;
+    case K_RMS: CHECK(wk_rms_norm(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, 1e-5f)); break;
+    case K_LAYER:
+        CHECK(wk_layer_norm(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, r->c.s, &r->c.l, 1e-5f));
+        break;
+    case K_INDEX_SELECT: CHECK(wk_index_select(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, 0)); break;
+    case K_GATHER: CHECK(wk_gather(&o, r->a.s, &r->a.l, r->b.s, &r->b.l, 1)); break;
+    case K_SCATTER_ADD:
+        CHECK(wk_scatter_add_set(r->a.s, &r->a.l, r->b.s, &r->b.l, r->c.s, &r->c.l, 1));
+        break;
+    case K_UP_NEAREST:
+        CHECK(wk_upsample_nearest2d(&o, r->a.s, &r->a.l, 2 * r->a.l.dims[2], 2 * r->a.l.dims[3]));
+        break;
+    case K_UP_BILINEAR:
+        CHECK(wk_upsample_bilinear2d(&o, r->a.s, &r->a.l, 2 * r->a.l.dims[2],
+                                     2 * r->a.l.dims[3], 0, 0.0, 0.0));
+        break;
+    case K_MAXPOOL: CHECK(wk_max_pool2d(&o, r->a.s, &r->a.l, &pp)); break;
+    case K_AVGPOOL: CHECK(wk_avg_pool2d(&o, r->a.s, &r->a.l, &pp)); break;
+    case K_ARGSORT: CHECK(wk_arg_sort_last_dim(&o, r->a.s, &r->a.l, 1)); break;
+    }
+    wk_storage_free(o);
+}
+
+static double time_row(const row *r)
+{
+    CHECK(wk_set_option(WK_OPTION_PORTABLE_GEMM, r->portable));
+    for (int i = 0; i < 2; i++)
+        run_row(r);
+    CHECK(wk_device_synchronize(dev));
+    /* about 0.2 s per trial: reps from the warm-up time */
+    double t0 = now();
+    run_row(r);
+    CHECK(wk_device_synchronize(dev));
+    double one = now() - t0;
+    int reps = one > 0.05 ? 3 : (int)(0.2 / (one > 1e-6 ? one : 1e-6));
+    if (reps > 200)
+        reps = 200;
+    double best = 1e30;
+    for (int trial = 0; trial < 3; trial++) {
+        t0 = now();
+        for (int i = 0; i < reps; i++)
+            run_row(r);
+        CHECK(wk_device_synchronize(dev));
+        double t = (now() - t0) / reps;
+        if (t < best)
+            best = t;
+    }
+    CHECK(wk_set_option(WK_OPTION_PORTABLE_GEMM, 0));
+    return best;
+}
+
+static void emit(row *r)
+{
+    double t = time_row(r);
+    printf("row %s %s %.0f %.9f\n", r->name, r->unit, r->amount, t);
+    fflush(stdout);
+    wk_storage_free(r->a.s);
+    wk_storage_free(r->b.s);
+    wk_storage_free(r->c.s);
+}
+
+static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k, int64_t n,
+                       int portable)
+{
+    row r = {name, "flop", 2.0 * (double)b * m * n * k, K_MATMUL, {0}, {0}, {0}, 0, portable};
+    int64_t da[3] = {b, m, k}, db[3] = {b, k, n};
+    r.a = rnd(dt, 3, da, -1, 1);
+    r.b = rnd(dt, 3, db, -1, 1);
+    emit(&r);
+}
+
+static int selected(int argc, char **argv, const char *name)
+{
+    int any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0) {
+            i++;
+            continue;
+        }
+        any = 1;
+        if (strstr(name, argv[i]))
+            return 1;
+    }
+    return !any;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = "cuda:0";
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--device") == 0)
+            spec = argv[i + 1];
+    CHECK(wk_device_open(&dev, spec));
+    printf("device %s\n", wk_device_name(dev));
+#define SEL(name) if (selected(argc, argv, name))
+
+    /* matmul: 4096^3 and 8192^3 (batch 1) and batched 64 x (512x128 @ 128x512) */
+    const wk_dtype mdt[3] = {WK_DTYPE_BF16, WK_DTYPE_F16, WK_DTYPE_F32};
+    const char *mname[3] = {"bf16", "f16", "f32"};
+    char name[64];
+    for (int d = 0; d < 3; d++) {
+        snprintf(name, sizeof name, "matmul_%s_4096", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 0);
+        snprintf(name, sizeof name, "matmul_%s_8192", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 0);
+        snprintf(name, sizeof name, "matmul_%s_b64", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 0);
+        snprintf(name, sizeof name, "portable_matmul_%s_4096", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 1);
+    }
+    SEL("portable_matmul_f32_b64") matmul_row("portable_matmul_f32_b64", WK_DTYPE_F32, 64, 512, 128, 512, 1);
+
+    /* conv2d 32x64x56x56, 64 out channels, k3 pad 1; conv1d 32x256x4096, 256 out, k3 pad 1 */
+    for (int d = 1; d < 3; d++) {
+        snprintf(name, sizeof name, "conv2d_%s", mname[d]);
+        SEL(name)
+        {
+            int64_t dx[4] = {32, 64, 56, 56}, dw[4] = {64, 64, 3, 3};
+            row r = {name, "flop", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, K_CONV2D, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(mdt[d], 4, dx, -1, 1);
+            r.b = rnd(mdt[d], 4, dw, -0.1, 0.1);
+            emit(&r);
+        }
+    }
+    SEL("conv1d_f32")
+    {
+        int64_t dx[3] = {32, 256, 4096}, dw[3] = {256, 256, 3};
+        row r = {"conv1d_f32", "flop", 2.0 * 32 * 256 * 4096 * 256 * 3, K_CONV1D, {0}, {0}, {0}, 0, 0};
+        r.a = rnd(WK_DTYPE_F32, 3, dx, -1, 1);
+        r.b = rnd(WK_DTYPE_F32, 3, dw, -0.1, 0.1);
+        emit(&r);
+    }
+
+    /* fused ops on 16384 x 4096 f32 */
+    {
+        int64_t dx[2] = {16384, 4096}, dv[1] = {4096};
+        const double bytes = 2.0 * 4 * 16384 * 4096;
+        SEL("softmax_f32")
+        {
+            row r = {"softmax_f32", "byte", bytes, K_SOFTMAX, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
+            emit(&r);
+        }
+        SEL("rms_norm_f32")
+        {
+            row r = {"rms_norm_f32", "byte", bytes, K_RMS, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
+            r.b = rnd(WK_DTYPE_F32, 1, dv, 0.5, 1.5);
+            emit(&r);
+        }
+        SEL("layer_norm_f32")
+        {
+            row r = {"layer_norm_f32", "byte", bytes, K_LAYER, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
+            r.b = rnd(WK_DTYPE_F32, 1, dv, 0.5, 1.5);
+            r.c = rnd(WK_DTYPE_F32, 1, dv, -0.5, 0.5);
+            emit(&r);
+        }
+    }
+
+    /* indexing: 8192 rows of a 128256 x 4096 bf16 table; gather / scatter_add on 8192 x 4096 */
+    SEL("index_select_bf16")
+    {
+        int64_t dt[2] = {128256, 4096}, di[1] = {8192};
+        row r = {"index_select_bf16", "byte", 2.0 * 2 * 8192 * 4096, K_INDEX_SELECT, {0}, {0}, {0}, 0, 0};
+        r.a = rnd(WK_DTYPE_BF16, 2, dt, -1, 1);
+        r.b = ids_of(WK_DTYPE_U32, 1, di, 128256);
+        emit(&r);
+    }
+    {
+        int64_t d2[2] = {8192, 4096};
+        const double n = 8192.0 * 4096;
+        SEL("gather_f32")
+        {
+            row r = {"gather_f32", "byte", 4 * n * 3, K_GATHER, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
+            r.b = ids_of(WK_DTYPE_U32, 2, d2, 4096);
+            emit(&r);
+        }
+        SEL("scatter_add_f32")
+        {
+            /* dst read + written, ids and src read */
+            row r = {"scatter_add_f32", "byte", 4 * n * 4, K_SCATTER_ADD, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
+            r.b = ids_of(WK_DTYPE_U32, 2, d2, 4096);
+            r.c = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
+            emit(&r);
+        }
+    }
+
+    /* image ops on 16 x 64 x 128 x 128 f32 */
+    {
+        int64_t dx[4] = {16, 64, 128, 128};
+        const double in = 4.0 * 16 * 64 * 128 * 128;
+        const struct { const char *name; int kind; double bytes; } im[4] = {
+            {"upsample_nearest2d_x2_f32", K_UP_NEAREST, in * 5},
+            {"upsample_bilinear2d_x2_f32", K_UP_BILINEAR, in * 5},
+            {"max_pool2d_k2_f32", K_MAXPOOL, in * 1.25},
+            {"avg_pool2d_k2_f32", K_AVGPOOL, in * 1.25},
+        };
+        for (int i = 0; i < 4; i++)
+            SEL(im[i].name)
+            {
+                row r = {im[i].name, "byte", im[i].bytes, im[i].kind, {0}, {0}, {0}, 0, 0};
+                r.a = rnd(WK_DTYPE_F32, 4, dx, -1, 1);
+                emit(&r);
+            }
+    }
+
+    /* argsort: 4096 rows of 1024, and 64 rows of 200,000 (f32) */
+    SEL("argsort_4096x1024_f32")
+    {
+        int64_t dx[2] = {4096, 1024};
+        row r = {"argsort_4096x1024_f32", "byte", 4.0 * 4096 * 1024, K_ARGSORT, {0}, {0}, {0}, 0, 0};
+        r.a = rnd(WK_DTYPE_F32, 2, dx, -1, 1);
+        emit(&r);
+    }
+    SEL("argsort_64x200000_f32")
+    {
+        int64_t dx[2] = {64, 200000};
+        row r = {"argsort_64x200000_f32", "byte", 4.0 * 64 * 200000, K_ARGSORT, {0}, {0}, {0}, 0, 0};
+        r.a = rnd(WK_DTYPE_F32, 2, dx, -1, 1);
+        emit(&r);
+    }
+    wk_device_close(dev);
+    return 0;
+}

@@ -1,0 +1,254 @@
+/* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
+ * for docs/performance.md (not a test).
+ *   build: part of `make` (target wick_gpu_bench_quant); run: build/wick_gpu_bench_quant [--device D]
+ * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
+ * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
+ *   - matvec rows (m = 1 and 8, x f32): effective bandwidth = weight bytes / time, as % of the
+ *     device-to-device copy bandwidth measured here (clone of 1 GiB: 2 GiB moved);
+ *     "cold": each call uses the next of several weight copies whose total exceeds 256 MiB (more
+ *     than the L2 of any current GPU), "warm": one weight buffer reused;
+ *   - batched rows (m = 512, x bf16): TFLOP/s (2 m n k) beside wick's dense bf16 matmul of the
+ *     same shape;
+ *   - dequantize Q4_0 -> f32: (block bytes read + f32 bytes written) / time, % of copy.
+ * The table is printed last. */
+#include "wick.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(x)                                                                              \
+    do {                                                                                      \
+        wk_status st_ = (x);                                                                  \
+        if (st_ != WK_OK) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, wk_status_string(st_),   \
+                    wk_last_error());                                                         \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static wk_device *dev, *cpu;
+
+/* Quantized (n, k) weight on dev: `copies` separate buffers of the same bytes. */
+typedef struct qweight {
+    wk_qtype qt;
+    int64_t n, k;
+    size_t bytes;
+    int copies;
+    wk_storage *w[64];
+} qweight;
+
+static void qweight_make(qweight *q, wk_qtype qt, int64_t n, int64_t k, int copies)
+{
+    memset(q, 0, sizeof *q);
+    q->qt = qt;
+    q->n = n;
+    q->k = k;
+    const int64_t tile = 256;
+    wk_storage *x, *blk;
+    wk_layout lx;
+    int64_t dims[2] = {tile, k};
+    CHECK(wk_layout_contiguous(&lx, 2, dims));
+    CHECK(wk_rand_uniform(&x, cpu, WK_DTYPE_F32, (size_t)(tile * k), -1, 1));
+    CHECK(wk_quantize(&blk, qt, x, &lx));
+    const size_t row = (size_t)(k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt));
+    q->bytes = row * (size_t)n;
+    unsigned char *tb = malloc(row * (size_t)tile), *all = malloc(q->bytes);
+    if (!tb || !all) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    CHECK(wk_storage_to_host(tb, row * (size_t)tile, blk));
+    for (int64_t r = 0; r < n; r++)
+        memcpy(all + (size_t)r * row, tb + (size_t)(r % tile) * row, row);
+    q->copies = copies;
+    for (int c = 0; c < copies; c++)
+        CHECK(wk_storage_from_host(&q->w[c], dev, WK_DTYPE_U8, all, q->bytes));
+    free(tb);
+    free(all);
+    wk_storage_free(x);
+    wk_storage_free(blk);
+}
+
+static void qweight_free(qweight *q)
+{
+    for (int c = 0; c < q->copies; c++)
+        wk_storage_free(q->w[c]);
+}
+
+/* Seconds per call of fn, best of 3 trials of `reps` calls after 2 warm-up calls. */
+typedef void (*call_fn)(void *ctx, int i);
+static double timeit(call_fn fn, void *ctx, int reps)
+{
+    for (int i = 0; i < 2; i++)
+        fn(ctx, i);
+    CHECK(wk_device_synchronize(dev));
+    double best = 1e30;
+    for (int trial = 0; trial < 3; trial++) {
+        double t0 = now();
+        for (int i = 0; i < reps; i++)
+            fn(ctx, i);
+        CHECK(wk_device_synchronize(dev));
+        double t = (now() - t0) / reps;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+typedef struct qmm_ctx {
+    qweight *q;
+    wk_storage *x;
+    wk_layout lx;
+    int cold;
+} qmm_ctx;
+
+static void call_qmm(void *p, int i)
+{
+    qmm_ctx *c = p;
+    wk_storage *o;
+    const int w = c->cold ? i % c->q->copies : 0;
+    CHECK(wk_qmatmul(&o, c->x, &c->lx, c->q->w[w], c->q->qt, c->q->n, c->q->k));
+    wk_storage_free(o);
+}
+
+typedef struct mm_ctx {
+    wk_storage *a, *b;
+    wk_layout la, lb;
+} mm_ctx;
+
+static void call_mm(void *p, int i)
+{
+    (void)i;
+    mm_ctx *c = p;
+    wk_storage *o;
+    CHECK(wk_matmul(&o, c->a, &c->la, c->b, &c->lb));
+    wk_storage_free(o);
+}
+
+typedef struct deq_ctx {
+    qweight *q;
+} deq_ctx;
+
+static void call_deq(void *p, int i)
+{
+    deq_ctx *c = p;
+    wk_storage *o;
+    CHECK(wk_dequantize(&o, WK_DTYPE_F32, c->q->w[i % c->q->copies], c->q->qt, c->q->n * c->q->k));
+    wk_storage_free(o);
+}
+
+static void call_clone(void *p, int i)
+{
+    (void)i;
+    wk_storage *o;
+    CHECK(wk_storage_clone(&o, (wk_storage *)p));
+    wk_storage_free(o);
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = "cuda:0";
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--device") == 0)
+            spec = argv[i + 1];
+    CHECK(wk_device_open(&dev, spec));
+    CHECK(wk_device_open(&cpu, "cpu"));
+    printf("device %s\n", wk_device_name(dev));
+
+    wk_storage *big;
+    CHECK(wk_storage_zeros(&big, dev, WK_DTYPE_U8, (size_t)1 << 30));
+    const double copy_bw = 2.0 * (double)(1u << 30) / timeit(call_clone, big, 10);
+    wk_storage_free(big);
+    printf("copy bandwidth %.0f GB/s\n", copy_bw / 1e9);
+
+    char lines[64][160];
+    int nl = 0;
+    const wk_qtype qts[4] = {WK_QTYPE_Q4_0, WK_QTYPE_Q8_0, WK_QTYPE_Q4_K, WK_QTYPE_Q6_K};
+    const int64_t shapes[2][2] = {{14336, 4096}, {4096, 4096}}; /* (n, k) */
+    for (int si = 0; si < 2; si++) {
+        for (int qi = 0; qi < 4; qi++) {
+            const wk_qtype qt = qts[qi];
+            const int64_t n = shapes[si][0], k = shapes[si][1];
+            if (!wk_device_supports_quant(dev, WK_OP_QMATMUL, qt, WK_DTYPE_F32)) {
+                snprintf(lines[nl++], 160, "%-6s %5lldx%-5lld  not supported on this device",
+                         wk_qtype_name(qt), (long long)n, (long long)k);
+                continue;
+            }
+            qweight q;
+            const size_t row = (size_t)(k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt));
+            int copies = (int)((((size_t)256 << 20) + row * (size_t)n - 1) / (row * (size_t)n)) + 1;
+            if (copies > 64)
+                copies = 64;
+            qweight_make(&q, qt, n, k, copies);
+            for (int mi = 0; mi < 2; mi++) {
+                const int64_t m = mi ? 8 : 1;
+                qmm_ctx c = {&q, NULL, {0}, 0};
+                int64_t dx[2] = {m, k};
+                CHECK(wk_layout_contiguous(&c.lx, 2, dx));
+                CHECK(wk_rand_uniform(&c.x, dev, WK_DTYPE_F32, (size_t)(m * k), -1, 1));
+                c.cold = 1;
+                const double tc = timeit(call_qmm, &c, 50);
+                c.cold = 0;
+                const double tw = timeit(call_qmm, &c, 50);
+                snprintf(lines[nl++], 160,
+                         "%-6s %5lldx%-5lld m=%-3lld cold %6.0f GB/s %4.0f%% | warm %6.0f GB/s %4.0f%%  (%.1f us)",
+                         wk_qtype_name(qt), (long long)n, (long long)k, (long long)m,
+                         (double)q.bytes / tc / 1e9, 100.0 * (double)q.bytes / tc / copy_bw,
+                         (double)q.bytes / tw / 1e9, 100.0 * (double)q.bytes / tw / copy_bw,
+                         tc * 1e6);
+                wk_storage_free(c.x);
+            }
+            /* batched: m = 512, x bf16, beside the dense bf16 matmul x @ W^T */
+            {
+                const int64_t m = 512;
+                qmm_ctx c = {&q, NULL, {0}, 0};
+                int64_t dx[2] = {m, k};
+                CHECK(wk_layout_contiguous(&c.lx, 2, dx));
+                CHECK(wk_rand_uniform(&c.x, dev, WK_DTYPE_BF16, (size_t)(m * k), -1, 1));
+                double tq = -1;
+                if (wk_device_supports_quant(dev, WK_OP_QMATMUL, qt, WK_DTYPE_BF16))
+                    tq = timeit(call_qmm, &c, 10);
+                mm_ctx d;
+                int64_t dw[2] = {n, k};
+                wk_layout lw;
+                CHECK(wk_layout_contiguous(&lw, 2, dw));
+                CHECK(wk_layout_transpose(&d.lb, &lw, 0, 1));
+                d.a = c.x;
+                d.la = c.lx;
+                CHECK(wk_rand_uniform(&d.b, dev, WK_DTYPE_BF16, (size_t)(n * k), -1, 1));
+                const double td = timeit(call_mm, &d, 10);
+                const double fl = 2.0 * (double)m * (double)n * (double)k;
+                snprintf(lines[nl++], 160,
+                         "%-6s %5lldx%-5lld m=512 x bf16: %6.1f TFLOP/s | dense bf16 %6.1f TFLOP/s (%.0f%%)",
+                         wk_qtype_name(qt), (long long)n, (long long)k,
+                         tq > 0 ? fl / tq / 1e12 : 0.0, fl / td / 1e12, tq > 0 ? 100.0 * td / tq : 0.0);
+                wk_storage_free(d.b);
+                wk_storage_free(c.x);
+            }
+            if (qt == WK_QTYPE_Q4_0 && si == 0) {
+                deq_ctx c = {&q};
+                const double t = timeit(call_deq, &c, 20);
+                const double bytes = (double)q.bytes + 4.0 * (double)n * (double)k;
+                snprintf(lines[nl++], 160, "dequantize q4_0 -> f32 %lldx%lld: %6.0f GB/s %4.0f%% of copy",
+                         (long long)n, (long long)k, bytes / t / 1e9, 100.0 * bytes / t / copy_bw);
+            }
+            qweight_free(&q);
+            printf("%s\n", lines[nl - 1]);
+            fflush(stdout);
+        }
+    }
+    printf("\nGPU quantized ops (copy bandwidth %.0f GB/s)\n", copy_bw / 1e9);
+    for (int i = 0; i < nl; i++)
+        printf("%s\n", lines[i]);
+    wk_device_close(cpu);
+    wk_device_close(dev);
+    return 0;
+}
