@@ -1,9 +1,87 @@
-/* gpu_upsample.c: PLACEHOLDER while the real file is written (session of issue 5/6). */
+/* gpu_upsample.c: the GPU upsample_nearest1d/2d and upsample_bilinear2d through
+ * kernels/upsample.cu (one thread per output element, x read through its strides).
+ * Semantics = src/cpu/cpu_upsample.c; the per-dim ratios are computed here with the CPU's
+ * expressions and precision (f64 for nearest; the compute type for bilinear) and passed to the
+ * kernel, so both sides start from the same bits. */
 #include "gpu_ops.h"
+#include <stdio.h>
 
+#define UP_MAX_GRID_YZ 65535
+
+/* Mirrors struct wk_up_geom of kernels/upsample.cu (8-byte fields only). */
+typedef struct up_geom {
+    int64_t n, c, ih, iw, oh, ow;
+    int64_t xs[4];
+    int64_t ac;
+    double rh, rw;
+} up_geom;
+_Static_assert(sizeof(up_geom) == 13 * 8, "up_geom mirrors wk_up_geom");
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The bilinear ratio of one dim in the compute type (f32, or f64 when f64), widened to double
+ * (exact): src/cpu/cpu_upsample.c, lin_table. */
+static double bil_ratio(bool f64, int64_t in, int64_t out, int ac, double scale)
+{
+    if (f64) {
+        if (ac)
+            return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
+        return scale > 0 ? 1.0 / scale : (double)in / (double)out;
+    }
+    if (ac)
+        return out > 1 ? (double)((float)(in - 1) / (float)(out - 1)) : 0.0;
+    return scale > 0 ? (double)(float)(1.0 / scale) : (double)((float)in / (float)out);
+}
+
+/* out (N, C, OH, OW) contiguous from x (N, C, H, W), or (N, C, OW) from (N, C, L). */
 wk_status wk_gpu_upsample(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, const int64_t *out_dims, int align_corners,
                           double scale_h, double scale_w)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    const bool one_d = op == WK_OP_UPSAMPLE_NEAREST1D;
+    const bool bil = op == WK_OP_UPSAMPLE_BILINEAR2D;
+    if ((!one_d && op != WK_OP_UPSAMPLE_NEAREST2D && !bil) || lx->rank != (one_d ? 3 : 4))
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu upsample: op %s on %s rank %d",
+                      wk_op_name(op), wk_dtype_name(dt), (int)lx->rank);
+    /* a 1-D input is (N, C, 1, L) */
+    up_geom g = {.n = lx->dims[0], .c = lx->dims[1], .ac = align_corners};
+    if (one_d) {
+        g.ih = 1;
+        g.iw = lx->dims[2];
+        g.oh = 1;
+        g.ow = out_dims[0];
+        g.xs[0] = lx->strides[0];
+        g.xs[1] = lx->strides[1];
+        g.xs[2] = 0;
+        g.xs[3] = lx->strides[2];
+    } else {
+        g.ih = lx->dims[2];
+        g.iw = lx->dims[3];
+        g.oh = out_dims[0];
+        g.ow = out_dims[1];
+        for (int k = 0; k < 4; k++)
+            g.xs[k] = lx->strides[k];
+    }
+    const int64_t P = g.oh * g.ow;
+    if (g.n == 0 || g.c == 0 || P == 0)
+        return WK_OK;
+    if (P > INT32_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "%s: a plane of %lld outputs is past 2^31",
+                      wk_op_name(op), (long long)P);
+    char name[48];
+    if (bil) {
+        const bool f64 = dt == WK_DTYPE_F64;
+        g.rh = bil_ratio(f64, g.ih, g.oh, align_corners, scale_h);
+        g.rw = bil_ratio(f64, g.iw, g.ow, align_corners, scale_w);
+        snprintf(name, sizeof name, "up_bilinear_%s", wk_gpu_dtype_kname(dt));
+    } else { /* Candle's nearest scale, in f64 as the CPU computes it */
+        g.rh = (double)g.ih / (double)g.oh;
+        g.rw = (double)g.iw / (double)g.ow;
+        snprintf(name, sizeof name, "up_nearest_b%d", (int)wk_dtype_size(dt));
+    }
+    const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
+    void *args[] = {&g, &xp, &out};
+    return wk_gpu_run(dev, "upsample", name, (unsigned)((P + WK_GPU_BLOCK - 1) / WK_GPU_BLOCK),
+                      (unsigned)min64(g.c, UP_MAX_GRID_YZ), (unsigned)min64(g.n, UP_MAX_GRID_YZ),
+                      args);
 }

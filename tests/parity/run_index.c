@@ -4,14 +4,54 @@
  * with ids dtypes u8, u32 and i64 in turn, about 8% of them the "none" sentinel, and values
  * drawn from a range shorter than the ids, so duplicates are common. Two cases per family along
  * random dims; the contiguous and strided families add a case with one id out of range, which
- * must fail with WK_ERR_INDEX_OUT_OF_RANGE and leave the destination untouched. In-place rows
- * check the whole destination storage (guard regions). Inputs must stay untouched. */
+ * must fail with WK_ERR_INDEX_OUT_OF_RANGE and leave the destination untouched. On a GPU the
+ * error may surface at the next synchronizing call instead (docs/semantics.md): the call returns
+ * WK_OK, the synchronize the error, the op's output is undefined and only the elements outside it
+ * (the guard regions of the in-place destination) must be untouched. In-place rows check the
+ * whole destination storage (guard regions). Inputs must stay untouched. */
 #include "parity_impl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const wk_dtype id_types[3] = {WK_DTYPE_U8, WK_DTYPE_U32, WK_DTYPE_I64};
+
+/* The outcome of an indexing call: its status, or, when it returned WK_OK on a GPU, that of the
+ * synchronize after it (*deferred = 1 then, and *out, undefined, is freed). */
+static wk_status settle(pt_ctx *c, wk_status st, wk_storage **out, int *deferred)
+{
+    *deferred = 0;
+    if (wk_device_backend(c->dev) == WK_BACKEND_CPU || st != WK_OK)
+        return st;
+    const wk_status s2 = wk_device_synchronize(c->dev);
+    if (s2 != WK_OK) {
+        *deferred = 1;
+        if (out) {
+            wk_storage_free(*out);
+            *out = NULL;
+        }
+    }
+    return s2;
+}
+
+/* After a deferred failure: every element of t's storage outside `written` is unchanged. */
+static void guards_unchanged(pt_ctx *c, const pt_tensor *t, const unsigned char *written)
+{
+    const size_t es = ref_dtype_size(t->dtype);
+    unsigned char *got = pt_alloc(c, t->len * es);
+    if (!got)
+        return;
+    const wk_status st = wk_storage_to_host(got, t->len, t->s);
+    if (st != WK_OK)
+        pt_fail(c, "wk_storage_to_host(destination) failed: %s", wk_status_string(st));
+    for (size_t i = 0; st == WK_OK && i < t->len; i++)
+        if (!written[i] && memcmp(got + i * es, t->host + i * es, es) != 0) {
+            pt_fail(c, "destination element %zu outside the op's output was modified by a call "
+                       "that failed (deferred)", i);
+            break;
+        }
+    free(got);
+}
 
 /* ids: dims (rank), layout of the family, every storage element an id in [0, limit) (capped
  * for u8 below its sentinel) or the sentinel; bad >= 0: row-major element `bad` is out of range. */
@@ -99,6 +139,7 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             goto done;
         snprintf(c->sub, sizeof c->sub, "dim %d ids %s %s src %s", (int)dim, wk_dtype_name(idt), sub_ids,
                  pt_layout_str(sub_v, sizeof sub_v, &src.l));
+        int deferred = 0;
         if (op == WK_OP_INDEX_SELECT) {
             st = wk_index_select(&out, src.s, &src.l, ids.s, &ids.l, dim);
             if (!c->probing)
@@ -108,6 +149,7 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             if (!c->probing)
                 rst = ref_gather(want, c->dt, src.host, &src.l, idt, ids.host, &ids.l, dim);
         }
+        st = settle(c, st, &out, &deferred);
         if (pt_check_status(c, st, rst, wk_op_name(op)) && st == WK_OK && !c->probing)
             pt_check_output(c, out, c->dt, want, n, c->row->tol);
         if (st != WK_OK && out)
@@ -128,12 +170,16 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             memcpy(want, dst.host, dst.len * es);
             st = op == WK_OP_SCATTER_SET ? wk_scatter_set(dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim)
                                          : wk_scatter_add_set(dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim);
+            int deferred = 0;
+            st = settle(c, st, NULL, &deferred);
             if (!c->probing)
                 rst = ref_scatter(want, op == WK_OP_SCATTER_ADD_SET, c->dt, &dst.l, idt, ids.host, &ids.l,
                                   src.host, &src.l, dim);
             if (pt_check_status(c, st, rst, wk_op_name(op)) && st == WK_OK && !c->probing)
                 pt_check_inplace(c, dst.s, c->dt, want, dst.len, written);
-            if (st != WK_OK) /* a failed call writes nothing */
+            if (st != WK_OK && deferred)
+                guards_unchanged(c, &dst, written);
+            else if (st != WK_OK) /* a failed call writes nothing */
                 pt_tensor_unchanged(c, &dst, "destination of a failed call");
         } else {
             n = ref_count(&dst.l);
@@ -141,6 +187,8 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             if (!want)
                 goto done;
             st = wk_index_add(&out, dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim);
+            int deferred = 0;
+            st = settle(c, st, &out, &deferred);
             if (!c->probing)
                 rst = ref_index_add(want, c->dt, dst.host, &dst.l, idt, ids.host, &ids.l, src.host, &src.l, dim);
             if (pt_check_status(c, st, rst, wk_op_name(op)) && st == WK_OK && !c->probing)
