@@ -313,9 +313,10 @@ WK_API wk_status wk_matmul(wk_storage **out, const wk_storage *a, const wk_layou
  *                           tensor cores (10-bit mantissa products); off by default.
  *   WK_OPTION_PORTABLE_GEMM (WICK_GEMM=portable): GPU matmul and convolution use wick's own tiled
  *                           GEMM kernel even where cuBLAS / rocBLAS is present.
- *   WK_OPTION_DETERMINISTIC (WICK_DETERMINISTIC): GPU ops that add floats with atomics
- *                           (scatter_add_set, index_add) take an ordered path instead, bit-equal
- *                           run to run (and to the CPU), at a cost in speed. */
+ *   WK_OPTION_DETERMINISTIC (WICK_DETERMINISTIC): large float scatter_add_set / index_add on
+ *                           GPUs (2^20 updates or more over few slices) add with atomics, whose
+ *                           order varies run to run; this option keeps them on the ordered path,
+ *                           bit-equal to the CPU, at a cost in speed (docs/semantics.md). */
 typedef enum wk_option {
     WK_OPTION_MATMUL_TF32 = 0,
     WK_OPTION_PORTABLE_GEMM = 1,
@@ -462,6 +463,168 @@ WK_API const char *wk_qtype_name(wk_qtype qt);
  * block; 0 for a value that is not a wk_qtype. */
 WK_API int64_t wk_qtype_block_elems(wk_qtype qt);
 WK_API int64_t wk_qtype_block_bytes(wk_qtype qt);
+
+/* Quantized ops (rules, error bounds and statuses: docs/semantics.md, "Quantized tensors").
+ * The float side (dt, x) is f32, f16 or bf16. Every element decodes to one f32 value (the exact
+ * block formula rounded once), then to dt. */
+/* out (u8, (count / block_elems) * block_bytes bytes, on the CPU): x (f32, any layout, on the
+ * CPU) quantized to qt in row-major element order. The element count must be a multiple of the
+ * block size (WK_ERR_SHAPE); x on another device: WK_ERR_NOT_SUPPORTED (quantize on the CPU and
+ * upload the bytes). */
+WK_API wk_status wk_quantize(wk_storage **out, wk_qtype qt, const wk_storage *x,
+                             const wk_layout *lx);
+/* out (n elements of dt, on q's device) = the first n / block_elems blocks of q (u8) decoded. */
+WK_API wk_status wk_dequantize(wk_storage **out, wk_dtype dt, const wk_storage *q, wk_qtype qt,
+                               int64_t n);
+/* out (..., m, n) of x's dtype = x (..., m, k) @ W^T, W (n, k) quantized to qt in w (u8, x's
+ * device; each of its n rows is k / block_elems blocks). x has rank >= 1 and any layout. */
+WK_API wk_status wk_qmatmul(wk_storage **out, const wk_storage *x, const wk_layout *lx,
+                            const wk_storage *w, wk_qtype qt, int64_t n, int64_t k);
+/* out (ids dims..., k) of dt: row ids[i] of W (rows, k) quantized to qt in w, decoded. ids u8,
+ * u32 or i64, any layout, index_select's rules: the dtype's maximum is "none" (a row of zeros),
+ * any other id outside [0, rows) fails with WK_ERR_INDEX_OUT_OF_RANGE and writes nothing. */
+WK_API wk_status wk_qembedding(wk_storage **out, wk_dtype dt, const wk_storage *ids,
+                               const wk_layout *li, const wk_storage *w, wk_qtype qt,
+                               int64_t rows, int64_t k);
+/* 1 if dev runs op (WK_OP_DEQUANTIZE, WK_OP_QMATMUL, WK_OP_QEMBEDDING) for block type qt with
+ * float dtype dt; 0 otherwise (an unknown value included). */
+WK_API int wk_device_supports_quant(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt);
+
+/* ---------------------------------------------------------------- GGUF files */
+/* (after the quantized section because tensor infos carry a wk_qtype) */
+/* GGUF v2/v3 (ggml's docs/gguf.md), little-endian. A reader maps the file read-only and checks
+ * every count, length and offset against the file size before using it (a bad file gives
+ * WK_ERR_FORMAT naming the field and its byte offset; a missing file WK_ERR_IO); strings, arrays
+ * and tensor bytes are then read straight from the map. Limits and rules: docs/semantics.md. */
+typedef struct wk_gguf wk_gguf;
+
+/* Metadata value types, with the numeric ids of the format. */
+typedef enum wk_gguf_type {
+    WK_GGUF_TYPE_U8 = 0, WK_GGUF_TYPE_I8 = 1, WK_GGUF_TYPE_U16 = 2, WK_GGUF_TYPE_I16 = 3,
+    WK_GGUF_TYPE_U32 = 4, WK_GGUF_TYPE_I32 = 5, WK_GGUF_TYPE_F32 = 6,
+    WK_GGUF_TYPE_BOOL = 7,   /* one byte; 0 false, any other value true */
+    WK_GGUF_TYPE_STRING = 8, /* u64 byte length + UTF-8 bytes, no NUL */
+    WK_GGUF_TYPE_ARRAY = 9,  /* u32 element type + u64 count + elements (arrays may nest) */
+    WK_GGUF_TYPE_U64 = 10, WK_GGUF_TYPE_I64 = 11, WK_GGUF_TYPE_F64 = 12
+} wk_gguf_type;
+#define WK_GGUF_TYPE_COUNT 13
+#define WK_GGUF_MAX_DIMS 4        /* dims of a tensor */
+#define WK_GGUF_MAX_DEPTH 8       /* arrays nested deeper than this are refused */
+#define WK_GGUF_DEFAULT_ALIGNMENT 32
+/* "u8", "string", "array", ...; "?" for an unknown value. */
+WK_API const char *wk_gguf_type_name(wk_gguf_type t);
+/* Bytes of one value of a scalar type (bool: 1); 0 for string, array and unknown values. */
+WK_API size_t wk_gguf_type_size(wk_gguf_type t);
+
+/* A metadata value of an open file (a kv pair's value, or an element of an array): a small
+ * handle passed by value, valid while the file is open. Its fields are private. */
+typedef struct wk_gguf_value {
+    const wk_gguf *g;
+    uint64_t pos;  /* byte offset of the value's payload in the file */
+    int64_t node;  /* arrays: index of the array's record; else -1 */
+    int32_t type;  /* wk_gguf_type */
+} wk_gguf_value;
+
+/* out: the parsed file at path (mapped, not copied). Close it with wk_gguf_close. */
+WK_API wk_status wk_gguf_open(wk_gguf **out, const char *path);
+/* Unmaps and frees. Storages loaded from the file stay valid. NULL is a no-op. */
+WK_API void wk_gguf_close(wk_gguf *g);
+WK_API uint32_t wk_gguf_version(const wk_gguf *g);   /* 2 or 3 */
+WK_API uint32_t wk_gguf_alignment(const wk_gguf *g); /* general.alignment, else 32 */
+WK_API uint64_t wk_gguf_data_offset(const wk_gguf *g); /* byte offset of the data section */
+WK_API uint64_t wk_gguf_file_size(const wk_gguf *g);
+
+/* ---- metadata (kv pairs in file order; keys are unique) */
+WK_API int64_t wk_gguf_kv_count(const wk_gguf *g);
+/* Key of pair i, NUL-terminated (keys holding a NUL byte are refused at open); NULL if i is out
+ * of range. Valid while the file is open. */
+WK_API const char *wk_gguf_key(const wk_gguf *g, int64_t i);
+/* Index of the pair with this key, or -1. O(log n). */
+WK_API int64_t wk_gguf_find_key(const wk_gguf *g, const char *key);
+/* out: the value of pair i (WK_ERR_INDEX_OUT_OF_RANGE if i is not in [0, kv_count)). */
+WK_API wk_status wk_gguf_kv_value(wk_gguf_value *out, const wk_gguf *g, int64_t i);
+WK_API wk_gguf_type wk_gguf_value_type(wk_gguf_value v);
+/* Scalar getters: WK_ERR_DTYPE if the value is not of exactly that type (no conversions). */
+WK_API wk_status wk_gguf_get_u8(uint8_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_i8(int8_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_u16(uint16_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_i16(int16_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_u32(uint32_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_i32(int32_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_u64(uint64_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_i64(int64_t *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_f32(float *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_f64(double *out, wk_gguf_value v);
+WK_API wk_status wk_gguf_get_bool(int *out, wk_gguf_value v); /* 0 or 1 */
+/* *s, *len: the string's bytes inside the map (not NUL-terminated; may hold any byte). */
+WK_API wk_status wk_gguf_get_string(const char **s, uint64_t *len, wk_gguf_value v);
+/* Arrays: element type and count (WK_ERR_DTYPE if v is not an array). */
+WK_API wk_status wk_gguf_array_info(wk_gguf_type *elem_type, uint64_t *count, wk_gguf_value v);
+/* out: element i of array v, O(1) for every element type. */
+WK_API wk_status wk_gguf_array_elem(wk_gguf_value *out, wk_gguf_value v, uint64_t i);
+/* *data: the packed little-endian elements of an array of scalars, inside the map (possibly
+ * unaligned: read them with memcpy). WK_ERR_DTYPE for arrays of strings or arrays. */
+WK_API wk_status wk_gguf_array_data(const void **data, wk_gguf_value v);
+
+/* ---- tensors (in file order; names are unique) */
+typedef struct wk_gguf_tensor_info {
+    const char *name;   /* NUL-terminated, valid while the file is open */
+    int32_t n_dims;     /* 1..WK_GGUF_MAX_DIMS */
+    int64_t ne[WK_GGUF_MAX_DIMS];   /* as stored, innermost first: ne[0] is the row length;
+                                       entries past n_dims are 1 */
+    int64_t dims[WK_GGUF_MAX_DIMS]; /* outermost first, as wick and Candle order them:
+                                       dims[k] = ne[n_dims - 1 - k]; entries past n_dims are 1 */
+    wk_qtype qtype;
+    int64_t elems;      /* product of the dims */
+    uint64_t offset;    /* bytes from the start of the data section (a multiple of the alignment) */
+    uint64_t nbytes;    /* elems / block_elems * block_bytes */
+} wk_gguf_tensor_info;
+WK_API int64_t wk_gguf_tensor_count(const wk_gguf *g);
+/* out: the facts of tensor i (WK_ERR_INDEX_OUT_OF_RANGE if i is not in [0, tensor_count)). */
+WK_API wk_status wk_gguf_tensor_info_get(wk_gguf_tensor_info *out, const wk_gguf *g, int64_t i);
+/* Index of the tensor with this name, or -1. O(log n). */
+WK_API int64_t wk_gguf_find_tensor(const wk_gguf *g, const char *name);
+/* The tensor's nbytes bytes inside the map (aligned only to the file's alignment); NULL if i is
+ * out of range. */
+WK_API const void *wk_gguf_tensor_data(const wk_gguf *g, int64_t i);
+/* out: tensor i on dev: F32, F16 and BF16 tensors as storages of that dtype (elems elements),
+ * quantized ones as a u8 storage of their nbytes block bytes. */
+WK_API wk_status wk_gguf_load_tensor(wk_storage **out, const wk_gguf *g, int64_t i, wk_device *dev);
+
+/* ---- writer: collects kv pairs and tensors, then writes the file in llama.cpp's layout (kv
+ * pairs and tensors in the order added, each tensor's data padded with zeros to the alignment).
+ * The alignment is the u32 value of a "general.alignment" pair if one is added (a power of two),
+ * else 32. Keys and tensor names must be unique; tensor names shorter than 64 bytes (ggml's
+ * limit). Tensor bytes are referenced, not copied: they must stay valid until the write. */
+typedef struct wk_gguf_writer wk_gguf_writer;
+WK_API wk_status wk_gguf_writer_new(wk_gguf_writer **out);
+WK_API void wk_gguf_writer_free(wk_gguf_writer *w); /* NULL is a no-op */
+/* Adds pair (key, value) where value points to one value of the scalar type (C types: uint8_t,
+ * int8_t, ..., float, double; bool: a uint8_t 0 or 1). While an array is open (begin_array),
+ * key must be NULL and the value becomes the array's next element (type = its element type). */
+WK_API wk_status wk_gguf_writer_add(wk_gguf_writer *w, const char *key, wk_gguf_type type,
+                                    const void *value);
+/* Same for a string of len bytes (any bytes; s may be NULL when len is 0). */
+WK_API wk_status wk_gguf_writer_add_string(wk_gguf_writer *w, const char *key, const char *s,
+                                           uint64_t len);
+/* A whole array in one call: count elements of a scalar elem_type packed in elems (C types as
+ * for _add), or for WK_GGUF_TYPE_STRING elems is a `const char *const *` of NUL-terminated
+ * strings. Also an element of an open array of arrays (key NULL). */
+WK_API wk_status wk_gguf_writer_add_array(wk_gguf_writer *w, const char *key, wk_gguf_type elem_type,
+                                          const void *elems, uint64_t count);
+/* Opens an array built element by element (any element type, arrays of arrays included, up to
+ * WK_GGUF_MAX_DEPTH levels); end_array closes the innermost open one. */
+WK_API wk_status wk_gguf_writer_begin_array(wk_gguf_writer *w, const char *key, wk_gguf_type elem_type);
+WK_API wk_status wk_gguf_writer_end_array(wk_gguf_writer *w);
+/* Adds a tensor: dims (n_dims 1..4, each >= 1) outermost first as wick orders them (written
+ * innermost first); the innermost dim a multiple of the qtype's block; nbytes must equal the
+ * tensor's block bytes. */
+WK_API wk_status wk_gguf_writer_add_tensor(wk_gguf_writer *w, const char *name, wk_qtype qtype,
+                                           int32_t n_dims, const int64_t *dims, const void *data,
+                                           uint64_t nbytes);
+/* Writes the file (version 2 or 3; the two share the little-endian layout). WK_ERR_IO on a
+ * write failure (the partial file is removed). */
+WK_API wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32_t version);
 
 #ifdef __cplusplus
 }

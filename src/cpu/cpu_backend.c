@@ -107,4 +107,8 @@ const wk_backend wk_cpu_backend = {
     .rope = wk_cpu_rope,
     .arg_sort = wk_cpu_arg_sort,
     /* @marker:fused */
+    .supports_q = wk_cpu_supports_q,
+    .dequantize = wk_cpu_dequantize,
+    .qmatmul = wk_cpu_qmatmul,
+    .qembedding = wk_cpu_qembedding,
 };

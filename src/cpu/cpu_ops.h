@@ -79,5 +79,18 @@ wk_status wk_cpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
 wk_status wk_cpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending);
 /* @marker:fused */
+/* cpu_quant.c: the quantized ops of the vtable (contracts in backend.h) */
+bool wk_cpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt);
+wk_status wk_cpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
+                            int64_t n);
+wk_status wk_cpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                         int64_t rows, const void *w, int64_t n, int64_t k);
+wk_status wk_cpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
+                            wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
+                            int64_t k);
+/* cpu_quantize.c: out (n / block_elems blocks of qt) <- x (n contiguous f32, n a multiple of the
+ * block size). Host work, called by the front end's wk_quantize (no vtable entry: quantizing is
+ * CPU-only). Fails only with WK_ERR_OUT_OF_MEMORY. */
+wk_status wk_cpu_quantize(wk_qtype qt, void *out, const float *x, int64_t n);
 
 #endif

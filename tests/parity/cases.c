@@ -7,6 +7,12 @@
 #define B(name, op, dom, tol, sp) {name, op, PK_BINARY, dom, tol, sp, WK_DTYPE_U8}
 #define R(name, op, dom, tol, sp) {name, op, PK_REDUCE, dom, tol, sp, WK_DTYPE_U8}
 #define CAST(name, to) {name, WK_OP_TO_DTYPE, PK_CAST, PD_CAST, PT_EXACT, 1, to}
+/* quantized (one row per op and block type, named "<op>_<qtype>"): dequantize and qembedding decode each element to its f32 value and round once
+ * (exact); qmatmul sums products in f32 per block (PT_SUM) */
+#define QROWS(sfx)                                                                      \
+    {"dequantize_" sfx, WK_OP_DEQUANTIZE, PK_QUANT, PD_BITS, PT_EXACT, 0, WK_DTYPE_U8},  \
+    {"qmatmul_" sfx, WK_OP_QMATMUL, PK_QUANT, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},           \
+    {"qembedding_" sfx, WK_OP_QEMBEDDING, PK_QUANT, PD_BITS, PT_EXACT, 0, WK_DTYPE_U8}
 
 const pt_row pt_rows[] = {
     /* transcendental unary ops: libm differences allowed (PT_TRANSC) */
@@ -99,5 +105,10 @@ const pt_row pt_rows[] = {
     {"rope_thd", WK_OP_ROPE_THD, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
     {"arg_sort_last_dim", WK_OP_ARG_SORT_LAST_DIM, PK_ARG_SORT, PD_TIES, PT_EXACT, 1, WK_DTYPE_U8},
     /* @marker:fused */
+    QROWS("q4_0"), QROWS("q4_1"), QROWS("q5_0"),
+    QROWS("q5_1"), QROWS("q8_0"), QROWS("q8_1"),
+    QROWS("q2_k"), QROWS("q3_k"), QROWS("q4_k"),
+    QROWS("q5_k"), QROWS("q6_k"), QROWS("q8_k"),
+    QROWS("f32"), QROWS("f16"), QROWS("bf16"),
 };
 const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

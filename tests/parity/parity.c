@@ -30,6 +30,7 @@ static const pt_runner runners[PK_COUNT] = {
     [PK_ROPE] = pt_run_rope,
     [PK_ARG_SORT] = pt_run_arg_sort,
     /* @marker:fused */
+    [PK_QUANT] = pt_run_quant,
 };
 
 #define PARITY_BASE_SEED 0x77696b6bULL /* "wikk": change it and every case changes */
@@ -74,7 +75,10 @@ static void run_cell(parity_row *pr, wk_device *dev, const pt_row *row, wk_dtype
         pt_fail(&c, "wk_op_defined() says %d, docs/semantics.md says %d", lib_def, def);
         return;
     }
-    if (!def || !wk_device_supports(dev, row->op, dt)) {
+    /* quantized rows: supported per block type too */
+    const int sup = row->kind == PK_QUANT ? wk_device_supports_quant(dev, row->op, pt_row_qtype(row), dt)
+                                          : wk_device_supports(dev, row->op, dt);
+    if (!def || !sup) {
         /* not run: check that a call fails as the semantics say */
         c.probing = 1;
         c.expect = def ? WK_ERR_NOT_SUPPORTED : WK_ERR_DTYPE;

@@ -103,6 +103,7 @@ typedef enum pt_kind {
     PK_ROPE,         /* wk_rope, wk_rope_i, wk_rope_thd */
     PK_ARG_SORT,     /* wk_arg_sort_last_dim, ascending and descending */
     /* @marker:fused */
+    PK_QUANT,        /* wk_dequantize, wk_qmatmul, wk_qembedding for row.qtype */
     PK_COUNT
 } pt_kind;
 
@@ -157,6 +158,9 @@ void pt_run_norm(pt_ctx *c, pt_rng *r);
 void pt_run_rope(pt_ctx *c, pt_rng *r);
 void pt_run_arg_sort(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
+void pt_run_quant(pt_ctx *c, pt_rng *r); /* run_quant.c */
+/* PK_QUANT rows are named "<op>_<qtype name>": the block type of such a row. */
+wk_qtype pt_row_qtype(const pt_row *row);
 
 /* ---------------------------------------------------------------- case.c: case helpers */
 /* A host tensor and its device copy. */

@@ -52,6 +52,9 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_ARG_SORT_LAST_DIM:
         return 1;
     /* @marker:fused */
+    /* quantized ops: the float side is f32, f16 or bf16 (not f64, not f8e4m3) */
+    case WK_OP_DEQUANTIZE: case WK_OP_QMATMUL: case WK_OP_QEMBEDDING:
+        return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
     default:
         return 0;
     }
