@@ -505,4 +505,31 @@ WK_DEV void wk_kerr(uint32_t *word, uint32_t code, uint64_t detail)
         word[1] = (uint32_t)detail;
 }
 
+/* ---- WK_DP4A(a, b, c): c + the sum of the 4 products of the signed bytes of the 32-bit words
+ * a and b (byte k with byte k), int32 wrapping (the quantized dot products of kernels/quant.cu).
+ * NVIDIA: __dp4a (sm_61 and later). AMD: v_dot4_i32_i8 through __builtin_amdgcn_sdot4 (clamp
+ * off) on the targets with clang's "dot1-insts" feature; each gfx target of cmake/gpu.cmake was
+ * compiled with it under Debian's clang 15: gfx906 gfx908 gfx90a gfx940 gfx1011 gfx1012
+ * gfx1030..gfx1036 have it, gfx900 902 904 909 90c 1010 1013 do not. gfx941/gfx942 share
+ * gfx940's instruction set. Everywhere else: the plain sum of products, the same result. */
+#if defined(WK_HIP) &&                                                                         \
+    (defined(__gfx906__) || defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || \
+     defined(__gfx941__) || defined(__gfx942__) || defined(__gfx1011__) ||                      \
+     defined(__gfx1012__) || defined(__gfx1030__) || defined(__gfx1031__) ||                    \
+     defined(__gfx1032__) || defined(__gfx1033__) || defined(__gfx1034__) ||                    \
+     defined(__gfx1035__) || defined(__gfx1036__))
+#define WK_DP4A(a, b, c) __builtin_amdgcn_sdot4((int)(a), (int)(b), (int)(c), false)
+#elif !defined(WK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
+#define WK_DP4A(a, b, c) __dp4a((int)(a), (int)(b), (int)(c))
+#else
+WK_DEV int wk_dp4a_plain(int a, int b, int c)
+{
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        c += (int)(signed char)(a >> (8 * k)) * (int)(signed char)(b >> (8 * k));
+    return c;
+}
+#define WK_DP4A(a, b, c) wk_dp4a_plain((int)(a), (int)(b), (int)(c))
+#endif
+
 #endif /* WK_GPU_H */

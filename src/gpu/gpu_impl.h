@@ -84,8 +84,8 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
  * For each batch i < batch: C_i (m x n, row-major, row stride ldc) = A_i (m x k) @ B_i (k x n),
  * where element (r, c) of A_i is a[i*a_bs + r*a_rs + c*a_cs] (element units, strides >= 0, any
  * of them may be 1: row-major or transposed operands alike), the same for B, and C_i starts at
- * c + i*c_bs. A, B and C have dtype dt (f32, f64, f16, bf16); f16/bf16 accumulate in f32, f64 in
- * f64. Runs cuBLAS / rocBLAS where present and the strides allow (operands that they cannot
+ * c + i*c_bs. A, B and C have dtype dt (f32, f64, f16, bf16, and f8e4m3 through the portable
+ * kernel only); the reduced types accumulate in f32, f64 in f64. Runs cuBLAS / rocBLAS where present and the strides allow (operands that they cannot
  * read are made contiguous in scratch first), the portable kernel of kernels/matmul.cu
  * otherwise or when WK_OPTION_PORTABLE_GEMM is on. f32 uses TF32 only with
  * WK_OPTION_MATMUL_TF32. Asynchronous on the device's stream. */

@@ -1,13 +1,174 @@
-/* gpu_matmul.c: PLACEHOLDER while the real file is written (session of issue 5/6). */
+/* gpu_matmul.c: the GPU matmul and the strided batched GEMM it shares with the convolutions.
+ *
+ * wk_gpu_gemm (contract in gpu_impl.h) runs cuBLAS / rocBLAS through gpu_blas.c where the
+ * device has one and WK_OPTION_PORTABLE_GEMM is off; otherwise, and for what the library
+ * cannot take (k = 0, sizes past int32), the portable kernel of kernels/matmul.cu, which reads
+ * any strides directly. f8e4m3 (defined for matmul by docs/semantics.md: f32 accumulation, one
+ * rounding) always takes the portable kernel: the vendor FP8 GEMMs need scale factors and
+ * restricted layouts. wk_gpu_matmul maps a [..., m, k] @ b [..., k, n] onto it: the batch
+ * dims collapse (dims of size 1 dropped, neighbours merged where a, b and the contiguous output
+ * all allow), the innermost collapsed batch dim becomes the GEMM's batch, and any outer ones
+ * that do not merge (e.g. a broadcast over one batch dim only) are looped over on the host. */
+#include "blas_api.h"
 #include "gpu_ops.h"
+#include <limits.h>
+#include <stdio.h>
 
-wk_status wk_gpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a,
-                        const wk_layout *la, const void *b, const wk_layout *lb)
+/* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64) */
+#define MM_BK 8
+#define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The kernel's operand mode (kernels/matmul.cu): bit 0 = read V consecutive elements along the
+ * m/n dim (1) or along k (0), whichever has the smaller stride; bit 1 = that stride is 1 and
+ * every tile's start is aligned for one V-element vector access. The operand is E x K with
+ * strides se, sk (a dim of size 1 has no stride that matters), batch stride bs. */
+static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs, int64_t batch,
+                       const void *p, size_t esz, int64_t V)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    const int64_t fe = E == 1 ? INT64_MAX : se, fk = K == 1 ? INT64_MAX : sk;
+    const int32_t mode = fk <= fe ? 0 : 1;
+    bool vec = mode == 0 ? sk == 1 && (E == 1 || se % V == 0)
+                         : se == 1 && (K == 1 || sk % V == 0);
+    vec = vec && (batch == 1 || bs % V == 0) && (uintptr_t)p % ((uintptr_t)V * esz) == 0;
+    return mode | (vec ? 2 : 0);
+}
+
+/* The portable kernel over the whole problem, in launches of at most 65535 row tiles and
+ * 65535 batches. */
+static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
+{
+    const size_t esz = wk_dtype_size(g->dt);
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    /* large tiles once they give a block per multiprocessor, else small ones (4x more blocks:
+     * a small problem still fills the device). On an H200 (132 SMs), f32 2048^3 (256 large
+     * tiles) ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones. */
+    const double tiles_l = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128);
+    const bool big = tiles_l * (double)g->batch >= (double)sm;
+    const int64_t BM = big ? 128 : 64, V = BM * MM_BK / WK_GPU_BLOCK;
+    const int64_t gx = ceil_div(g->n, BM);
+    if (gx > INT_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",
+                      (long long)g->n);
+    char name[32];
+    snprintf(name, sizeof name, "gemm_%s_%s", big ? "l" : "s", wk_gpu_dtype_kname(g->dt));
+    wk_status st = WK_OK;
+    const int64_t rows = MM_GRID_YZ * BM;
+    for (int64_t m0 = 0; st == WK_OK && m0 < g->m; m0 += rows) {
+        int64_t M = min64(g->m - m0, rows);
+        for (int64_t z0 = 0; st == WK_OK && z0 < g->batch; z0 += MM_GRID_YZ) {
+            const int64_t nz = min64(g->batch - z0, MM_GRID_YZ);
+            const void *pa = wk_gpu_at(g->a, z0 * g->a_bs + m0 * g->a_rs, esz);
+            const void *pb = wk_gpu_at(g->b, z0 * g->b_bs, esz);
+            void *pc = wk_gpu_at(g->c, z0 * g->c_bs + m0 * g->ldc, esz);
+            int32_t amode = mm_mode(M, g->k, g->a_rs, g->a_cs, g->a_bs, nz, pa, esz, V);
+            int32_t bmode = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, nz, pb, esz, V);
+            int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
+            int64_t b_bs = g->b_bs, b_rs = g->b_rs, b_cs = g->b_cs;
+            int64_t c_bs = g->c_bs, ldc = g->ldc, N = g->n, K = g->k;
+            void *args[] = {&pa, &a_bs, &a_rs, &a_cs, &pb, &b_bs, &b_rs, &b_cs, &pc,
+                            &c_bs, &ldc, &M, &N, &K, &amode, &bmode};
+            st = wk_gpu_run(dev, "matmul", name, (unsigned)gx, (unsigned)ceil_div(M, BM),
+                            (unsigned)nz, args);
+        }
+    }
+    return st;
 }
 
 wk_status wk_gpu_gemm(wk_device *dev, const wk_gpu_gemm_args *g)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    if (g->dt != WK_DTYPE_F32 && g->dt != WK_DTYPE_F64 && g->dt != WK_DTYPE_F16 &&
+        g->dt != WK_DTYPE_BF16 && g->dt != WK_DTYPE_F8E4M3)
+        return wk_err(WK_ERR_DTYPE, "gemm: dtype %s is not one of f32 f64 f16 bf16 f8e4m3",
+                      wk_dtype_name(g->dt));
+    if (g->batch < 0 || g->m < 0 || g->n < 0 || g->k < 0 || g->a_bs < 0 || g->a_rs < 0 ||
+        g->a_cs < 0 || g->b_bs < 0 || g->b_rs < 0 || g->b_cs < 0 || g->c_bs < 0 || g->ldc < 0)
+        return wk_err(WK_ERR_INTERNAL, "gemm: negative size or stride (batch %lld, m %lld, "
+                      "n %lld, k %lld)", (long long)g->batch, (long long)g->m, (long long)g->n,
+                      (long long)g->k);
+    if (g->batch == 0 || g->m == 0 || g->n == 0)
+        return WK_OK;
+    if (!wk_get_option(WK_OPTION_PORTABLE_GEMM)) {
+        bool done = false;
+        wk_status st = wk_gpu_blas_gemm(dev, g, &done);
+        if (st != WK_OK || done)
+            return st;
+    }
+    return gemm_portable(dev, g);
+}
+
+/* ---------------------------------------------------------------- matmul */
+/* The batch dims of a matmul, collapsed: extents and strides (a, b, out), innermost first. */
+typedef struct mm_batch {
+    int n;
+    int64_t dims[WK_MAX_RANK];
+    int64_t sa[WK_MAX_RANK], sb[WK_MAX_RANK], so[WK_MAX_RANK];
+} mm_batch;
+
+static void mm_batch_collapse(mm_batch *B, const wk_layout *la, const wk_layout *lb,
+                              int64_t mn)
+{
+    const int r = la->rank;
+    int64_t so = mn; /* the contiguous output's stride of the current dim */
+    B->n = 0;
+    for (int d = r - 3; d >= 0; d--) {
+        const int64_t e = la->dims[d];
+        const int64_t sa = la->strides[d], sb = lb->strides[d];
+        if (e != 1) {
+            const int t = B->n - 1; /* the inner neighbour */
+            if (t >= 0 && sa == B->sa[t] * B->dims[t] && sb == B->sb[t] * B->dims[t]) {
+                B->dims[t] *= e; /* the output always merges: it is contiguous */
+            } else {
+                B->dims[B->n] = e;
+                B->sa[B->n] = sa, B->sb[B->n] = sb, B->so[B->n] = so;
+                B->n++;
+            }
+        }
+        so *= e;
+    }
+}
+
+/* out [..., m, n] (contiguous, dtype dt) = a [..., m, k] @ b [..., k, n]. */
+wk_status wk_gpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a,
+                        const wk_layout *la, const void *b, const wk_layout *lb)
+{
+    const int r = la->rank;
+    const int64_t m = la->dims[r - 2], k = la->dims[r - 1], n = lb->dims[r - 1];
+    int64_t nb = 1;
+    for (int d = 0; d < r - 2; d++)
+        nb *= la->dims[d];
+    if (nb == 0 || m == 0 || n == 0)
+        return WK_OK;
+    const size_t esz = wk_dtype_size(dt);
+    if (k == 0) /* an empty sum: zeros (all-zero bits are +0 in every float dtype) */
+        return dev->be->memset_zero(dev, out, (size_t)(nb * m * n) * esz);
+
+    mm_batch B;
+    mm_batch_collapse(&B, la, lb, m * n);
+    wk_gpu_gemm_args g = {
+        .dt = dt, .batch = B.n ? B.dims[0] : 1, .m = m, .n = n, .k = k,
+        .a_bs = B.n ? B.sa[0] : 0, .a_rs = la->strides[r - 2], .a_cs = la->strides[r - 1],
+        .b_bs = B.n ? B.sb[0] : 0, .b_rs = lb->strides[r - 2], .b_cs = lb->strides[r - 1],
+        .c_bs = B.n ? B.so[0] : 0, .ldc = n,
+    };
+    /* the outer batch dims that did not merge: one GEMM each */
+    int64_t outer = 1;
+    for (int i = 1; i < B.n; i++)
+        outer *= B.dims[i];
+    wk_status st = WK_OK;
+    for (int64_t o = 0; st == WK_OK && o < outer; o++) {
+        int64_t oa = la->offset, ob = lb->offset, oc = 0, rest = o;
+        for (int i = 1; i < B.n; i++) {
+            const int64_t idx = rest % B.dims[i];
+            rest /= B.dims[i];
+            oa += idx * B.sa[i], ob += idx * B.sb[i], oc += idx * B.so[i];
+        }
+        g.a = wk_gpu_at(a, oa, esz);
+        g.b = wk_gpu_at(b, ob, esz);
+        g.c = wk_gpu_at(out, oc, esz);
+        st = wk_gpu_gemm(dev, &g);
+    }
+    return st;
 }

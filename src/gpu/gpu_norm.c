@@ -1,9 +1,182 @@
-/* gpu_norm.c: PLACEHOLDER while the real file is written (session of issue 5/6). */
+/* gpu_norm.c: the GPU rms_norm and layer_norm, and the row driver they share with softmax
+ * (gpu_softmax.c): kernels/norm.cu and kernels/softmax.cu, whose headers describe the kernels.
+ *
+ * The driver (wk_gpu_rowop) turns x into rows whose last dim has stride 1 (a copy into scratch
+ * when it has not: a transposed or broadcast last dim), row r starting at koff(R, r) with R the
+ * collapsed outer dims, and picks a plan:
+ *   - 16-byte units possible (D a multiple of N = 16/size, every row start, out, alpha and
+ *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): the register
+ *     kernel "_r<KV>" with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer
+ *     for the 16- and 8-bit types, so a thread keeps at most 32 values), the (G, KV) of least
+ *     padding (ties: the smaller KV, fewer registers);
+ *   - else the streaming kernel "_s", 16-byte units when possible, scalar otherwise.
+ * alpha/beta of another stride than 1 (e.g. broadcast) or misaligned are copied to scratch
+ * first (D elements). Blocks loop over groups of rows, so the grid is capped. */
 #include "gpu_ops.h"
+#include <stdio.h>
 
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int32_t pow2_at_least(int64_t v) /* 1 .. 256 */
+{
+    int32_t g = 1;
+    while (g < WK_GPU_BLOCK && g < v)
+        g *= 2;
+    return g;
+}
+
+/* The rows of x: ptr the first element, R the outer dims (row r starts at koff(R, r)). *tmp
+ * receives the scratch copy (to free after the launches) when the last dim is not unit-strided. */
+static wk_status rows_of(wk_device *dev, wk_dtype dt, const void *x, const wk_layout *lx,
+                         const void **ptr, wk_klay1 *R, wk_layout *outer, void **tmp)
+{
+    const size_t esz = wk_dtype_size(dt);
+    const int r = lx->rank;
+    const int64_t D = lx->dims[r - 1], M = wk_layout_elem_count(lx) / D;
+    *tmp = NULL;
+    if (D > 1 && lx->strides[r - 1] != 1) {
+        wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(M * D) * esz, tmp);
+        if (s != WK_OK)
+            return s;
+        s = wk_gpu_copy_strided(dev, dt, *tmp, 0, x, lx);
+        if (s != WK_OK) {
+            wk_gpu_scratch_free(dev, *tmp);
+            *tmp = NULL;
+            return s;
+        }
+        const wk_layout o = {.rank = 1, .dims = {M}, .strides = {D}};
+        wk_gpu_klay1(R, outer, &o);
+        *ptr = *tmp;
+        return WK_OK;
+    }
+    wk_layout o = {.rank = r - 1};
+    for (int k = 0; k < r - 1; k++) {
+        o.dims[k] = lx->dims[k];
+        o.strides[k] = lx->strides[k];
+    }
+    wk_gpu_klay1(R, outer, &o);
+    *ptr = wk_gpu_at(x, lx->offset, esz);
+    return WK_OK;
+}
+
+/* A rank-1 operand of D elements as a contiguous, 16-byte aligned pointer: itself when it is,
+ * else a copy in scratch (*tmp, to free after the launches). */
+static wk_status vec_operand(wk_device *dev, wk_dtype dt, const void *p, const wk_layout *l,
+                             int64_t D, const void **ptr, void **tmp)
+{
+    const size_t esz = wk_dtype_size(dt);
+    const void *at = wk_gpu_at(p, l->offset, esz);
+    *tmp = NULL;
+    if ((D <= 1 || l->strides[0] == 1) && (uintptr_t)at % 16 == 0) {
+        *ptr = at;
+        return WK_OK;
+    }
+    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)D * esz, tmp);
+    if (s == WK_OK)
+        s = wk_gpu_copy_strided(dev, dt, *tmp, 0, p, l);
+    if (s != WK_OK) {
+        if (*tmp)
+            wk_gpu_scratch_free(dev, *tmp);
+        *tmp = NULL;
+        return s;
+    }
+    *ptr = *tmp;
+    return WK_OK;
+}
+
+/* Register plan for nv 16-byte vectors per row: *G threads of *kv vectors; 0 if none fits. */
+static int reg_plan(int64_t nv, int kv_max, int32_t *G)
+{
+    int best = 0;
+    int64_t waste = 0;
+    for (int kv = 2; kv <= kv_max; kv *= 2) {
+        const int32_t g = pow2_at_least(ceil_div(nv, kv));
+        if ((int64_t)g * kv < nv)
+            continue;
+        const int64_t w = (int64_t)g * kv - nv;
+        if (!best || w < waste) {
+            best = kv;
+            waste = w;
+            *G = g;
+        }
+    }
+    return best;
+}
+
+wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                       const wk_layout *lx, const void *alpha, const wk_layout *la,
+                       const void *beta, const wk_layout *lb, float eps)
+{
+    if (lx->rank < 1)
+        return wk_err(WK_ERR_SHAPE, "gpu %s: x has rank 0", wk_op_name(op));
+    const int64_t n = wk_layout_elem_count(lx);
+    if (n == 0)
+        return WK_OK;
+    const size_t esz = wk_dtype_size(dt);
+    const int64_t D = lx->dims[lx->rank - 1], M = n / D, N = (int64_t)(16 / esz);
+    const bool softmax = op == WK_OP_SOFTMAX_LAST_DIM, layer = op == WK_OP_LAYER_NORM;
+
+    void *tx = NULL, *ta = NULL, *tb = NULL;
+    const void *xp = NULL, *ap = NULL, *bp = NULL;
+    wk_klay1 R;
+    wk_layout outer;
+    wk_status s = rows_of(dev, dt, x, lx, &xp, &R, &outer, &tx);
+    if (s == WK_OK && !softmax)
+        s = vec_operand(dev, dt, alpha, la, D, &ap, &ta);
+    if (s == WK_OK && layer)
+        s = vec_operand(dev, dt, beta, lb, D, &bp, &tb);
+    if (s != WK_OK)
+        goto done;
+
+    bool vec = D % N == 0 && (uintptr_t)xp % 16 == 0 && (uintptr_t)out % 16 == 0 &&
+               (uintptr_t)ap % 16 == 0 && (uintptr_t)bp % 16 == 0; /* NULL is aligned */
+    for (int k = 0; k < outer.rank; k++)
+        vec = vec && outer.strides[k] % N == 0;
+    int32_t G = 1;
+    const int kv = vec ? reg_plan(D / N, (int)(2 * esz < 8 ? 2 * esz : 8), &G) : 0;
+    if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
+        G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
+
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    int64_t blocks = ceil_div(M, WK_GPU_BLOCK / G);
+    if (blocks > sm * 256)
+        blocks = sm * 256; /* the kernels loop over row groups */
+
+    char name[48];
+    const char *dn = wk_gpu_dtype_kname(dt);
+    const char *kind = softmax ? "" : layer ? "layer_" : "rms_";
+    if (kv)
+        snprintf(name, sizeof name, "%s%s%s_r%d", softmax ? "softmax_" : "norm_", kind, dn, kv);
+    else
+        snprintf(name, sizeof name, "%s%s%s_s", softmax ? "softmax_" : "norm_", kind, dn);
+    int32_t v32 = vec ? 1 : 0; /* last argument: read by the "_s" kernels only */
+    int64_t Mv = M, Dv = D;
+    if (softmax) {
+        void *args[] = {&xp, &out, &Mv, &Dv, &G, &R, &v32};
+        s = wk_gpu_run(dev, "softmax", name, (unsigned)blocks, 1, 1, args);
+    } else {
+        void *args[] = {&xp, &ap, &bp, &out, &Mv, &Dv, &G, &R, &eps, &v32};
+        s = wk_gpu_run(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+    }
+done: /* stream-ordered frees: after the launches that read them */
+    if (tx)
+        wk_gpu_scratch_free(dev, tx);
+    if (ta)
+        wk_gpu_scratch_free(dev, ta);
+    if (tb)
+        wk_gpu_scratch_free(dev, tb);
+    return s;
+}
+
+/* out (contiguous, dims of lx) = op(x) over the last dim; op RMS_NORM (beta NULL) or
+ * LAYER_NORM; alpha (and beta) rank 1 of dims (D), any stride (checked by the front end). */
 wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    const bool layer = op == WK_OP_LAYER_NORM;
+    if ((op != WK_OP_RMS_NORM && !layer) || layer != (beta != NULL) || !alpha)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu norm: bad call (%s, %s)", wk_op_name(op),
+                      wk_dtype_name(dt));
+    return wk_gpu_rowop(dev, op, dt, out, x, lx, alpha, la, layer ? beta : NULL, lb, eps);
 }

@@ -54,4 +54,10 @@ const char *wk_gpu_dtype_kname(wk_dtype dt);
 wk_status wk_gpu_run(wk_device *dev, const char *module, const char *name, unsigned gx,
                      unsigned gy, unsigned gz, void **args);
 
+/* The row driver of softmax_last_dim, rms_norm and layer_norm (gpu_norm.c): op is one of the
+ * three; alpha/beta NULL where the op has none. */
+wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
+                       const wk_layout *lx, const void *alpha, const wk_layout *la,
+                       const void *beta, const wk_layout *lb, float eps);
+
 #endif

@@ -1,26 +1,205 @@
-/* gpu_quant.c: PLACEHOLDER while the real file is written (session of issue 5/6). */
+/* gpu_quant.c: the GPU quantized ops (GGML blocks: Q4_0 .. Q8_K) through kernels/quant.cu,
+ * whose header comment describes the kernels:
+ *   - dequantize: one thread per 32-element sub-block (dequant_<q>_<dt>);
+ *   - qembedding: one thread per output sub-block, ids through the strided layout argument,
+ *     out-of-range ids recorded in the device error record (qembed_<q>_<dt>);
+ *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 in
+ *     scratch (qquant_<dt>), then integer dot products against the weight blocks (qmv<R>_<q>);
+ *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
+ *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
+ * The float side is f32, f16 or bf16; F32/F16/BF16 "blocks" are not handled here (supports_q
+ * says so). */
 #include "gpu_ops.h"
+#include <stdio.h>
 
-wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
-                            int64_t n)
+#define QMV_MAX_ROWS 8                    /* the vector path's largest row count */
+#define QMV_COLS_PER_GROUP_SMALL 2        /* kernels/quant.cu: NC of qmv1/2/4 */
+#define QMV_COLS_PER_GROUP_8 4            /* NC of qmv8 */
+#define QMV_GROUPS (WK_GPU_BLOCK / 64)    /* column groups of 64 threads per block */
+#define QMAT_CHUNK_BYTES ((size_t)64 << 20) /* dequantized-weight scratch of the batched path */
+
+/* The block types with kernels. */
+static bool q_has_kernels(wk_qtype qt)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    switch (qt) {
+    case WK_QTYPE_Q4_0: case WK_QTYPE_Q4_1: case WK_QTYPE_Q5_0: case WK_QTYPE_Q5_1:
+    case WK_QTYPE_Q8_0: case WK_QTYPE_Q8_1: case WK_QTYPE_Q2_K: case WK_QTYPE_Q3_K:
+    case WK_QTYPE_Q4_K: case WK_QTYPE_Q5_K: case WK_QTYPE_Q6_K: case WK_QTYPE_Q8_K:
+        return true;
+    default:
+        return false;
+    }
 }
 
-wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
-                         int64_t rows, const void *w, int64_t n, int64_t k)
+static bool q_float(wk_dtype dt)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
-}
-
-wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
-                            wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
-                            int64_t k)
-{
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
 }
 
 bool wk_gpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt)
 {
-    return false;
+    (void)dev;
+    return (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING) &&
+           q_has_kernels(qt) && q_float(dt);
+}
+
+/* The kernels read 32-bit words of the block types whose size is a multiple of 4 (so the
+ * quantized buffer must start 4-byte aligned) and store 16 bytes at a time. Device allocations
+ * are far more aligned; this guards the assumption. */
+static wk_status q_check(const char *op, wk_qtype qt, wk_dtype dt, const void *q, const void *out,
+                         int64_t k)
+{
+    if (!q_has_kernels(qt) || !q_float(dt))
+        return wk_err(WK_ERR_NOT_SUPPORTED, "%s: %s to %s has no GPU kernel", op,
+                      wk_qtype_name(qt), wk_dtype_name(dt));
+    if ((uintptr_t)q % 4 != 0 || (uintptr_t)out % 16 != 0)
+        return wk_err(WK_ERR_NOT_SUPPORTED,
+                      "%s: quantized data must be 4-byte aligned and the output 16-byte aligned "
+                      "on the GPU", op);
+    if (k % wk_qtype_block_elems(qt) != 0)
+        return wk_err(WK_ERR_SHAPE, "%s: %lld elements per row is not a multiple of %s's %lld",
+                      op, (long long)k, wk_qtype_name(qt),
+                      (long long)wk_qtype_block_elems(qt));
+    return WK_OK;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* out: n elements of dt = the first n / block_elems blocks at q. */
+wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
+                            int64_t n)
+{
+    wk_status s = q_check("dequantize", qt, dt, q, out, n);
+    if (s != WK_OK || n == 0)
+        return s;
+    int64_t nsub = n / 32;
+    char name[64];
+    snprintf(name, sizeof name, "dequant_%s_%s", wk_qtype_name(qt), wk_gpu_dtype_kname(dt));
+    void *args[] = {&nsub, &q, &out};
+    return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nsub), 1, 1, args);
+}
+
+/* The "none" id of an id dtype: its maximum value. */
+static int64_t q_sentinel(wk_dtype idt)
+{
+    switch (idt) {
+    case WK_DTYPE_U8: return 0xFF;
+    case WK_DTYPE_U32: return 0xFFFFFFFFll;
+    default: return INT64_MAX;
+    }
+}
+
+/* out (elem_count(li), k) of dt: row ids[i] of W (rows, k), decoded. */
+wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
+                            wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
+                            int64_t k)
+{
+    wk_status s = q_check("qembedding", qt, dt, w, out, k);
+    if (s != WK_OK)
+        return s;
+    const int64_t nids = wk_layout_elem_count(li);
+    if (nids == 0 || k == 0)
+        return WK_OK;
+    if (idt != WK_DTYPE_U8 && idt != WK_DTYPE_U32 && idt != WK_DTYPE_I64)
+        return wk_err(WK_ERR_DTYPE, "qembedding: ids of dtype %s (u8, u32 or i64 expected)",
+                      wk_dtype_name(idt));
+    uint32_t *word;
+    s = wk_gpu_error_word(dev, &word);
+    if (s != WK_OK)
+        return s;
+    wk_klay1 kl;
+    wk_layout col;
+    wk_gpu_klay1(&kl, &col, li);
+    const void *idp = wk_gpu_at(ids, li->offset, wk_dtype_size(idt));
+    int64_t spr = k / 32, nunits = nids * spr, sentinel = q_sentinel(idt);
+    int idti = (int)idt;
+    char name[64];
+    snprintf(name, sizeof name, "qembed_%s_%s", wk_qtype_name(qt), wk_gpu_dtype_kname(dt));
+    void *args[] = {&nunits, &spr, &kl, &idp, &idti, &sentinel, &w, &rows, &out, &word};
+    return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nunits), 1, 1, args);
+}
+
+/* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel. */
+static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                     int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    int64_t nsub = k / 32, nblk = rows * nsub;
+    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), then xd: nblk floats */
+    void *scr;
+    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * sizeof(float),
+                                       &scr);
+    if (s != WK_OK)
+        return s;
+    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1);
+    char name[64];
+    snprintf(name, sizeof name, "qquant_%s", wk_gpu_dtype_kname(dt));
+    void *qargs[] = {&nblk, &x, &xq, &xd};
+    s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nblk), 1, 1, qargs);
+    if (s == WK_OK) {
+        const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+        const int nc = r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL;
+        const int64_t gx = ceil_div(n, (int64_t)QMV_GROUPS * nc);
+        if (gx > INT32_MAX) {
+            s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
+        } else {
+            int dti = (int)dt, rowsi = (int)rows;
+            snprintf(name, sizeof name, "qmv%d_%s", r, wk_qtype_name(qt));
+            void *args[] = {&w, &xq, &xd, &out, &dti, &n, &k, &rowsi};
+            s = wk_gpu_run(dev, "quant", name, (unsigned)gx, 1, 1, args);
+        }
+    }
+    wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
+    return s;
+}
+
+/* rows > 8: W dequantized to dt in chunks of cn weight rows, each multiplied by the GEMM. */
+static wk_status qmm(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                     int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    const size_t esz = wk_dtype_size(dt);
+    const int64_t rowq = k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt);
+    int64_t cn = (int64_t)(QMAT_CHUNK_BYTES / ((size_t)k * esz));
+    if (cn < 1)
+        cn = 1;
+    if (cn > n)
+        cn = n;
+    void *scr;
+    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(cn * k) * esz, &scr);
+    if (s != WK_OK)
+        return s;
+    char name[64];
+    snprintf(name, sizeof name, "dequant_%s_%s", wk_qtype_name(qt), wk_gpu_dtype_kname(dt));
+    for (int64_t c0 = 0; c0 < n && s == WK_OK; c0 += cn) {
+        const int64_t cc = n - c0 < cn ? n - c0 : cn;
+        int64_t nsub = cc * k / 32;
+        const void *qp = wk_gpu_at(w, c0 * rowq, 1);
+        void *args[] = {&nsub, &qp, &scr};
+        s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nsub), 1, 1, args);
+        if (s != WK_OK)
+            break;
+        /* C (rows, cc) at out + c0, row stride n = A (rows, k) @ B (k, cc), B (r, c) = Wc[c, r] */
+        const wk_gpu_gemm_args g = {
+            .dt = dt, .batch = 1, .m = rows, .n = cc, .k = k,
+            .a = x, .a_bs = 0, .a_rs = k, .a_cs = 1,
+            .b = scr, .b_bs = 0, .b_rs = 1, .b_cs = k,
+            .c = wk_gpu_at(out, c0, esz), .c_bs = 0, .ldc = n,
+        };
+        s = wk_gpu_gemm(dev, &g);
+    }
+    wk_gpu_scratch_free(dev, scr);
+    return s;
+}
+
+/* out (rows, n) of dt = x (rows, k) of dt, contiguous, @ W^T, W (n, k) quantized. */
+wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                         int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    wk_status s = q_check("qmatmul", qt, dt, w, out, k);
+    if (s != WK_OK || rows == 0 || n == 0)
+        return s;
+    if (k == 0) /* empty sums */
+        return dev->be->memset_zero(dev, out, (size_t)(rows * n) * wk_dtype_size(dt));
+    if (rows <= QMV_MAX_ROWS)
+        return qmv(dev, qt, dt, out, x, rows, w, n, k);
+    return qmm(dev, qt, dt, out, x, rows, w, n, k);
 }

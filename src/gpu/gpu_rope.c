@@ -1,9 +1,47 @@
-/* gpu_rope.c: PLACEHOLDER while the real file is written (session of issue 5/6). */
+/* gpu_rope.c: the GPU rope, rope_i and rope_thd (candle-nn's rotary embeddings), through
+ * kernels/rope.cu: one thread per rotated pair, every operand read through its own layout. */
 #include "gpu_ops.h"
+#include <stdio.h>
 
+/* Mirrors struct rope_geom of kernels/rope.cu field for field (all int64: no padding). */
+typedef struct rope_geom {
+    int64_t d1, d2, h2;
+    int64_t sx[4];
+    int64_t cb, ct, ci;
+    int64_t sb, st, si;
+    int64_t interleaved, thd, small;
+} rope_geom;
+_Static_assert(sizeof(rope_geom) == 16 * 8, "rope_geom layout");
+
+/* out (contiguous, dims of lx) = the rotary embedding op of x; shapes checked by the front end
+ * (x rank 4 (B, d1, d2, D), D even; cos/sin rank 2 (Tc, D/2) or 3 (B, Tc, D/2), equal dims). */
 wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls)
 {
-    return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: %s is being written", __func__);
+    if (lx->rank != 4 || lc->rank < 2 || lc->rank > 3 || ls->rank != lc->rank ||
+        (op != WK_OP_ROPE && op != WK_OP_ROPE_I && op != WK_OP_ROPE_THD))
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu rope: bad call (%s, %s)", wk_op_name(op),
+                      wk_dtype_name(dt));
+    const int64_t n = wk_layout_elem_count(lx);
+    if (n == 0)
+        return WK_OK;
+    const int cr = lc->rank;
+    int64_t npairs = n / 2;
+    rope_geom g = {
+        .d1 = lx->dims[1], .d2 = lx->dims[2], .h2 = lx->dims[3] / 2,
+        .sx = {lx->strides[0], lx->strides[1], lx->strides[2], lx->strides[3]},
+        .cb = cr == 3 ? lc->strides[0] : 0, .ct = lc->strides[cr - 2], .ci = lc->strides[cr - 1],
+        .sb = cr == 3 ? ls->strides[0] : 0, .st = ls->strides[cr - 2], .si = ls->strides[cr - 1],
+        .interleaved = op == WK_OP_ROPE_I, .thd = op == WK_OP_ROPE_THD,
+        .small = n <= INT32_MAX, /* pair indices and every dim fit in 32 bits */
+    };
+    const size_t esz = wk_dtype_size(dt);
+    const void *xp = wk_gpu_at(x, lx->offset, esz);
+    const void *cp = wk_gpu_at(cos, lc->offset, esz);
+    const void *sp = wk_gpu_at(sin, ls->offset, esz);
+    char name[32];
+    snprintf(name, sizeof name, "rope_%s", wk_gpu_dtype_kname(dt));
+    void *args[] = {&xp, &cp, &sp, &out, &npairs, &g};
+    return wk_gpu_run(dev, "rope", name, wk_gpu_blocks(dev, npairs), 1, 1, args);
 }

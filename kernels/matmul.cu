@@ -1,0 +1,232 @@
+/* matmul.cu: wick's portable tiled GEMM (module "matmul"), the same source for NVIDIA and AMD.
+ * It serves where no vendor BLAS is present, and everywhere with WICK_GEMM=portable.
+ *
+ *   gemm_<cfg>_<dt>(a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, c_bs, ldc, M, N, K, amode, bmode)
+ *       for batch z = blockIdx.z: C_z (M x N, row stride ldc) = A_z (M x K) @ B_z (K x N), where
+ *       element (r, k) of A_z is a[z*a_bs + r*a_rs + k*a_cs] (any strides >= 0, no copies), the
+ *       same for B; C_z starts at c + z*c_bs. Accumulation in f32 (f64 for f64), one rounding on
+ *       store. The host chunks the grid (grid.y <= 65535 row tiles, grid.z <= 65535 batches) by
+ *       moving the pointers.
+ *   cfg "l": block tile 128 x 128, 8 x 8 outputs per thread (large problems);
+ *   cfg "s": block tile 64 x 64, 4 x 4 outputs per thread (small problems: more blocks).
+ *   dt: f32, f64, f16, bf16, f8e4m3 (the 8-bit type reaches only this kernel).
+ *
+ * Scheme (a block of 256 threads = 16 x 16, BK = 8):
+ *   - the A tile (BM x BK) and the B tile (BK x BN) are staged in shared memory, both k-major
+ *     (As[k][m], Bs[k][n]) so that a thread reads its outputs' operands as short vectors;
+ *   - each operand tile is read by every thread as V = BM*BK/256 consecutive elements, along
+ *     k ("mode 0": the operand is contiguous along k, e.g. a row-major A) or along m/n ("mode
+ *     1": contiguous along m/n, e.g. a row-major B or a transposed A), so the global reads are
+ *     coalesced for row-major and transposed operands alike; with the contiguous stride 1 and
+ *     an aligned base, a full tile is read as one vector access per thread ("vec", bit 1 of the
+ *     mode), else element by element with bounds checks (edges, odd strides);
+ *   - double buffering: the next tile is loaded into registers while the current one is
+ *     multiplied, then stored to the other shared buffer; one barrier per k step;
+ *   - a thread's outputs are TM x TM in groups of 4 rows (and columns) 64 apart, so that the
+ *     shared reads of a warp are contiguous 16-byte vectors without bank conflicts.
+ * Products use fma (fmaf / fma): IEEE fused multiply-add, exact on both vendors, allowed under
+ * -fmad=false / -ffp-contract=off (which only stop the compiler from fusing on its own). */
+#include "gpu.h"
+
+#define MM_BK 8
+#define MM_PAD 4 /* shared row padding (elements): no bank conflicts on the mode-0 stores */
+
+WK_DEV float mm_fma(float x, float y, float acc) { return fmaf(x, y, acc); }
+WK_DEV double mm_fma(double x, double y, double acc) { return fma(x, y, acc); }
+
+/* v[0..3] <- s[0..3] (shared memory, 16-byte aligned) as 16-byte loads. */
+template <class C> WK_DEV void mm_ld4(C *v, const C *s)
+{
+    const int P = 16 / (int)sizeof(C); /* elements per 16 bytes: 4 (float) or 2 (double) */
+#pragma unroll
+    for (int h = 0; h < 4 / P; h++) {
+        wk_pack<C, P> q;
+        q.raw = ((const wk_pack<C, P> *)s)[h].raw;
+#pragma unroll
+        for (int e = 0; e < P; e++)
+            v[h * P + e] = q.v[e];
+    }
+}
+
+/* r[0..V) <- p[0..V) (global memory, aligned to V elements) as accesses of up to 16 bytes. */
+template <class S, int V> WK_DEV void mm_vload(S *r, const S *p)
+{
+    const int P = V * (int)sizeof(S) <= 16 ? V : 16 / (int)sizeof(S);
+#pragma unroll
+    for (int h = 0; h < V / P; h++) {
+        wk_pack<S, P> q;
+        q.raw = ((const wk_pack<S, P> *)p)[h].raw;
+#pragma unroll
+        for (int e = 0; e < P; e++)
+            r[h * P + e] = q.v[e];
+    }
+}
+
+/* One operand's tile loader. The operand X is E x K (E = M for A, N for B): element (e, k) at
+ * x[e*se + k*sk]. Tile t covers e in [e0, e0+BM), k in [t*BK, t*BK+BK). */
+template <int D, int BM> struct mm_loader {
+    typedef typename wk_t<D>::S S;
+    typedef typename wk_t<D>::C C;
+    enum { V = BM * MM_BK / WK_BLOCK }; /* elements per thread and tile: 4 (l) or 2 (s) */
+
+    const S *x;      /* the batch's operand */
+    int64_t se, sk;  /* strides along e and k */
+    int64_t E, K;
+    int64_t e;       /* this thread's first e (absolute) */
+    int kk;          /* this thread's first k within the tile */
+    int es;          /* this thread's first e within the tile (shared column) */
+    int mode;        /* 0: V consecutive k at one e; 1: V consecutive e at one k */
+    bool vec;        /* the contiguous stride is 1 and the base aligned for V elements */
+    S r[V];          /* the prefetched elements */
+
+    __device__ __forceinline__ void init(const S *x_, int64_t se_, int64_t sk_, int64_t E_,
+                                         int64_t K_, int64_t e0, int mode_)
+    {
+        x = x_, se = se_, sk = sk_, E = E_, K = K_;
+        mode = mode_ & 1;
+        vec = (mode_ & 2) != 0;
+        const int t = (int)threadIdx.x;
+        if (mode == 0) { /* MM_BK / V threads per e, BM rows of them */
+            const int tpr = MM_BK / V;
+            es = t / tpr;
+            kk = (t % tpr) * V;
+        } else { /* BM / V threads per k, MM_BK rows of them */
+            const int tpk = BM / V;
+            kk = t / tpk;
+            es = (t % tpk) * V;
+        }
+        e = e0 + es;
+    }
+
+    /* r <- the thread's elements of the tile starting at k0 (zeros outside the operand). */
+    __device__ __forceinline__ void load(int64_t k0)
+    {
+        const int64_t k = k0 + kk;
+        if (mode == 0) {
+            if (vec && e < E && k + V <= K) {
+                mm_vload<S, V>(r, x + e * se + k);
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    r[j] = e < E && k + j < K ? x[e * se + (k + j) * sk] : (S)0;
+            }
+        } else {
+            if (vec && k < K && e + V <= E) {
+                mm_vload<S, V>(r, x + e + k * sk);
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    r[j] = k < K && e + j < E ? x[(e + j) * se + k * sk] : (S)0;
+            }
+        }
+    }
+
+    /* The tile in shared memory, k-major: s[k][e], converted to the compute type. Raw zero
+     * bits are +0 in every float dtype, so the zeros of load() convert to 0. */
+    __device__ __forceinline__ void store(C (*s)[BM + MM_PAD]) const
+    {
+        if (mode == 0) {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                s[kk + j][es] = wk_t<D>::ld(r[j]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                s[kk][es + j] = wk_t<D>::ld(r[j]);
+        }
+    }
+};
+
+/* The kernel body: BM x BM block tile, TM x TM outputs per thread (TM = BM / 16). */
+template <int D, int BM>
+WK_DEV void mm_gemm(const typename wk_t<D>::S *__restrict__ a, int64_t a_bs, int64_t a_rs,
+                    int64_t a_cs, const typename wk_t<D>::S *__restrict__ b, int64_t b_bs,
+                    int64_t b_rs, int64_t b_cs, typename wk_t<D>::S *__restrict__ c,
+                    int64_t c_bs, int64_t ldc, int64_t M, int64_t N, int64_t K, int amode,
+                    int bmode)
+{
+    typedef typename wk_t<D>::C C;
+    enum { TM = BM / 16 };
+    __shared__ C As[2][MM_BK][BM + MM_PAD] __attribute__((aligned(16)));
+    __shared__ C Bs[2][MM_BK][BM + MM_PAD] __attribute__((aligned(16)));
+
+    const int64_t z = blockIdx.z;
+    const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BM;
+    mm_loader<D, BM> la, lb;
+    la.init(a + z * a_bs, a_rs, a_cs, M, K, m0, amode);
+    lb.init(b + z * b_bs, b_cs, b_rs, N, K, n0, bmode);
+
+    const int tx = (int)threadIdx.x % 16, ty = (int)threadIdx.x / 16;
+    C acc[TM][TM];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TM; j++)
+            acc[i][j] = (C)0;
+
+    const int64_t tiles = (K + MM_BK - 1) / MM_BK;
+    if (tiles > 0) {
+        la.load(0);
+        lb.load(0);
+        la.store(As[0]);
+        lb.store(Bs[0]);
+    }
+    __syncthreads();
+    for (int64_t t = 0; t < tiles; t++) {
+        const int cur = (int)(t & 1);
+        const bool more = t + 1 < tiles; /* uniform over the block */
+        if (more) {
+            la.load((t + 1) * MM_BK);
+            lb.load((t + 1) * MM_BK);
+        }
+#pragma unroll
+        for (int k = 0; k < MM_BK; k++) {
+            C ra[TM], rb[TM];
+#pragma unroll
+            for (int g = 0; g < TM / 4; g++) {
+                mm_ld4(ra + 4 * g, &As[cur][k][g * 64 + ty * 4]);
+                mm_ld4(rb + 4 * g, &Bs[cur][k][g * 64 + tx * 4]);
+            }
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TM; j++)
+                    acc[i][j] = mm_fma(ra[i], rb[j], acc[i][j]);
+        }
+        if (more) { /* the other buffer was last read before the previous barrier */
+            la.store(As[cur ^ 1]);
+            lb.store(Bs[cur ^ 1]);
+        }
+        __syncthreads();
+    }
+
+    typename wk_t<D>::S *cz = c + z * c_bs;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int64_t r = m0 + (i / 4) * 64 + ty * 4 + (i % 4);
+        if (r >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < TM; j++) {
+            const int64_t col = n0 + (j / 4) * 64 + tx * 4 + (j % 4);
+            if (col < N)
+                cz[r * ldc + col] = wk_t<D>::st(acc[i][j]);
+        }
+    }
+}
+
+#define MM_ARGS(DT)                                                                            \
+    const typename wk_t<DT>::S *__restrict__ a, int64_t a_bs, int64_t a_rs, int64_t a_cs,       \
+        const typename wk_t<DT>::S *__restrict__ b, int64_t b_bs, int64_t b_rs, int64_t b_cs,   \
+        typename wk_t<DT>::S *__restrict__ c, int64_t c_bs, int64_t ldc, int64_t M, int64_t N, \
+        int64_t K, int amode, int bmode
+#define MM_PASS a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, c_bs, ldc, M, N, K, amode, bmode
+#define MM_KERNELS(NAME, DT)                                                                   \
+    WK_KERNEL gemm_l_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 128>(MM_PASS); }                       \
+    WK_KERNEL gemm_s_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 64>(MM_PASS); }
+
+MM_KERNELS(f32, WK_DT_F32)
+MM_KERNELS(f64, WK_DT_F64)
+MM_KERNELS(f16, WK_DT_F16)
+MM_KERNELS(bf16, WK_DT_BF16)
+MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */

@@ -1,0 +1,230 @@
+/* softmax.cu: softmax over the last dim (candle-nn's softmax_last_dim), module "softmax".
+ *
+ * Per row of D elements: m = max(x) (NaN skipped, as the CPU's `v > m`), e = exp(x - m),
+ * out = e / sum(e) (a division, docs/semantics.md). bf16/f16/f8e4m3 compute in f32, f32 in f32,
+ * f64 in f64; one rounding on store.
+ *
+ * The host (src/gpu/gpu_softmax.c) hands over rows whose last dim has stride 1 (others are made
+ * contiguous first); row r starts at element koff(R, r) of x, R the collapsed outer dims. A group
+ * of G threads (a power of two, 1..256, uniform) takes one row; a block holds 256/G groups and
+ * loops over row groups, so every thread of a block reaches every __syncthreads.
+ *   softmax_<dt>_r<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
+ *       `lane` holds the 16-byte vectors lane + k*G (k < KV) of its row; x is read once and out
+ *       written once (the near-copy-bandwidth case). Needs: D a multiple of N = 16/sizeof(S),
+ *       every row start 16-byte aligned, D/N <= G*KV.
+ *   softmax_<dt>_s(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
+ *       (max, sum, write), re-reading x (a row being re-read by its block is in L2); 16-byte
+ *       loads when vec (same conditions as above, without the length limit), scalar otherwise. */
+#include "gpu.h"
+
+WK_DEV float sm_exp(float v) { return expf(v); }
+WK_DEV double sm_exp(double v) { return exp(v); }
+template <class C> WK_DEV C sm_ninf(void);
+template <> __device__ __forceinline__ float sm_ninf<float>(void) { return -wk_inf_f32(); }
+template <> __device__ __forceinline__ double sm_ninf<double>(void) { return -wk_inf_f64(); }
+
+struct sm_max_op { /* NaN never wins: the CPU's `if (v > m) m = v` */
+    template <class C> __device__ __forceinline__ C operator()(C a, C b) const
+    {
+        return b > a ? b : a;
+    }
+};
+struct sm_sum_op {
+    template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
+};
+
+/* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
+ * every thread of the group. Every thread of the block calls it (it synchronises). Shuffles
+ * within min(G, warpSize) lanes, then shared memory across the warps of a group: correct for
+ * 32 and 64 lanes. The combination order is fixed, so the result does not depend on timing. */
+template <class C, class F> WK_DEV C sm_allreduce(C v, int G, const F &f)
+{
+    __shared__ C sw[WK_BLOCK / 32];
+    __shared__ C sg[WK_BLOCK];
+    const int W = warpSize, tid = threadIdx.x;
+    const int gw = G < W ? G : W;
+#pragma unroll 1
+    for (int s = gw / 2; s > 0; s >>= 1)
+        v = f(v, WK_SHFL_DOWN(v, s));
+    if (G > W) {
+        if (tid % W == 0)
+            sw[tid / W] = v;
+        __syncthreads();
+        if (tid % G == 0) {
+#pragma unroll 1
+            for (int k = 1; k < G / W; k++)
+                v = f(v, sw[tid / W + k]);
+        }
+    }
+    if (tid % G == 0)
+        sg[tid / G] = v;
+    __syncthreads();
+    v = sg[tid / G];
+    __syncthreads(); /* the next call may overwrite sw and sg */
+    return v;
+}
+
+/* Register-cached rows: KV vectors of N elements per thread. */
+template <int DT, int KV>
+WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t G,
+                        const wk_klay<1> &R)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const int N = 16 / (int)sizeof(S);
+    const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    const int64_t nv = D / N;
+#pragma unroll 1
+    for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) { /* uniform in the block */
+        const int64_t row = rb * gpb + g;
+        const bool live = row < M;
+        int64_t base = 0;
+        if (live)
+            wk_koff(R, row, &base);
+        const wk_pack<S, N> *xv = (const wk_pack<S, N> *)((const S *)x + base);
+        wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
+        /* kv: how many of this thread's KV vectors lie in the row (lane < G, nv >= 1) */
+        const int kv = live ? (int)((nv - lane + G - 1) / G) : 0;
+        wk_pack<S, N> q[KV];
+#pragma unroll
+        for (int k = 0; k < KV; k++) /* all loads issued before any use */
+            if (k < kv)
+                q[k].raw = xv[lane + k * G].raw;
+        C v[KV][N];
+        C m = sm_ninf<C>();
+#pragma unroll
+        for (int k = 0; k < KV; k++)
+#pragma unroll
+            for (int e = 0; e < N; e++) {
+                v[k][e] = sm_ninf<C>();
+                if (k < kv) {
+                    v[k][e] = wk_t<DT>::ld(q[k].v[e]);
+                    m = sm_max_op()(m, v[k][e]);
+                }
+            }
+        m = sm_allreduce(m, G, sm_max_op());
+        C s = 0;
+#pragma unroll
+        for (int k = 0; k < KV; k++)
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                if (k < kv) {
+                    v[k][e] = sm_exp(v[k][e] - m);
+                    s = s + v[k][e];
+                }
+        s = sm_allreduce(s, G, sm_sum_op());
+#pragma unroll
+        for (int k = 0; k < KV; k++)
+            if (k < kv) {
+                wk_pack<S, N> o;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o.v[e] = wk_t<DT>::st(v[k][e] / s);
+                yv[lane + k * G].raw = o.raw;
+            }
+    }
+}
+
+/* Calls f(u, c[N]) for the units u = lane, lane + G, ... < nu of the row at xs (unit = N
+ * elements, loaded as one access), four loads in flight per thread. */
+template <int DT, int N, class F>
+WK_DEV void sm_each(const typename wk_t<DT>::S *xs, int64_t nu, int lane, int G, F &f)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const wk_pack<S, N> *xv = (const wk_pack<S, N> *)xs;
+#pragma unroll 1
+    for (int64_t u0 = lane; u0 < nu; u0 += 4 * (int64_t)G) {
+        wk_pack<S, N> q[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (u0 + (int64_t)k * G < nu)
+                q[k].raw = xv[u0 + k * G].raw;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (u0 + (int64_t)k * G < nu) {
+                C c[N];
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    c[e] = wk_t<DT>::ld(q[k].v[e]);
+                f(u0 + k * G, c);
+            }
+    }
+}
+
+/* Streaming rows (three passes); N = 16/sizeof(S) (vector units) or 1 (scalar). */
+template <int DT, int N>
+WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32_t G,
+                           const wk_klay<1> &R)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    const int64_t nu = D / N;
+#pragma unroll 1
+    for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) {
+        const int64_t row = rb * gpb + g;
+        const bool live = row < M;
+        int64_t base = 0;
+        if (live)
+            wk_koff(R, row, &base);
+        const S *xs = (const S *)x + base;
+        wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
+        C m = sm_ninf<C>();
+        auto fmax = [&](int64_t, const C *c) {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                m = sm_max_op()(m, c[e]);
+        };
+        if (live)
+            sm_each<DT, N>(xs, nu, lane, G, fmax);
+        m = sm_allreduce(m, G, sm_max_op());
+        C s = 0;
+        auto fsum = [&](int64_t, const C *c) {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                s = s + sm_exp(c[e] - m);
+        };
+        if (live)
+            sm_each<DT, N>(xs, nu, lane, G, fsum);
+        s = sm_allreduce(s, G, sm_sum_op());
+        auto fout = [&](int64_t u, const C *c) {
+            wk_pack<S, N> o;
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                o.v[e] = wk_t<DT>::st(sm_exp(c[e] - m) / s);
+            yv[u].raw = o.raw;
+        };
+        if (live)
+            sm_each<DT, N>(xs, nu, lane, G, fout);
+    }
+}
+
+/* The register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
+ * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
+ * sm_kv_max). */
+#define WK_SOFTMAX_R(dtn, DT, KV)                                                              \
+    WK_KERNEL softmax_##dtn##_r##KV(const void *x, void *out, int64_t M, int64_t D, int32_t G,  \
+                                    wk_klay<1> R)                                              \
+    {                                                                                          \
+        sm_rows_reg<DT, KV>(x, out, M, D, G, R);                                               \
+    }
+#define WK_SOFTMAX_S(dtn, DT)                                                                  \
+    WK_KERNEL softmax_##dtn##_s(const void *x, void *out, int64_t M, int64_t D, int32_t G,      \
+                                wk_klay<1> R, int32_t vec)                                     \
+    {                                                                                          \
+        if (vec)                                                                               \
+            sm_rows_stream<DT, 16 / sizeof(typename wk_t<DT>::S)>(x, out, M, D, G, R);          \
+        else                                                                                   \
+            sm_rows_stream<DT, 1>(x, out, M, D, G, R);                                         \
+    }
+WK_SOFTMAX_R(f32, WK_DT_F32, 2) WK_SOFTMAX_R(f32, WK_DT_F32, 4) WK_SOFTMAX_R(f32, WK_DT_F32, 8)
+WK_SOFTMAX_R(f64, WK_DT_F64, 2) WK_SOFTMAX_R(f64, WK_DT_F64, 4) WK_SOFTMAX_R(f64, WK_DT_F64, 8)
+WK_SOFTMAX_R(bf16, WK_DT_BF16, 2) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4)
+WK_SOFTMAX_R(f16, WK_DT_F16, 2) WK_SOFTMAX_R(f16, WK_DT_F16, 4)
+WK_SOFTMAX_R(f8e4m3, WK_DT_F8E4M3, 2)
+WK_SOFTMAX_S(bf16, WK_DT_BF16)
+WK_SOFTMAX_S(f16, WK_DT_F16)
+WK_SOFTMAX_S(f32, WK_DT_F32)
+WK_SOFTMAX_S(f64, WK_DT_F64)
+WK_SOFTMAX_S(f8e4m3, WK_DT_F8E4M3)

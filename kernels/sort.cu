@@ -1,0 +1,363 @@
+/* sort.cu: arg_sort_last_dim (candle-nn), every dtype, rows of any length; module "sort".
+ *
+ * Order (docs/semantics.md, = src/cpu/cpu_sort.c): stable (ties keep index order in both
+ * directions), -0 == +0, NaN last ascending and first descending, NaNs in index order. Each
+ * element becomes an unsigned key whose order is the wanted order (so_key: integers offset by
+ * their sign bit, floats through their magnitude bits with -0 -> +0, NaN -> the largest key;
+ * descending: the key inverted, so NaN becomes the smallest), and an item is the pair
+ * (key, column index) compared lexicographically. Items are distinct, so ANY correct sort of
+ * them yields the one stable order: the unstable networks below give the CPU's result exactly.
+ * Keys of 32 bits (u8 u32 i16 i32 bf16 f16 f32 f8e4m3) pack with the index into one uint64
+ * (key in the high half: one integer compare); i64/f64 items are {key, index} pairs of uint64.
+ *
+ * Kernels (blocks of 256 threads):
+ *   sort_block_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
+ *       each row is cut into cpr segments of p2 = 2^lp2 slots (p2 = the power of two >= D when
+ *       that fits in shared memory, else the chunk size C: 4096 packed items, 2048 pairs); a
+ *       block sorts P / p2 segments (P = max(p2, 256) slots, dynamic shared memory) with a
+ *       bitonic network (log2(p2) (log2(p2) + 1) / 2 compare steps; steps whose partners lie
+ *       in one thread's E = P/256 consecutive slots run in registers, the rest in shared
+ *       memory), slots past the row's end holding sentinels that sort last. cpr == 1: the
+ *       row's indices go straight to out (u32); else the sorted chunk's items go to dst
+ *       (scratch, row r at dst + r*D). x row r starts at koff(R, r), element j at + j*sx.
+ *   sort_part_<k32|k64>(src, splits, D, rows, w)
+ *   sort_merge_<k32|k64>(src, dst, out, splits, D, rows, w, final)
+ *       one merge pass over rows whose items form sorted runs of w (w = C * 2^k, so a tile of
+ *       SO_TILE = 2048 outputs never straddles two pairs of runs): the pair of runs
+ *       [pb, pb + w) and [pb + w, pb + 2w) (cut at D) merges into [pb, pb + 2w). part finds,
+ *       for each tile's first and last output, how many come from the left run (merge path:
+ *       a binary search on the diagonal, one thread each, all tiles at once); merge loads the
+ *       tile's two input ranges into shared memory, each thread finds its own start there and
+ *       merges 8 items, and the tile leaves through shared memory in coalesced stores: items to
+ *       dst, or on the last pass (final, 2w >= D) the indices to out.
+ * Passes for a row of D > C: 1 block sort + ceil(log2(D / C)) merge passes (part + merge),
+ * each reading and writing the items once: for 200,000 f32 (C = 4096), 6 merge passes. */
+#include "gpu.h"
+
+#define SO_EM 8                     /* outputs per thread in a merge */
+#define SO_TILE (WK_BLOCK * SO_EM) /* outputs per merge block */
+
+/* ---- keys: ascending order of the key = the wanted ascending order of the values. */
+WK_DEV uint32_t so_fkey32(float f)
+{
+    if (f != f)
+        return 0xffffffffu;
+    const uint32_t u = __float_as_uint(f), mag = u & 0x7fffffffu;
+    return (u >> 31) ? 0x80000000u - mag : 0x80000000u + mag; /* -0 and +0: 0x80000000 */
+}
+WK_DEV uint64_t so_fkey64(double d)
+{
+    if (d != d)
+        return ~0ull;
+    const uint64_t u = (uint64_t)__double_as_longlong(d), mag = u & 0x7fffffffffffffffull;
+    const uint64_t mid = 0x8000000000000000ull;
+    return (u >> 63) ? mid - mag : mid + mag;
+}
+
+template <int DT> struct so_key;
+#define SO_KEY(DT, KT, EXPR)                                                                   \
+    template <> struct so_key<DT> {                                                            \
+        typedef KT K;                                                                          \
+        WK_DEV K get(typename wk_t<DT>::S v) { return EXPR; }                                  \
+    };
+SO_KEY(WK_DT_U8, uint32_t, (uint32_t)v)
+SO_KEY(WK_DT_U32, uint32_t, v)
+SO_KEY(WK_DT_I16, uint32_t, (uint32_t)(int32_t)v ^ 0x80000000u)
+SO_KEY(WK_DT_I32, uint32_t, (uint32_t)v ^ 0x80000000u)
+SO_KEY(WK_DT_I64, uint64_t, (uint64_t)v ^ 0x8000000000000000ull)
+SO_KEY(WK_DT_BF16, uint32_t, so_fkey32(wk_t<WK_DT_BF16>::ld(v)))
+SO_KEY(WK_DT_F16, uint32_t, so_fkey32(wk_t<WK_DT_F16>::ld(v)))
+SO_KEY(WK_DT_F32, uint32_t, so_fkey32(v))
+SO_KEY(WK_DT_F64, uint64_t, so_fkey64(v))
+SO_KEY(WK_DT_F8E4M3, uint32_t, so_fkey32(wk_t<WK_DT_F8E4M3>::ld(v)))
+#undef SO_KEY
+
+/* ---- items: (key, index), compared lexicographically; the sentinel is above every item
+ * (an index never reaches 2^32 - 1 in a row that needs padding, and an equal pair would
+ * carry the same index anyway). */
+struct so_pair {
+    uint64_t k, i;
+};
+template <class K> struct so_item;
+template <> struct so_item<uint32_t> {
+    typedef uint64_t T;
+    WK_DEV T make(uint32_t k, uint32_t i) { return ((uint64_t)k << 32) | i; }
+    WK_DEV bool less(const T &a, const T &b) { return a < b; }
+    WK_DEV uint32_t idx(const T &a) { return (uint32_t)a; }
+    WK_DEV T sentinel(void) { return ~0ull; }
+};
+template <> struct so_item<uint64_t> {
+    typedef so_pair T;
+    WK_DEV T make(uint64_t k, uint32_t i)
+    {
+        T t;
+        t.k = k;
+        t.i = i;
+        return t;
+    }
+    WK_DEV bool less(const T &a, const T &b) { return a.k < b.k || (a.k == b.k && a.i < b.i); }
+    WK_DEV uint32_t idx(const T &a) { return (uint32_t)a.i; }
+    WK_DEV T sentinel(void)
+    {
+        T t;
+        t.k = ~0ull;
+        t.i = ~0ull;
+        return t;
+    }
+};
+
+/* a, b in ascending order when up, descending otherwise. */
+template <class IT> WK_DEV void so_cas(typename IT::T &a, typename IT::T &b, bool up)
+{
+    if (up ? IT::less(b, a) : IT::less(a, b)) {
+        const typename IT::T t = a;
+        a = b;
+        b = t;
+    }
+}
+
+/* The register steps (j < EE) of bitonic stage k: thread tid's EE consecutive slots
+ * [tid*EE, tid*EE + EE) hold every partner i ^ j of its own slots. p2: the segment size (the
+ * last stage of a segment sorts it ascending). The caller synchronises afterwards. */
+template <class IT, int EE>
+WK_DEV void so_regs(typename IT::T *S, int tid, int k, int p2)
+{
+    typedef typename IT::T T;
+    T r[EE];
+    const int base = tid * EE;
+#pragma unroll
+    for (int e = 0; e < EE; e++)
+        r[e] = S[base + e];
+#pragma unroll
+    for (int j = EE / 2; j >= 1; j >>= 1) {
+        if (j < k) { /* stage k has the steps j = k/2 .. 1 */
+#pragma unroll
+            for (int e = 0; e < EE; e++) {
+                const int pe = e ^ j;
+                if (pe > e) {
+                    const int i = base + e;
+                    so_cas<IT>(r[e], r[pe], k == p2 || (i & k) == 0);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < EE; e++)
+        S[base + e] = r[e];
+}
+
+extern __shared__ uint64_t so_dyn[]; /* sort_block's slots: P items */
+
+template <int DT>
+WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nseg, int64_t cpr,
+                     int32_t lp2, int32_t P, int32_t asc, int64_t sx, const wk_klay<1> &R)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef so_key<DT> KY;
+    typedef typename KY::K K;
+    typedef so_item<K> IT;
+    typedef typename IT::T T;
+    T *sm = (T *)so_dyn;
+    const int tid = threadIdx.x;
+    const int p2 = 1 << lp2, E = P / WK_BLOCK; /* P = max(p2, 256), a power of two */
+    const int64_t spb = P >> lp2;              /* segments per block */
+    const S *xs = (const S *)x;
+#pragma unroll 1
+    for (int64_t blk = blockIdx.x; blk * spb < nseg; blk += gridDim.x) { /* uniform */
+#pragma unroll 1
+        for (int i = tid; i < P; i += WK_BLOCK) {
+            const int64_t seg = blk * spb + (i >> lp2);
+            T it = IT::sentinel();
+            if (seg < nseg) {
+                const int64_t row = seg / cpr;
+                const int64_t pos = (seg - row * cpr) * p2 + (i & (p2 - 1));
+                if (pos < D) {
+                    int64_t base;
+                    wk_koff(R, row, &base);
+                    const K k = KY::get(xs[base + pos * sx]);
+                    it = IT::make(asc ? k : (K)~k, (uint32_t)pos);
+                }
+            }
+            sm[i] = it;
+        }
+        __syncthreads();
+#pragma unroll 1
+        for (int k = 2; k <= p2; k <<= 1) {
+#pragma unroll 1
+            for (int j = k >> 1; j >= E; j >>= 1) { /* partners in other threads */
+#pragma unroll 1
+                for (int q = tid; q < P / 2; q += WK_BLOCK) {
+                    const int i = ((q & ~(j - 1)) << 1) | (q & (j - 1)); /* bit j of i clear */
+                    so_cas<IT>(sm[i], sm[i + j], k == p2 || (i & k) == 0);
+                }
+                __syncthreads();
+            }
+            if (E > 1) {
+                switch (E) {
+                case 2: so_regs<IT, 2>(sm, tid, k, p2); break;
+                case 4: so_regs<IT, 4>(sm, tid, k, p2); break;
+                case 8: so_regs<IT, 8>(sm, tid, k, p2); break;
+                /* 16 only for packed items (P <= 2048 for pairs) */
+                default: so_regs<IT, (sizeof(T) > 8 ? 8 : 16)>(sm, tid, k, p2); break;
+                }
+                __syncthreads();
+            }
+        }
+#pragma unroll 1
+        for (int i = tid; i < P; i += WK_BLOCK) {
+            const int64_t seg = blk * spb + (i >> lp2);
+            if (seg < nseg) {
+                const int64_t row = seg / cpr;
+                const int64_t pos = (seg - row * cpr) * p2 + (i & (p2 - 1));
+                if (pos < D) {
+                    if (cpr == 1)
+                        ((uint32_t *)out)[row * D + pos] = IT::idx(sm[i]);
+                    else
+                        ((T *)dst)[row * D + pos] = sm[i];
+                }
+            }
+        }
+        __syncthreads(); /* before the next segments overwrite the slots */
+    }
+}
+
+/* ---- merging */
+/* The tile `tile` of a row of D items in sorted runs of w: its pair of runs starts at pb, the
+ * left run has la items, the right lb (0 .. w), and the tile's outputs are [o0, o1) of the
+ * pair's merge. */
+struct so_tile {
+    int64_t pb, la, lb, o0, o1;
+};
+WK_DEV so_tile so_tile_of(int64_t tile, int64_t D, int64_t w)
+{
+    so_tile t;
+    const int64_t start = tile * SO_TILE;
+    t.pb = start / (2 * w) * (2 * w);
+    t.la = D - t.pb < w ? D - t.pb : w;
+    const int64_t rest = D - t.pb - t.la;
+    t.lb = rest < w ? rest : w;
+    t.o0 = start - t.pb;
+    t.o1 = t.o0 + SO_TILE < t.la + t.lb ? t.o0 + SO_TILE : t.la + t.lb;
+    return t;
+}
+
+/* Merge path: how many of the first `diag` outputs of merge(A[0..la), B[0..lb)) come from A
+ * (A first on ties; the items are distinct anyway). A binary search over
+ * [max(0, diag - lb), min(diag, la)]: every probe reads A[mid] (mid < la) and
+ * B[diag - 1 - mid] (0 <= diag - 1 - mid < lb). */
+template <class IT>
+WK_DEV int64_t so_path(const typename IT::T *A, int64_t la, const typename IT::T *B, int64_t lb,
+                       int64_t diag)
+{
+    int64_t lo = diag > lb ? diag - lb : 0, hi = diag < la ? diag : la;
+#pragma unroll 1
+    while (lo < hi) {
+        const int64_t mid = (lo + hi) >> 1;
+        if (IT::less(B[diag - 1 - mid], A[mid]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+template <class K>
+WK_DEV void so_part(const void *src, int64_t *splits, int64_t D, int64_t rows, int64_t w)
+{
+    typedef so_item<K> IT;
+    typedef typename IT::T T;
+    const int64_t tpr = (D + SO_TILE - 1) / SO_TILE;
+    for (int64_t id = wk_tid(); id < rows * tpr * 2; id += wk_nthreads()) {
+        const int64_t blk = id >> 1, row = blk / tpr;
+        const so_tile t = so_tile_of(blk - row * tpr, D, w);
+        const T *A = (const T *)src + row * D + t.pb;
+        splits[id] = so_path<IT>(A, t.la, A + t.la, t.lb, (id & 1) ? t.o1 : t.o0);
+    }
+}
+
+template <class K>
+WK_DEV void so_merge(const void *src, void *dst, void *out, const int64_t *splits, int64_t D,
+                     int64_t rows, int64_t w, int32_t last)
+{
+    typedef so_item<K> IT;
+    typedef typename IT::T T;
+    __shared__ T sm[SO_TILE];
+    const int tid = threadIdx.x;
+    const int64_t tpr = (D + SO_TILE - 1) / SO_TILE;
+#pragma unroll 1
+    for (int64_t blk = blockIdx.x; blk < rows * tpr; blk += gridDim.x) { /* uniform */
+        const int64_t row = blk / tpr;
+        const so_tile t = so_tile_of(blk - row * tpr, D, w);
+        const T *A = (const T *)src + row * D + t.pb, *B = A + t.la;
+        const int64_t a0 = splits[2 * blk], a1 = splits[2 * blk + 1];
+        const int64_t b0 = t.o0 - a0, b1 = t.o1 - a1;
+        const int na = (int)(a1 - a0), nb = (int)(b1 - b0), n = na + nb; /* n <= SO_TILE */
+        for (int k = tid; k < na; k += WK_BLOCK)
+            sm[k] = A[a0 + k];
+        for (int k = tid; k < nb; k += WK_BLOCK)
+            sm[na + k] = B[b0 + k];
+        __syncthreads();
+        T r[SO_EM];
+        const int d = tid * SO_EM;
+        int cnt = 0;
+        if (d < n) {
+            int i = (int)so_path<IT>(sm, na, sm + na, nb, d), j = d - i;
+            cnt = n - d < SO_EM ? n - d : SO_EM;
+#pragma unroll
+            for (int e = 0; e < SO_EM; e++) {
+                if (e < cnt) {
+                    if (i < na && (j >= nb || !IT::less(sm[na + j], sm[i])))
+                        r[e] = sm[i++];
+                    else
+                        r[e] = sm[na + j++];
+                }
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < SO_EM; e++)
+            if (e < cnt)
+                sm[d + e] = r[e];
+        __syncthreads();
+        const int64_t o = row * D + t.pb + t.o0;
+        for (int k = tid; k < n; k += WK_BLOCK) {
+            if (last)
+                ((uint32_t *)out)[o + k] = IT::idx(sm[k]);
+            else
+                ((T *)dst)[o + k] = sm[k];
+        }
+        __syncthreads(); /* before the next tile overwrites sm */
+    }
+}
+
+#define WK_SORT_BLOCK(dtn, DT)                                                                 \
+    WK_KERNEL sort_block_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg,   \
+                               int64_t cpr, int32_t lp2, int32_t P, int32_t asc, int64_t sx,   \
+                               wk_klay<1> R)                                                   \
+    {                                                                                          \
+        so_block<DT>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R);                           \
+    }
+WK_SORT_BLOCK(u8, WK_DT_U8)
+WK_SORT_BLOCK(u32, WK_DT_U32)
+WK_SORT_BLOCK(i16, WK_DT_I16)
+WK_SORT_BLOCK(i32, WK_DT_I32)
+WK_SORT_BLOCK(i64, WK_DT_I64)
+WK_SORT_BLOCK(bf16, WK_DT_BF16)
+WK_SORT_BLOCK(f16, WK_DT_F16)
+WK_SORT_BLOCK(f32, WK_DT_F32)
+WK_SORT_BLOCK(f64, WK_DT_F64)
+WK_SORT_BLOCK(f8e4m3, WK_DT_F8E4M3)
+
+#define WK_SORT_MERGE(kn, K)                                                                   \
+    WK_KERNEL sort_part_##kn(const void *src, int64_t *splits, int64_t D, int64_t rows,         \
+                             int64_t w)                                                        \
+    {                                                                                          \
+        so_part<K>(src, splits, D, rows, w);                                                   \
+    }                                                                                          \
+    WK_KERNEL sort_merge_##kn(const void *src, void *dst, void *out, const int64_t *splits,     \
+                              int64_t D, int64_t rows, int64_t w, int32_t last)              \
+    {                                                                                          \
+        so_merge<K>(src, dst, out, splits, D, rows, w, last);                                 \
+    }
+WK_SORT_MERGE(k32, uint32_t)
+WK_SORT_MERGE(k64, uint64_t)
