@@ -229,6 +229,9 @@ static void test_alloc_fail(void)
                {"arg_sort 200 rows", f_sort_rows}, {"arg_sort one row", f_sort_row}};
     for (size_t i = 0; g_big && g_vec && i < sizeof ops / sizeof ops[0]; i++) {
         int done = 0;
+        wk_storage *warm = NULL; /* one good call first: tables of a GPU allocator at size */
+        if (ops[i].fn(&warm) == WK_OK)
+            wk_storage_free(warm);
         for (long k = 1; k <= 50 && !done; k++) {
             wk_storage *o = NULL;
             const long live0 = atomic_load(&g_live);
@@ -256,6 +259,9 @@ static void test_alloc_fail(void)
 
 int main(void)
 {
+    /* A GPU's caching allocator keeps freed blocks, and grows its host-side tables, across
+     * calls: not leaks, but they move the live count. Every free is real with this. */
+    setenv("WICK_GPU_NO_CACHE", "1", 1);
     const wk_allocator counting = {count_alloc, count_free, NULL};
     TEST_EQ_STATUS(wk_set_allocator(&counting), WK_OK);
     const char *specs[TESTLIB_MAX_DEVICES];

@@ -690,7 +690,7 @@ static void test_fake_backend(void)
     fake_open(&f, false, false);
     f.dev.be = be;
     uint32_t *word = NULL, *again = NULL;
-    const uint32_t code = 9;
+    const uint32_t code[2] = {WK_KERR_GATHER, 4242}; /* {code, detail} */
     unsigned char back[64];
     void *p = NULL;
     TEST_EQ_STATUS(be->alloc(&f.dev, 64, &p), WK_OK);
@@ -699,9 +699,9 @@ static void test_fake_backend(void)
     TEST_EQ_STATUS(wk_gpu_error_word(&f.dev, &again), WK_OK);
     TEST_CHECK(word && word == again, "the error word moved");
     TEST_EQ_STATUS(be->synchronize(&f.dev), WK_OK);
-    TEST_EQ_STATUS(be->upload(&f.dev, word, &code, sizeof code), WK_OK); /* "a kernel set it" */
+    TEST_EQ_STATUS(be->upload(&f.dev, word, code, sizeof code), WK_OK); /* "a kernel set it" */
     TEST_EQ_STATUS(be->download(&f.dev, back, p, 64), WK_ERR_INDEX_OUT_OF_RANGE);
-    TEST_CHECK(strstr(wk_last_error(), "code 9") != NULL, "message: %s", wk_last_error());
+    TEST_CHECK(strstr(wk_last_error(), "gather found id 4242") != NULL, "message: %s", wk_last_error());
     TEST_EQ_STATUS(be->synchronize(&f.dev), WK_OK); /* reported once, then cleared */
     be->free(&f.dev, p);
     fake_close(&f);
@@ -891,15 +891,16 @@ done:
 static void test_error_word(wk_device *dev)
 {
     uint32_t *word = NULL, *again = NULL;
-    const uint32_t code = 7;
+    const uint32_t code[2] = {WK_KERR_SCATTER_SET, 77777}; /* {code, detail} */
     if (!TEST_EQ_STATUS(wk_gpu_error_word(dev, &word), WK_OK))
         return;
     TEST_EQ_STATUS(wk_gpu_error_word(dev, &again), WK_OK);
     TEST_CHECK(word && word == again, "the error word moved");
     TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK);
-    TEST_EQ_STATUS(dev->be->upload(dev, word, &code, sizeof code), WK_OK); /* "a kernel set it" */
+    TEST_EQ_STATUS(dev->be->upload(dev, word, code, sizeof code), WK_OK); /* "a kernel set it" */
     TEST_EQ_STATUS(wk_device_synchronize(dev), WK_ERR_INDEX_OUT_OF_RANGE);
-    TEST_CHECK(strstr(wk_last_error(), "code 7") != NULL, "message: %s", wk_last_error());
+    TEST_CHECK(strstr(wk_last_error(), "scatter_set found id 77777") != NULL, "message: %s",
+               wk_last_error());
     TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK); /* reported once, then cleared */
 }
 

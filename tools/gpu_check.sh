@@ -12,6 +12,8 @@
 #   bench     elementwise/reduce beside PyTorch (bench/gpu_compare.py)
 #   benchops  matmul, conv, fused, indexing, image ops, argsort beside PyTorch (gpu_compare_ops.py)
 #   benchq    quantized matmul / dequantize (wick_gpu_bench_quant)
+# Knobs (environment): CTEST_ARGS (extra ctest arguments, e.g. "-E test_gpu_runtime"),
+# PARITY_MODES (default "embedded portable rtc"), MEMCHECK_TESTS / RACECHECK_TESTS (test lists).
 # Logs go to OUTDIR; a summary table is printed last.
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -39,13 +41,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 
 if has test; then
   $B/wick devices >"$O/devices.txt" 2>&1; step "wick devices" "$(grep -m1 -i 'cuda' "$O/devices.txt")"
-  ctest --test-dir $B -j6 --output-on-failure --timeout 500 >"$O/ctest.log" 2>&1
+  ctest --test-dir $B -j6 --output-on-failure --timeout 500 ${CTEST_ARGS:-} >"$O/ctest.log" 2>&1
   step ctest "$(grep -E 'tests passed|tests failed' "$O/ctest.log" | tail -1)"
   grep -E "^\s*[0-9]+/[0-9]+ Test.*(Failed|Timeout|Exception)" "$O/ctest.log" | head -20
 fi
 
 if has parity; then
-  for mode in embedded portable rtc; do
+  for mode in ${PARITY_MODES:-embedded portable rtc}; do
     unset WICK_FORCE_RTC WICK_GEMM
     [ $mode = rtc ] && export WICK_FORCE_RTC=1
     [ $mode = portable ] && export WICK_GEMM=portable
@@ -59,15 +61,15 @@ fi
 if has sanitize; then
   SAN=$(command -v compute-sanitizer)
   if [ -n "$SAN" ]; then
-    for t in test_unary_kat test_binary_kat test_cast_kat test_reduce_kat test_copy_kat test_rand \
+    for t in ${MEMCHECK_TESTS:-test_unary_kat test_binary_kat test_cast_kat test_reduce_kat test_copy_kat test_rand \
              test_bad_input test_matmul_kat test_conv_kat test_image_kat test_index_kat \
              test_fused_kat test_gpu_index test_gpu_gemm test_quant_kat test_bad_index \
-             test_bad_linalg test_bad_image test_bad_fused test_bad_quant test_gguf; do
+             test_bad_linalg test_bad_image test_bad_fused test_bad_quant test_gguf}; do
       [ -x $B/$t ] || continue
       WICK_GPU_NO_CACHE=1 timeout 300 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 $B/$t >"$O/memcheck_$t.log" 2>&1
       step "memcheck $t" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_$t.log" | tail -1)"
     done
-    for t in test_reduce_kat test_copy_kat test_matmul_kat test_fused_kat test_index_kat test_conv_kat test_image_kat test_quant_kat; do
+    for t in ${RACECHECK_TESTS:-test_reduce_kat test_copy_kat test_matmul_kat test_fused_kat test_index_kat test_conv_kat test_image_kat test_quant_kat}; do
       [ -x $B/$t ] || continue
       timeout 300 "$SAN" --tool racecheck --error-exitcode 99 $B/$t >"$O/racecheck_$t.log" 2>&1
       step "racecheck $t" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck_$t.log" | tail -1)"

@@ -7,8 +7,8 @@
  *     scratch (qquant_<dt>), then integer dot products against the weight blocks (qmv<R>_<q>);
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
- * The float side is f32, f16 or bf16; F32/F16/BF16 "blocks" are not handled here (supports_q
- * says so). */
+ * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
+ * go through the float ops instead: to_dtype, index_select and the GEMM (plain_*). */
 #include "gpu_ops.h"
 #include <stdio.h>
 
@@ -31,6 +31,17 @@ static bool q_has_kernels(wk_qtype qt)
     }
 }
 
+/* The dtype of a one-element "block" type, or -1. */
+static int q_plain(wk_qtype qt)
+{
+    switch (qt) {
+    case WK_QTYPE_F32: return WK_DTYPE_F32;
+    case WK_QTYPE_F16: return WK_DTYPE_F16;
+    case WK_QTYPE_BF16: return WK_DTYPE_BF16;
+    default: return -1;
+    }
+}
+
 static bool q_float(wk_dtype dt)
 {
     return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
@@ -40,7 +51,92 @@ bool wk_gpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt)
 {
     (void)dev;
     return (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING) &&
-           q_has_kernels(qt) && q_float(dt);
+           (q_has_kernels(qt) || q_plain(qt) >= 0) && q_float(dt);
+}
+
+/* ---- the one-element "block" types: W is a plain (rows, k) matrix of dtype q_plain(qt) */
+static wk_layout plain_layout(int64_t rows, int64_t k)
+{
+    wk_layout l;
+    const int64_t dims[2] = {rows, k};
+    wk_layout_contiguous(&l, 2, dims);
+    return l;
+}
+
+static wk_status plain_dequantize(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
+                                  const void *q, int64_t n)
+{
+    const wk_layout l = plain_layout(1, n);
+    if (from == dt)
+        return n ? dev->be->copy(dev, out, q, (size_t)n * wk_dtype_size(dt)) : WK_OK;
+    return wk_gpu_to_dtype(dev, from, dt, out, q, &l);
+}
+
+static wk_status plain_qembedding(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
+                                  const void *ids, wk_dtype idt, const wk_layout *li,
+                                  const void *w, int64_t rows, int64_t k)
+{
+    const int64_t nids = wk_layout_elem_count(li);
+    if (nids == 0 || k == 0)
+        return WK_OK;
+    /* ids made a contiguous vector, rows selected in W's dtype, then converted */
+    void *cid = NULL, *sel = NULL;
+    wk_status s = WK_OK;
+    wk_layout lid = plain_layout(1, nids);
+    lid.rank = 1;
+    lid.dims[0] = nids;
+    lid.strides[0] = 1;
+    const void *idp = ids;
+    if (!wk_layout_is_contiguous(li) || li->offset != 0) {
+        s = wk_gpu_scratch_alloc(dev, (size_t)nids * wk_dtype_size(idt), &cid);
+        if (s == WK_OK)
+            s = wk_gpu_copy_strided(dev, idt, cid, 0, ids, li);
+        idp = cid;
+    }
+    if (s == WK_OK && from != dt)
+        s = wk_gpu_scratch_alloc(dev, (size_t)(nids * k) * wk_dtype_size(from), &sel);
+    if (s == WK_OK) {
+        const wk_layout lw = plain_layout(rows, k);
+        const wk_index_args a = {.op = WK_OP_INDEX_SELECT, .dt = from, .idt = idt, .dim = 0,
+                                 .out = sel ? sel : out, .src = w, .ls = &lw, .ids = idp,
+                                 .li = &lid};
+        s = wk_gpu_index(dev, &a);
+    }
+    if (s == WK_OK && sel) {
+        const wk_layout lo = plain_layout(1, nids * k);
+        s = wk_gpu_to_dtype(dev, from, dt, out, sel, &lo);
+    }
+    if (cid)
+        wk_gpu_scratch_free(dev, cid);
+    if (sel)
+        wk_gpu_scratch_free(dev, sel);
+    return s;
+}
+
+static wk_status plain_qmatmul(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
+                               const void *x, int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    void *wc = NULL;
+    wk_status s = WK_OK;
+    if (from != dt) {
+        const wk_layout l = plain_layout(n, k);
+        s = wk_gpu_scratch_alloc(dev, (size_t)(n * k) * wk_dtype_size(dt), &wc);
+        if (s == WK_OK)
+            s = wk_gpu_to_dtype(dev, from, dt, wc, w, &l);
+    }
+    if (s == WK_OK) {
+        /* C (rows, n) = x (rows, k) @ B (k, n), B (r, c) = W[c, r] */
+        const wk_gpu_gemm_args g = {
+            .dt = dt, .batch = 1, .m = rows, .n = n, .k = k,
+            .a = x, .a_bs = 0, .a_rs = k, .a_cs = 1,
+            .b = wc ? wc : w, .b_bs = 0, .b_rs = 1, .b_cs = k,
+            .c = out, .c_bs = 0, .ldc = n,
+        };
+        s = wk_gpu_gemm(dev, &g);
+    }
+    if (wc)
+        wk_gpu_scratch_free(dev, wc);
+    return s;
 }
 
 /* The kernels read 32-bit words of the block types whose size is a multiple of 4 (so the
@@ -69,6 +165,8 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
                             int64_t n)
 {
+    if (q_plain(qt) >= 0 && q_float(dt))
+        return plain_dequantize(dev, (wk_dtype)q_plain(qt), dt, out, q, n);
     wk_status s = q_check("dequantize", qt, dt, q, out, n);
     if (s != WK_OK || n == 0)
         return s;
@@ -94,6 +192,8 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
                             wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
                             int64_t k)
 {
+    if (q_plain(qt) >= 0 && q_float(dt))
+        return plain_qembedding(dev, (wk_dtype)q_plain(qt), dt, out, ids, idt, li, w, rows, k);
     wk_status s = q_check("qembedding", qt, dt, w, out, k);
     if (s != WK_OK)
         return s;
@@ -194,11 +294,14 @@ static wk_status qmm(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
 wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
                          int64_t rows, const void *w, int64_t n, int64_t k)
 {
-    wk_status s = q_check("qmatmul", qt, dt, w, out, k);
+    const bool plain = q_plain(qt) >= 0 && q_float(dt);
+    wk_status s = plain ? WK_OK : q_check("qmatmul", qt, dt, w, out, k);
     if (s != WK_OK || rows == 0 || n == 0)
         return s;
     if (k == 0) /* empty sums */
         return dev->be->memset_zero(dev, out, (size_t)(rows * n) * wk_dtype_size(dt));
+    if (plain)
+        return plain_qmatmul(dev, (wk_dtype)q_plain(qt), dt, out, x, rows, w, n, k);
     if (rows <= QMV_MAX_ROWS)
         return qmv(dev, qt, dt, out, x, rows, w, n, k);
     return qmm(dev, qt, dt, out, x, rows, w, n, k);
