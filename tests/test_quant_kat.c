@@ -399,6 +399,7 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
         !TEST_EQ_INT(wk_storage_len(o), m * n) || testlib_download_f64(got, (size_t)(m * n), o))
         goto out;
     int bad = 0;
+    const int gpu = wk_device_backend(wk_storage_device(o)) != WK_BACKEND_CPU;
     for (int64_t r = 0; r < m && !bad; r++)
         for (int64_t j = 0; j < n && !bad; j++) {
             /* row r of x (row-major over the batch and m dims) */
@@ -412,7 +413,19 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
             }
             /* f32 sums within blocks: <= k * 2^-24 * sum|xw| (loose: 1e-5), plus the rounding
              * of the result to dt (one ulp) */
-            const double tol = ulp_rel(dt) * fabs(s) + 1e-5 * sa;
+            double tol = ulp_rel(dt) * fabs(s) + 1e-5 * sa;
+            /* GPUs quantize x to int8 blocks of 32 (scale = amax / 127) for integer dot
+             * products: each x element is off by at most scale / 2 */
+            for (int64_t b0 = 0; gpu && b0 < k; b0 += 32) {
+                double amax = 0, sw = 0;
+                for (int64_t i = b0; i < b0 + 32 && i < k; i++) {
+                    int64_t off = rr * l.strides[rank - 2] + i * l.strides[rank - 1] +
+                                  (rank > 2 ? b * l.strides[0] : 0);
+                    amax = fmax(amax, fabs(xv[off]));
+                    sw += fabs(wd[j * k + i]);
+                }
+                tol += amax / 254.0 * sw * (1 + 1e-6);
+            }
             bad = !TEST_CHECK(fabs(got[r * n + j] - s) <= tol, "qmatmul %s %s m=%lld k=%lld "
                               "layout %d: out[%lld,%lld] = %.9g, want %.9g", wk_qtype_name(qt),
                               wk_dtype_name(dt), (long long)m, (long long)k, layout,

@@ -117,6 +117,22 @@ int pt_tensor_unchanged(pt_ctx *c, const pt_tensor *t, const char *what)
     return ok;
 }
 
+wk_status pt_settle(pt_ctx *c, wk_status st, wk_storage **out, int *deferred)
+{
+    *deferred = 0;
+    if (wk_device_backend(c->dev) == WK_BACKEND_CPU || st != WK_OK)
+        return st;
+    const wk_status s2 = wk_device_synchronize(c->dev);
+    if (s2 != WK_OK) {
+        *deferred = 1;
+        if (out) {
+            wk_storage_free(*out);
+            *out = NULL;
+        }
+    }
+    return s2;
+}
+
 int pt_check_status(pt_ctx *c, wk_status got, wk_status want, const char *call)
 {
     if (c->probing)

@@ -68,7 +68,8 @@ typedef enum pt_tol {
     PT_BITS,   /* bit-for-bit (copies, selections, fills) */
     PT_EXACT,  /* equal values, NaN/inf at the same places (exactly rounded ops, casts) */
     PT_TRANSC, /* libm-based functions: NMSE bound per dtype */
-    PT_SUM     /* float sums (accumulation order differs between backends) */
+    PT_SUM,    /* float sums (accumulation order differs between backends) */
+    PT_QDOT    /* quantized matmul: GPUs quantize x to int8 blocks for integer dot products */
 } pt_tol;
 /* The NMSE bound of a tolerance class for an output dtype; 0 means exact. */
 double pt_bound(pt_tol tol, wk_dtype dt);
@@ -190,6 +191,10 @@ int pt_tensor_unchanged(pt_ctx *c, const pt_tensor *t, const char *what);
 /* Checks the status of a call: `want` normally, c->expect when probing. A failure includes
  * wk_status_string and wk_last_error. Returns 1 if the status is the expected one. */
 int pt_check_status(pt_ctx *c, wk_status got, wk_status want, const char *call);
+/* The outcome of an op that may fail on a GPU after returning (an out-of-range id found by the
+ * kernel): st, or, when st is WK_OK on a GPU, the status of a synchronize after it (*deferred = 1
+ * when that one failed; *out, undefined then, is freed if out is not NULL). */
+wk_status pt_settle(pt_ctx *c, wk_status st, wk_storage **out, int *deferred);
 /* Downloads out (which must have dtype odt and n elements) and compares it with want (the
  * reference) under tolerance tol; records the NMSE. Returns 1 on pass. */
 int pt_check_output(pt_ctx *c, const wk_storage *out, wk_dtype odt, const void *want, int64_t n,

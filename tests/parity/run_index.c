@@ -16,24 +16,6 @@
 
 static const wk_dtype id_types[3] = {WK_DTYPE_U8, WK_DTYPE_U32, WK_DTYPE_I64};
 
-/* The outcome of an indexing call: its status, or, when it returned WK_OK on a GPU, that of the
- * synchronize after it (*deferred = 1 then, and *out, undefined, is freed). */
-static wk_status settle(pt_ctx *c, wk_status st, wk_storage **out, int *deferred)
-{
-    *deferred = 0;
-    if (wk_device_backend(c->dev) == WK_BACKEND_CPU || st != WK_OK)
-        return st;
-    const wk_status s2 = wk_device_synchronize(c->dev);
-    if (s2 != WK_OK) {
-        *deferred = 1;
-        if (out) {
-            wk_storage_free(*out);
-            *out = NULL;
-        }
-    }
-    return s2;
-}
-
 /* After a deferred failure: every element of t's storage outside `written` is unchanged. */
 static void guards_unchanged(pt_ctx *c, const pt_tensor *t, const unsigned char *written)
 {
@@ -149,7 +131,7 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             if (!c->probing)
                 rst = ref_gather(want, c->dt, src.host, &src.l, idt, ids.host, &ids.l, dim);
         }
-        st = settle(c, st, &out, &deferred);
+        st = pt_settle(c, st, &out, &deferred);
         if (pt_check_status(c, st, rst, wk_op_name(op)) && st == WK_OK && !c->probing)
             pt_check_output(c, out, c->dt, want, n, c->row->tol);
         if (st != WK_OK && out)
@@ -171,7 +153,7 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
             st = op == WK_OP_SCATTER_SET ? wk_scatter_set(dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim)
                                          : wk_scatter_add_set(dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim);
             int deferred = 0;
-            st = settle(c, st, NULL, &deferred);
+            st = pt_settle(c, st, NULL, &deferred);
             if (!c->probing)
                 rst = ref_scatter(want, op == WK_OP_SCATTER_ADD_SET, c->dt, &dst.l, idt, ids.host, &ids.l,
                                   src.host, &src.l, dim);
@@ -188,7 +170,7 @@ static void index_case(pt_ctx *c, pt_rng *r, int32_t rank, const int64_t *dims, 
                 goto done;
             st = wk_index_add(&out, dst.s, &dst.l, ids.s, &ids.l, src.s, &src.l, dim);
             int deferred = 0;
-            st = settle(c, st, &out, &deferred);
+            st = pt_settle(c, st, &out, &deferred);
             if (!c->probing)
                 rst = ref_index_add(want, c->dt, dst.host, &dst.l, idt, ids.host, &ids.l, src.host, &src.l, dim);
             if (pt_check_status(c, st, rst, wk_op_name(op)) && st == WK_OK && !c->probing)

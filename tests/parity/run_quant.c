@@ -179,7 +179,9 @@ static void qembedding_case(pt_ctx *c, pt_rng *r, const qinfo *qi, wk_dtype idt,
              pt_layout_str(si, sizeof si, &l), (long long)rows, (long long)k,
              bad ? " (one id out of range)" : "");
     if ((want = pt_alloc(c, (size_t)(nids * k > 0 ? nids * k : 1) * ref_dtype_size(c->dt)))) {
+        int deferred;
         wk_status st = wk_qembedding(&out, c->dt, ids.s, &ids.l, w.s, qi->qt, rows, k);
+        st = pt_settle(c, st, &out, &deferred);
         wk_status rst = c->probing ? WK_OK
                                    : ref_qembedding(want, c->dt, idt, ids.host, &ids.l, qi->qt,
                                                     w.host, rows, k);
