@@ -10,6 +10,10 @@
  *       threads write adjacent positions, coalesced), y over input channels (grid-stride),
  *       z = image of the chunk. Each thread walks the KH*KW taps of its channel with counters
  *       (no division per element), 4 loads in flight before their stores.
+ *   conv_im2col_vec_<x>_<col>(g, x, col)
+ *       the same col, bit for bit, at copy speed where the host allows it (P divisible by
+ *       16 / sizeof(col element), col 16-byte aligned, offsets within int32): one thread per
+ *       (channel, 16 bytes of positions), one 16-byte store per tap, 32-bit index math.
  *   conv_col2im_<ct>_<out>(g, col, out)
  *       out [nimg][C_out][Ho*Wo] (dtype <out>) = for each output pixel, the sum over the taps
  *       (kh, kw) in row-major order of col [nimg][C_out*KH*KW][H*W] at the input pixel that
@@ -82,6 +86,68 @@ WK_DEV void wk_im2col(const wk_conv_geom &g, const void *xv, void *colv)
     }
 }
 
+/* The fast im2col (same result as wk_im2col, element for element): one thread = one input
+ * channel c and V = 16 / sizeof(SC) consecutive output positions p0 .. p0+V-1, which it writes
+ * for every tap as one 16-byte store (col rows start 16-byte aligned: the host checks the
+ * pointer and that V divides P). Index math is 32-bit (the host checks that every offset below
+ * fits: ci*P/V and KK*P < 2^31, and (h+2ph)*xs2 + (w+2pw)*xs3 < 2^31, which bounds every
+ * |ih|*xs2 + |iw|*xs3 and kh*dh*xs2 + kw*dw*xs3 below);
+ * only the image and channel bases are 64-bit, once per thread. The division by the output
+ * width runs once per thread; the V positions walk (oh, ow) with a counter, so rows may split
+ * a group of V. Grid: x over ci * P/V (channel-major: adjacent threads write adjacent 16-byte
+ * slots of the same channel's rows), z = image of the chunk. */
+template <int DI, int DC>
+WK_DEV void wk_im2col_vec(const wk_conv_geom &g, const void *xv, void *colv)
+{
+    typedef typename wk_t<DI>::S SI;
+    typedef typename wk_t<DC>::S SC;
+    enum { V = 16 / (int)sizeof(SC) };
+    const int P = (int)(g.ho * g.wo), PV = P / V, ci = (int)g.ci;
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (unsigned)ci * (unsigned)PV)
+        return;
+    const int c = (int)(i / (unsigned)PV), p0 = ((int)i - c * PV) * V;
+    const int wo = (int)g.wo, h = (int)g.h, w = (int)g.w, xs2 = (int)g.xs[2], xs3 = (int)g.xs[3];
+    /* a dilation of a size-1 kernel dim may be anything: only ever multiplied by kh = 0 */
+    const int kh_n = (int)g.kh, kw_n = (int)g.kw;
+    const int dhs = (int)(g.dh * g.xs[2]), dws = (int)(g.dw * g.xs[3]);
+    const int64_t n = blockIdx.z;
+    const SI *__restrict__ xc = (const SI *)xv + n * g.xs[0] + (int64_t)c * g.xs[1];
+    SC *__restrict__ dst = (SC *)colv + (n * g.ci + c) * (g.kh * g.kw) * (int64_t)P + p0;
+    int ih0[V], iw0[V], xo[V]; /* per position: top-left tap and its offset in x */
+    int oh = p0 / wo, ow = p0 - oh * wo;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        ih0[e] = oh * (int)g.sh - (int)g.ph;
+        iw0[e] = ow * (int)g.sw - (int)g.pw;
+        xo[e] = ih0[e] * xs2 + iw0[e] * xs3;
+        if (++ow == wo) {
+            ow = 0;
+            oh++;
+        }
+    }
+    int t = 0; /* tap * P: the tap's row in dst */
+    for (int kh = 0; kh < kh_n; kh++) {
+        const int dih = kh * (int)g.dh;
+        for (int kw = 0; kw < kw_n; kw++, t += P) {
+            const int diw = kw * (int)g.dw, toff = kh * dhs + kw * dws;
+            SI r[V]; /* all V loads issued before any conversion; the padding reads 0 bits */
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                /* unsigned compares: a negative index (padding) wraps past the bound */
+                const bool in = (unsigned)(ih0[e] + dih) < (unsigned)h &&
+                                (unsigned)(iw0[e] + diw) < (unsigned)w;
+                r[e] = in ? xc[xo[e] + toff] : (SI)0;
+            }
+            wk_pack<SC, V> pk; /* 0 bits convert to +0 in every float format: (SC)0 */
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                pk.v[e] = wk_cvt<DI, DC>::f(r[e]);
+            ((wk_pack<SC, V> *)(dst + t))->raw = pk.raw;
+        }
+    }
+}
+
 template <int DC, int DO>
 WK_DEV void wk_col2im(const wk_conv_geom &g, const void *colv, void *outv)
 {
@@ -125,6 +191,10 @@ WK_DEV void wk_col2im(const wk_conv_geom &g, const void *colv, void *outv)
     WK_KERNEL conv_im2col_##xn##_##cn(wk_conv_geom g, const void *x, void *col)                 \
     {                                                                                          \
         wk_im2col<DI, DC>(g, x, col);                                                          \
+    }                                                                                          \
+    WK_KERNEL conv_im2col_vec_##xn##_##cn(wk_conv_geom g, const void *x, void *col)             \
+    {                                                                                          \
+        wk_im2col_vec<DI, DC>(g, x, col);                                                      \
     }
 WK_IM2COL(f32, WK_DT_F32, f32, WK_DT_F32)
 WK_IM2COL(f64, WK_DT_F64, f64, WK_DT_F64)

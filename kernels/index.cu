@@ -15,6 +15,9 @@
  *   index_rows_<ids>_<B>(total, V, nids, S, ids, istep, src, out, limit, word, code)
  *       index_select from a contiguous src seen as (outer, S, V units of B bytes): out row
  *       (o, j) = src row (o, ids[j * istep]); B up to 16 (vector loads);
+ *   index_gather_rows_<ids>_<B>(n4, L4, srow, dstep, src, ids, out, limit, word, code)
+ *       gather along the last dim with contiguous ids of rows of L = 4 * L4: 4 positions per
+ *       thread (vector id load and store), src row r at r * srow;
  *   index_check_<ids>(n, L1, ids, limit, word, code)
  *       validates ids alone (an empty output must still report a bad id);
  *   index_walk_set_<ids>_<B> / index_walk_add_<ids>_<dt>(ns, len, L3{dst, src, ids}, dst, src,
@@ -31,44 +34,45 @@
  * types by compare-and-swap on the enclosing aligned 32-bit word. */
 #include "gpu.h"
 
-/* ---- ids: the raw value, and whether it is the sentinel or negative */
+/* ---- ids: the stored type S, and of a stored value the raw value, whether it is the sentinel
+ * and whether it is negative */
 template <int IDT> struct wk_idt;
 template <> struct wk_idt<WK_DT_U8> {
-    WK_DEV uint64_t ld(const void *p, int64_t o, bool *sent, bool *neg)
+    typedef uint8_t S;
+    WK_DEV uint64_t val(S v, bool *sent, bool *neg)
     {
-        const uint8_t v = ((const uint8_t *)p)[o];
         *sent = v == 0xffu;
         *neg = false;
         return v;
     }
 };
 template <> struct wk_idt<WK_DT_U32> {
-    WK_DEV uint64_t ld(const void *p, int64_t o, bool *sent, bool *neg)
+    typedef uint32_t S;
+    WK_DEV uint64_t val(S v, bool *sent, bool *neg)
     {
-        const uint32_t v = ((const uint32_t *)p)[o];
         *sent = v == 0xffffffffu;
         *neg = false;
         return v;
     }
 };
 template <> struct wk_idt<WK_DT_I64> {
-    WK_DEV uint64_t ld(const void *p, int64_t o, bool *sent, bool *neg)
+    typedef int64_t S;
+    WK_DEV uint64_t val(S v, bool *sent, bool *neg)
     {
-        const int64_t v = ((const int64_t *)p)[o];
         *sent = v == (int64_t)0x7fffffffffffffffll;
         *neg = v < 0;
         return (uint64_t)v;
     }
 };
 
-/* The id at ids[o]: 1 with *id in [0, limit) for a valid id, 0 for the sentinel, -1 for an id
- * out of range (recorded in the error record; the caller must not use it). */
+/* Of the stored id v: 1 with *id in [0, limit) for a valid id, 0 for the sentinel, -1 for an
+ * id out of range (recorded in the error record; the caller must not use it). */
 template <int IDT>
-WK_DEV int wk_id_get(const void *ids, int64_t o, int64_t limit, uint32_t *word, uint32_t code,
-                     int64_t *id)
+WK_DEV int wk_id_of(typename wk_idt<IDT>::S v, int64_t limit, uint32_t *word, uint32_t code,
+                    int64_t *id)
 {
     bool sent, neg;
-    const uint64_t raw = wk_idt<IDT>::ld(ids, o, &sent, &neg);
+    const uint64_t raw = wk_idt<IDT>::val(v, &sent, &neg);
     if (sent)
         return 0;
     if (neg || raw >= (uint64_t)limit) {
@@ -77,6 +81,14 @@ WK_DEV int wk_id_get(const void *ids, int64_t o, int64_t limit, uint32_t *word, 
     }
     *id = (int64_t)raw;
     return 1;
+}
+
+/* The same of the id at ids[o]. */
+template <int IDT>
+WK_DEV int wk_id_get(const void *ids, int64_t o, int64_t limit, uint32_t *word, uint32_t code,
+                     int64_t *id)
+{
+    return wk_id_of<IDT>(((const typename wk_idt<IDT>::S *)ids)[o], limit, word, code, id);
 }
 
 /* ---- reads: index_select (generic layouts) and gather */
@@ -112,6 +124,60 @@ WK_DEV void wk_index_read(int64_t n, const wk_klay<2> &L, const void *__restrict
         for (int u = 0; u < 4; u++)
             if (i0 + u * nt < n)
                 o[i0 + u * nt] = v[u];
+    }
+}
+
+/* N elements of T from p (aligned to the access width) in accesses of up to 16 bytes. */
+template <class T, int N> WK_DEV void wk_idx_ldv(const T *p, T *v)
+{
+    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
+#pragma unroll
+    for (int s = 0; s < N / E; s++) {
+        wk_pack<T, E> a;
+        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v[s * E + k] = a.v[k];
+    }
+}
+
+/* gather along the last dim with contiguous ids (R rows of L, L % 4 == 0) from src rows
+ * r * srow (+ id * dstep): a thread takes 4 adjacent positions of one row, loads their 4 ids as
+ * one access (two for i64), issues the 4 src loads, and stores the 4 values as one access (two
+ * for 8-byte elements). The host guarantees ids and out aligned to their 4-element widths (16
+ * bytes at most). Bad ids: as wk_index_read (zero, recorded). */
+template <int IDT, int B>
+WK_DEV void wk_gather_rows(int64_t n4, int64_t L4, int64_t srow, int64_t dstep,
+                           const void *__restrict__ src, const void *__restrict__ ids,
+                           void *__restrict__ out, int64_t limit, uint32_t *word, uint32_t code)
+{
+    typedef typename wk_bits<B>::T T;
+    typedef typename wk_idt<IDT>::S IS;
+    const T *s = (const T *)src;
+    const bool small = n4 <= 0xffffffffll; /* 32-bit division for the row */
+    for (int64_t t = wk_tid(); t < n4; t += wk_nthreads()) {
+        const int64_t r = small ? (int64_t)((uint32_t)t / (uint32_t)L4) : t / L4;
+        IS iv[4];
+        wk_idx_ldv<IS, 4>((const IS *)ids + 4 * t, iv);
+        int64_t so[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int64_t id;
+            so[u] = wk_id_of<IDT>(iv[u], limit, word, code, &id) > 0 ? r * srow + id * dstep : -1;
+        }
+        T v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            v[u] = so[u] >= 0 ? s[so[u]] : (T)0;
+        const int E = 4 * B > 16 ? 16 / B : 4;
+#pragma unroll
+        for (int k = 0; k < 4 / E; k++) {
+            wk_pack<T, E> p;
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                p.v[e] = v[k * E + e];
+            ((wk_pack<T, E> *)out + (4 / E) * t)[k].raw = p.raw;
+        }
     }
 }
 
@@ -337,6 +403,12 @@ WK_DEV void wk_index_elem(int64_t n, int32_t serial, const wk_klay<3> &L, void *
                                     uint32_t code)                                             \
     {                                                                                          \
         wk_index_read<ID, B>(n, L, src, ids, out, dstep, limit, word, code);                   \
+    }                                                                                          \
+    WK_KERNEL index_gather_rows_##IN##_##B(int64_t n4, int64_t L4, int64_t srow, int64_t dstep, \
+                                           const void *src, const void *ids, void *out,        \
+                                           int64_t limit, uint32_t *word, uint32_t code)       \
+    {                                                                                          \
+        wk_gather_rows<ID, B>(n4, L4, srow, dstep, src, ids, out, limit, word, code);          \
     }                                                                                          \
     WK_KERNEL index_walk_set_##IN##_##B(WK_IDX_ARGS_W)                                         \
     {                                                                                          \

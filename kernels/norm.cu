@@ -26,33 +26,29 @@ struct nm_sum_op {
 };
 
 /* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
- * every thread of the group. Every thread of the block calls it (it synchronises). Shuffles
- * within min(G, warpSize) lanes, then shared memory across the warps of a group: correct for
- * 32 and 64 lanes. The combination order is fixed, so the result does not depend on timing. */
-template <class C, class F> WK_DEV C nm_allreduce(C v, int G, const F &f)
+ * every thread of the group. Every thread of the block calls it (it synchronises once). Shuffles
+ * within gw = min(G, warpSize) lanes leave each gw-lane part's total in its first lane, which
+ * writes it to buf; after the one __syncthreads every thread adds its group's G/gw parts in
+ * index order: correct for 32 and 64 lanes, and the order is fixed, so the result does not
+ * depend on timing (and is the one of a tree over the warps, then the warps in order).
+ * buf: WK_BLOCK shared values that no thread may read or write between the previous call's
+ * __syncthreads and this one's; callers alternate two buffers (a thread that writes buf[.] in
+ * call c has passed call c-1's barrier, which every reader of call c-2 reached after reading). */
+template <class C, class F> WK_DEV C nm_allreduce(C v, int G, const F &f, C *buf)
 {
-    __shared__ C sw[WK_BLOCK / 32];
-    __shared__ C sg[WK_BLOCK];
     const int W = warpSize, tid = threadIdx.x;
     const int gw = G < W ? G : W;
 #pragma unroll 1
     for (int s = gw / 2; s > 0; s >>= 1)
         v = f(v, WK_SHFL_DOWN(v, s));
-    if (G > W) {
-        if (tid % W == 0)
-            sw[tid / W] = v;
-        __syncthreads();
-        if (tid % G == 0) {
-#pragma unroll 1
-            for (int k = 1; k < G / W; k++)
-                v = f(v, sw[tid / W + k]);
-        }
-    }
-    if (tid % G == 0)
-        sg[tid / G] = v;
+    if (tid % gw == 0)
+        buf[tid / gw] = v;
     __syncthreads();
-    v = sg[tid / G];
-    __syncthreads(); /* the next call may overwrite sw and sg */
+    const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
+    v = buf[p0];
+#pragma unroll 1
+    for (int k = 1; k < np; k++)
+        v = f(v, buf[p0 + k]);
     return v;
 }
 
@@ -72,6 +68,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
     const int64_t nv = D / N;
     const C n = (C)D, eps = (C)epsf;
     const wk_pack<S, N> *av = (const wk_pack<S, N> *)alpha;
@@ -104,7 +102,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                     s = s + (LAYER ? v[k][e] : v[k][e] * v[k][e]);
                 }
             }
-        s = nm_allreduce(s, G, nm_sum_op());
+        s = nm_allreduce(s, G, nm_sum_op(), red[ph]);
+        ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
             m = s / n;
@@ -117,7 +116,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         const C c = v[k][e] - m;
                         s2 = s2 + c * c;
                     }
-            s2 = nm_allreduce(s2, G, nm_sum_op());
+            s2 = nm_allreduce(s2, G, nm_sum_op(), red[ph]);
+            ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
         } else {
             sc = nm_sqrt(s / n + eps);
@@ -173,6 +173,8 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
     const int64_t nu = D / N;
     const C n = (C)D, eps = (C)epsf;
     const wk_pack<S, N> *av = (const wk_pack<S, N> *)alpha;
@@ -194,7 +196,8 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         };
         if (live)
             nm_each<DT, N>(xs, nu, lane, G, fsum);
-        s = nm_allreduce(s, G, nm_sum_op());
+        s = nm_allreduce(s, G, nm_sum_op(), red[ph]);
+        ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
             m = s / n;
@@ -208,7 +211,8 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
             };
             if (live)
                 nm_each<DT, N>(xs, nu, lane, G, fvar);
-            s2 = nm_allreduce(s2, G, nm_sum_op());
+            s2 = nm_allreduce(s2, G, nm_sum_op(), red[ph]);
+            ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
         } else {
             sc = nm_sqrt(s / n + eps);

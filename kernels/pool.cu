@@ -68,6 +68,96 @@ WK_DEV void wk_pool(const wk_pool_geom &g, const void *xv, void *outv)
         }
 }
 
+/* ---- the 2x2 window, stride 2, unit inner stride: a thread makes 4 adjacent outputs of a row
+ * from 8 adjacent inputs of each of its 2 input rows, loaded in accesses of up to 16 bytes (all
+ * loads issued before any use) and stored as one access (two for 8-byte types). The window is
+ * reduced exactly as above: the same elements in the same row-major order. The host guarantees
+ * ow % 4 == 0, x and every row start aligned to the load width (min(16, 8 * sizeof(S)) bytes),
+ * out aligned to min(16, 4 * sizeof(S)) bytes. */
+template <class T, int N> WK_DEV void wk_pool_ldv(const T *p, T *v)
+{
+    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
+#pragma unroll
+    for (int s = 0; s < N / E; s++) {
+        wk_pack<T, E> a;
+        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v[s * E + k] = a.v[k];
+    }
+}
+
+template <int D, bool AVG> WK_DEV void wk_pool22(const wk_pool_geom &g, const void *xv, void *outv)
+{
+    typedef typename wk_t<D>::S S;
+    typedef typename wk_t<D>::C C;
+    const S *__restrict__ x = (const S *)xv;
+    S *__restrict__ out = (S *)outv;
+    const int64_t cols = g.ow / 4, items = g.n * g.c * g.oh * cols;
+    const bool small = items <= 0xffffffffll; /* 32-bit divisions */
+    for (int64_t t = wk_tid(); t < items; t += wk_nthreads()) {
+        int64_t col, oh, c, n;
+        if (small) {
+            const uint32_t r = (uint32_t)t / (uint32_t)cols; /* (n, c, oh) */
+            const uint32_t nc = r / (uint32_t)g.oh, n32 = nc / (uint32_t)g.c;
+            col = (int64_t)((uint32_t)t - r * (uint32_t)cols);
+            oh = (int64_t)(r - nc * (uint32_t)g.oh);
+            c = (int64_t)(nc - n32 * (uint32_t)g.c);
+            n = n32;
+        } else {
+            const int64_t r = t / cols, nc = r / g.oh;
+            col = t - r * cols;
+            oh = r - nc * g.oh;
+            n = nc / g.c;
+            c = nc - n * g.c;
+        }
+        const S *win = x + n * g.xs[0] + c * g.xs[1] + 2 * oh * g.xs[2] + col * 8;
+        S a[8], b[8], o[4];
+        wk_pool_ldv<S, 8>(win, a);
+        wk_pool_ldv<S, 8>(win + g.xs[2], b);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const S w[4] = {a[2 * j], a[2 * j + 1], b[2 * j], b[2 * j + 1]};
+            S res;
+            if (AVG) {
+                C acc = 0;
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    acc += wk_t<D>::ld(w[k]);
+                res = wk_t<D>::st(acc / (C)4);
+            } else {
+                res = w[0];
+                C bv = wk_t<D>::ld(res);
+                bool nan = wk_pool_nan(bv);
+#pragma unroll
+                for (int k = 1; k < 4; k++) {
+                    const C v = wk_t<D>::ld(w[k]);
+                    if (nan) /* the first NaN stays (no break: the loop stays unrolled) */
+                        continue;
+                    if (wk_pool_nan(v)) {
+                        res = w[k];
+                        nan = true;
+                    } else if (v > bv) {
+                        res = w[k];
+                        bv = v;
+                    }
+                }
+            }
+            o[j] = res;
+        }
+        S *dst = out + ((n * g.c + c) * g.oh + oh) * g.ow + col * 4;
+        const int E = 4 * (int)sizeof(S) > 16 ? 16 / (int)sizeof(S) : 4;
+#pragma unroll
+        for (int s = 0; s < 4 / E; s++) {
+            wk_pack<S, E> p;
+#pragma unroll
+            for (int k = 0; k < E; k++)
+                p.v[k] = o[s * E + k];
+            ((wk_pack<S, E> *)dst)[s].raw = p.raw;
+        }
+    }
+}
+
 #define WK_POOL(kind, AVG, dn, D)                                                              \
     WK_KERNEL pool_##kind##_##dn##_s(wk_pool_geom g, const void *x, void *out)                  \
     {                                                                                          \
@@ -76,6 +166,10 @@ WK_DEV void wk_pool(const wk_pool_geom &g, const void *xv, void *outv)
     WK_KERNEL pool_##kind##_##dn##_u(wk_pool_geom g, const void *x, void *out)                  \
     {                                                                                          \
         wk_pool<D, true, AVG>(g, x, out);                                                      \
+    }                                                                                          \
+    WK_KERNEL pool_##kind##_##dn##_22(wk_pool_geom g, const void *x, void *out)                 \
+    {                                                                                          \
+        wk_pool22<D, AVG>(g, x, out);                                                          \
     }
 #define WK_POOL_FLOAT(X, kind, AVG)                                                            \
     X(kind, AVG, bf16, WK_DT_BF16) X(kind, AVG, f16, WK_DT_F16) X(kind, AVG, f32, WK_DT_F32)   \

@@ -3,9 +3,10 @@
  * q8_1 q2_k q3_k q4_k q5_k q6_k q8_k, float dtypes dt = f32 f16 bf16. Work unit: the 32-element
  * sub-block (quant.h).
  *
- *   dequant_<q>_<dt>(nsub, q, out)
- *       out[32u .. 32u+31] = sub-block u of the blocks at q, u < nsub; one thread per sub-block,
- *       16-byte stores (out 16-byte aligned: the host checks).
+ *   dequant_<q>_<dt>(nitems, q, out)
+ *       out[32u .. 32u+31] = sub-block u of the blocks at q; one thread per 16 bytes of output
+ *       (nitems = sub-blocks * 32 * sizeof(dt) / 16), consecutive threads on consecutive
+ *       16-byte chunks (out 16-byte aligned: the host checks).
  *   qembed_<q>_<dt>(nunits, spr, L, ids, idt, sentinel, w, rows, out, err)
  *       out row i (spr sub-blocks) = row ids[i] of W (rows rows of spr sub-blocks); ids of dtype
  *       idt (u8/u32/i64) through the strided layout L; the sentinel id gives zeros; any other id
@@ -20,8 +21,10 @@
  *       out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (R = 1, 2, 4, 8): a block of 256
  *       threads is 4 groups of 64; group g owns NC adjacent output columns (weight rows) and its
  *       64 threads walk the k/32 sub-blocks of those rows, adjacent threads on adjacent
- *       sub-blocks (coalesced weight reads). Per sub-block: the NC weight sub-blocks are
- *       decoded once and each of the rows' activations (two 16-byte loads) meets all NC of them:
+ *       sub-blocks (coalesced weight reads), U sub-blocks per thread loaded before any is used
+ *       (U = 2 for R = 1 and 4, 1 for R = 2 and 8: register budget). Per sub-block: the NC
+ *       weight sub-blocks are decoded once and each of the rows' activations (two 16-byte
+ *       loads) meets all NC of them:
  *       integer dot products with WK_DP4A per 16-element half, then
  *           acc += dx * (dw0 * i0 + dw1 * i1 [+ mw0 * s0 + mw1 * s1])
  *       (s: sums of the activation bytes, for the types with a min). Reduction: warp shuffles
@@ -50,18 +53,46 @@ template <int D> WK_DEV void wk_qstore32(typename wk_t<D>::S *dst, const float *
 }
 
 /* ---- dequantize */
+/* Word j (0..7, a run-time value) of a sub-block's q: a chain of selects, so the array stays in
+ * registers (a dynamically indexed array would go to local memory). */
+WK_DEV uint32_t wk_qword(const wk_qsub &o, int j)
+{
+    uint32_t r = o.q[0];
+#pragma unroll
+    for (int i = 1; i < 8; i++)
+        r = j == i ? o.q[i] : r;
+    return r;
+}
+
+/* One thread per 16 bytes of output: EP = 16 / sizeof(S) consecutive elements (4 of f32, 8 of
+ * f16/bf16) of one sub-block, P = 32 / EP threads per sub-block, so consecutive lanes store
+ * consecutive 16-byte chunks (a warp writes 512 contiguous bytes per store instruction). Each
+ * of the P threads decodes the whole sub-block (its bytes are in L1 after the first) and keeps
+ * its EP values; the arithmetic per element is wk_qvals's, so the values are bit for bit the
+ * same. nitems = nsub * P. */
 template <int Q, int D>
-WK_DEV void wk_dequant(int64_t nsub, const uint8_t *__restrict__ q,
+WK_DEV void wk_dequant(int64_t nitems, const uint8_t *__restrict__ q,
                        typename wk_t<D>::S *__restrict__ out)
 {
+    typedef typename wk_t<D>::S S;
     const int SUBS = wk_q<Q>::QK / 32;
-    for (int64_t u = wk_tid(); u < nsub; u += wk_nthreads()) {
-        const int64_t blk = u / SUBS;
+    const int EP = 16 / (int)sizeof(S), P = 32 / EP;
+    for (int64_t v = wk_tid(); v < nitems; v += wk_nthreads()) {
+        const int64_t u = v / P, blk = u / SUBS;
+        const int e0 = (int)(v - u * P) * EP, h = e0 >> 4; /* EP divides 16: one half */
         wk_qsub o;
         wk_q<Q>::sub(q + blk * wk_q<Q>::BYTES, (int)(u - blk * SUBS), o);
-        float y[32];
-        wk_qvals<Q>(o, y);
-        wk_qstore32<D>(out + u * 32, y);
+        wk_pack<S, EP> pk;
+#pragma unroll
+        for (int i = 0; i < EP / 4; i++) {
+            const uint32_t w = wk_qword(o, (e0 >> 2) + i);
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const float p = o.dw[h] * (float)(int)(signed char)(uint8_t)(w >> (8 * b));
+                pk.v[4 * i + b] = wk_t<D>::st(wk_q<Q>::MIN ? p + o.mw[h] : p);
+            }
+        }
+        ((wk_pack<S, EP> *)(out + u * 32 + e0))->raw = pk.raw;
     }
 }
 
@@ -132,7 +163,7 @@ WK_DEV void wk_qquant(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
 #define WK_QMV_T 64                     /* threads per column group (a multiple of warpSize) */
 #define WK_QMV_G (WK_BLOCK / WK_QMV_T)  /* groups per block */
 
-template <int Q, int R, int NC>
+template <int Q, int R, int NC, int U>
 WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
                    const float *__restrict__ xd, void *__restrict__ out, int dt, int64_t n,
                    int64_t k, int rows)
@@ -143,6 +174,13 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     const int g = (int)threadIdx.x / WK_QMV_T, t = (int)threadIdx.x % WK_QMV_T;
     const int64_t col0 = ((int64_t)blockIdx.x * WK_QMV_G + g) * NC;
 
+    /* Columns past n read row n - 1 instead (n >= 1): the loads need no branch, so all U * NC
+     * sub-blocks of a trip are issued before any is used; those sums are never stored. */
+    const uint8_t *wr[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+        wr[c] = w + (col0 + c < n ? col0 + c : n - 1) * rowbytes;
+
     float acc[R][NC];
 #pragma unroll
     for (int r = 0; r < R; r++)
@@ -150,48 +188,53 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
         for (int c = 0; c < NC; c++)
             acc[r][c] = 0.0f;
 
-    for (int64_t u = t; u < nsub; u += WK_QMV_T) {
-        const int64_t blk = u / SUBS;
-        const int s = (int)(u - blk * SUBS);
-        wk_qsub ws[NC];
+    /* U sub-blocks per thread per trip (u0, u0 + T, ..): loads of all of them first, then the
+     * products in the same order as one at a time. A sub-block index past nsub reads u0's
+     * (valid) and contributes nothing. */
+    for (int64_t u0 = t; u0 < nsub; u0 += (int64_t)U * WK_QMV_T) {
+        wk_qsub ws[U][NC];
 #pragma unroll
-        for (int c = 0; c < NC; c++) {
-            if (col0 + c < n) {
-                wk_q<Q>::sub(w + (col0 + c) * rowbytes + blk * wk_q<Q>::BYTES, s, ws[c]);
-            } else {
+        for (int j = 0; j < U; j++) {
+            const int64_t uj = u0 + (int64_t)j * WK_QMV_T < nsub ? u0 + (int64_t)j * WK_QMV_T : u0;
+            const int64_t blk = uj / SUBS;
+            const int s = (int)(uj - blk * SUBS);
 #pragma unroll
-                for (int i = 0; i < 8; i++)
-                    ws[c].q[i] = 0;
-                wk_qsame(ws[c], 0.0f, 0.0f);
-            }
+            for (int c = 0; c < NC; c++)
+                wk_q<Q>::sub(wr[c] + blk * wk_q<Q>::BYTES, s, ws[j][c]);
         }
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            if (r < rows) {
-                const wk_u32x4 *xp = (const wk_u32x4 *)(xq + ((int64_t)r * nsub + u) * 8);
-                const wk_u32x4 a = xp[0], b = xp[1];
-                const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-                const float dx = xd[(int64_t)r * nsub + u];
-                int xs0 = 0, xs1 = 0;
-                if (wk_q<Q>::MIN) {
+        for (int j = 0; j < U; j++) {
+            const int64_t u = u0 + (int64_t)j * WK_QMV_T;
+            if (u >= nsub)
+                break;
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        xs0 = WK_DP4A(xv[i], 0x01010101u, xs0);
-                        xs1 = WK_DP4A(xv[4 + i], 0x01010101u, xs1);
+            for (int r = 0; r < R; r++) {
+                if (r < rows) {
+                    const wk_u32x4 *xp = (const wk_u32x4 *)(xq + ((int64_t)r * nsub + u) * 8);
+                    const wk_u32x4 a = xp[0], b = xp[1];
+                    const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+                    const float dx = xd[(int64_t)r * nsub + u];
+                    int xs0 = 0, xs1 = 0;
+                    if (wk_q<Q>::MIN) {
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            xs0 = WK_DP4A(xv[i], 0x01010101u, xs0);
+                            xs1 = WK_DP4A(xv[4 + i], 0x01010101u, xs1);
+                        }
                     }
-                }
 #pragma unroll
-                for (int c = 0; c < NC; c++) {
-                    int i0 = 0, i1 = 0;
+                    for (int c = 0; c < NC; c++) {
+                        int i0 = 0, i1 = 0;
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        i0 = WK_DP4A(ws[c].q[i], xv[i], i0);
-                        i1 = WK_DP4A(ws[c].q[4 + i], xv[4 + i], i1);
+                        for (int i = 0; i < 4; i++) {
+                            i0 = WK_DP4A(ws[j][c].q[i], xv[i], i0);
+                            i1 = WK_DP4A(ws[j][c].q[4 + i], xv[4 + i], i1);
+                        }
+                        float p = ws[j][c].dw[0] * (float)i0 + ws[j][c].dw[1] * (float)i1;
+                        if (wk_q<Q>::MIN)
+                            p += ws[j][c].mw[0] * (float)xs0 + ws[j][c].mw[1] * (float)xs1;
+                        acc[r][c] += dx * p;
                     }
-                    float p = ws[c].dw[0] * (float)i0 + ws[c].dw[1] * (float)i1;
-                    if (wk_q<Q>::MIN)
-                        p += ws[c].mw[0] * (float)xs0 + ws[c].mw[1] * (float)xs1;
-                    acc[r][c] += dx * p;
                 }
             }
         }
@@ -232,9 +275,9 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     X(q6_k, WK_Q6_K) X(q8_k, WK_Q8_K)
 
 #define WK_QDT(QN, Q, DN, D)                                                                   \
-    WK_KERNEL dequant_##QN##_##DN(int64_t nsub, const uint8_t *q, void *out)                   \
+    WK_KERNEL dequant_##QN##_##DN(int64_t nitems, const uint8_t *q, void *out)                 \
     {                                                                                          \
-        wk_dequant<Q, D>(nsub, q, (wk_t<D>::S *)out);                                          \
+        wk_dequant<Q, D>(nitems, q, (wk_t<D>::S *)out);                                        \
     }                                                                                          \
     WK_KERNEL qembed_##QN##_##DN(int64_t nunits, int64_t spr, wk_klay<1> L, const void *ids,   \
                                  int idt, int64_t sentinel, const uint8_t *w, int64_t rows,    \
@@ -249,22 +292,22 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     WK_KERNEL qmv1_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 1, 2>(w, xq, xd, out, dt, n, k, rows);                                       \
+        wk_qmv<Q, 1, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv2_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                       \
+        wk_qmv<Q, 2, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv4_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 4, 2>(w, xq, xd, out, dt, n, k, rows);                                       \
+        wk_qmv<Q, 4, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv8_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 8, 4>(w, xq, xd, out, dt, n, k, rows);                                       \
+        wk_qmv<Q, 8, 4, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
     }
 WK_QLIST(WK_QTYPE_KERNELS)
 

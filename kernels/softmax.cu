@@ -34,33 +34,29 @@ struct sm_sum_op {
 };
 
 /* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
- * every thread of the group. Every thread of the block calls it (it synchronises). Shuffles
- * within min(G, warpSize) lanes, then shared memory across the warps of a group: correct for
- * 32 and 64 lanes. The combination order is fixed, so the result does not depend on timing. */
-template <class C, class F> WK_DEV C sm_allreduce(C v, int G, const F &f)
+ * every thread of the group. Every thread of the block calls it (it synchronises once). Shuffles
+ * within gw = min(G, warpSize) lanes leave each gw-lane part's total in its first lane, which
+ * writes it to buf; after the one __syncthreads every thread adds its group's G/gw parts in
+ * index order: correct for 32 and 64 lanes, and the order is fixed, so the result does not
+ * depend on timing (and is the one of a tree over the warps, then the warps in order).
+ * buf: WK_BLOCK shared values that no thread may read or write between the previous call's
+ * __syncthreads and this one's; callers alternate two buffers (a thread that writes buf[.] in
+ * call c has passed call c-1's barrier, which every reader of call c-2 reached after reading). */
+template <class C, class F> WK_DEV C sm_allreduce(C v, int G, const F &f, C *buf)
 {
-    __shared__ C sw[WK_BLOCK / 32];
-    __shared__ C sg[WK_BLOCK];
     const int W = warpSize, tid = threadIdx.x;
     const int gw = G < W ? G : W;
 #pragma unroll 1
     for (int s = gw / 2; s > 0; s >>= 1)
         v = f(v, WK_SHFL_DOWN(v, s));
-    if (G > W) {
-        if (tid % W == 0)
-            sw[tid / W] = v;
-        __syncthreads();
-        if (tid % G == 0) {
-#pragma unroll 1
-            for (int k = 1; k < G / W; k++)
-                v = f(v, sw[tid / W + k]);
-        }
-    }
-    if (tid % G == 0)
-        sg[tid / G] = v;
+    if (tid % gw == 0)
+        buf[tid / gw] = v;
     __syncthreads();
-    v = sg[tid / G];
-    __syncthreads(); /* the next call may overwrite sw and sg */
+    const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
+    v = buf[p0];
+#pragma unroll 1
+    for (int k = 1; k < np; k++)
+        v = f(v, buf[p0 + k]);
     return v;
 }
 
@@ -73,6 +69,8 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
     const int64_t nv = D / N;
 #pragma unroll 1
     for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) { /* uniform in the block */
@@ -102,7 +100,8 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
                     m = sm_max_op()(m, v[k][e]);
                 }
             }
-        m = sm_allreduce(m, G, sm_max_op());
+        m = sm_allreduce(m, G, sm_max_op(), red[ph]);
+        ph ^= 1;
         C s = 0;
 #pragma unroll
         for (int k = 0; k < KV; k++)
@@ -112,7 +111,8 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
                     v[k][e] = sm_exp(v[k][e] - m);
                     s = s + v[k][e];
                 }
-        s = sm_allreduce(s, G, sm_sum_op());
+        s = sm_allreduce(s, G, sm_sum_op(), red[ph]);
+        ph ^= 1;
 #pragma unroll
         for (int k = 0; k < KV; k++)
             if (k < kv) {
@@ -160,6 +160,8 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
     const int64_t nu = D / N;
 #pragma unroll 1
     for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) {
@@ -178,7 +180,8 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
         };
         if (live)
             sm_each<DT, N>(xs, nu, lane, G, fmax);
-        m = sm_allreduce(m, G, sm_max_op());
+        m = sm_allreduce(m, G, sm_max_op(), red[ph]);
+        ph ^= 1;
         C s = 0;
         auto fsum = [&](int64_t, const C *c) {
 #pragma unroll
@@ -187,7 +190,8 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
         };
         if (live)
             sm_each<DT, N>(xs, nu, lane, G, fsum);
-        s = sm_allreduce(s, G, sm_sum_op());
+        s = sm_allreduce(s, G, sm_sum_op(), red[ph]);
+        ph ^= 1;
         auto fout = [&](int64_t u, const C *c) {
             wk_pack<S, N> o;
 #pragma unroll

@@ -94,6 +94,89 @@ template <int D> WK_DEV void wk_up_bilinear(const wk_up_geom &g, const void *xv,
         }
 }
 
+/* ---- nearest, exact x2 along W (and x1 or x2 along H): the fast path of the contiguous-row
+ * case. With out = 2 * in the CPU's ratio in/out is exactly 0.5 in f64, d * 0.5 is exact and its
+ * truncation is d >> 1 (<= in - 1): source column ow >> 1, source row oh / fh (fh = oh / ih is 1
+ * or 2; with fh = 1 the ratio is exactly 1). So one input element feeds 2 adjacent outputs in each
+ * of fh rows: a thread loads V adjacent inputs as one access (16 bytes when the host found the
+ * rows aligned, else V = 1) and stores them doubled, in accesses of up to 16 bytes, to fh rows.
+ * The host guarantees ow == 2 * iw, oh == fh * ih, iw % V == 0, xs[3] == 1 (or iw == 1), x and
+ * every row start aligned to V * B bytes, out aligned to 16 bytes or 2 * V * B if smaller. */
+template <class T, int N> WK_DEV void wk_up_ldv(const T *p, T *v)
+{
+    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
+#pragma unroll
+    for (int s = 0; s < N / E; s++) {
+        wk_pack<T, E> a;
+        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v[s * E + k] = a.v[k];
+    }
+}
+template <class T, int N> WK_DEV void wk_up_stv(T *p, const T *v)
+{
+    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N;
+#pragma unroll
+    for (int s = 0; s < N / E; s++) {
+        wk_pack<T, E> a;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            a.v[k] = v[s * E + k];
+        ((wk_pack<T, E> *)p)[s].raw = a.raw;
+    }
+}
+
+template <int B, int V> WK_DEV void wk_up_near2(const wk_up_geom &g, const void *xv, void *outv)
+{
+    typedef typename wk_bits<B>::T T;
+    const T *__restrict__ x = (const T *)xv;
+    T *__restrict__ out = (T *)outv;
+    const int64_t cols = g.iw / V, items = g.n * g.c * g.ih * cols;
+    const int64_t fh = g.oh / g.ih; /* 1 or 2 */
+    const bool small = items <= 0xffffffffll; /* 32-bit divisions */
+    for (int64_t t = wk_tid(); t < items; t += wk_nthreads()) {
+        int64_t col, ih, c, n;
+        if (small) {
+            const uint32_t r = (uint32_t)t / (uint32_t)cols; /* (n, c, ih) */
+            const uint32_t nc = r / (uint32_t)g.ih, n32 = nc / (uint32_t)g.c;
+            col = (int64_t)((uint32_t)t - r * (uint32_t)cols);
+            ih = (int64_t)(r - nc * (uint32_t)g.ih);
+            c = (int64_t)(nc - n32 * (uint32_t)g.c);
+            n = n32;
+        } else {
+            const int64_t r = t / cols, nc = r / g.ih;
+            col = t - r * cols;
+            ih = r - nc * g.ih;
+            n = nc / g.c;
+            c = nc - n * g.c;
+        }
+        T a[V], d[2 * V];
+        wk_up_ldv<T, V>(x + n * g.xs[0] + c * g.xs[1] + ih * g.xs[2] + col * V, a);
+#pragma unroll
+        for (int k = 0; k < 2 * V; k++)
+            d[k] = a[k >> 1];
+        T *o = out + ((n * g.c + c) * g.oh + ih * fh) * g.ow + col * (2 * V);
+        wk_up_stv<T, 2 * V>(o, d);
+        if (fh == 2)
+            wk_up_stv<T, 2 * V>(o + g.ow, d);
+    }
+}
+
+#define WK_UP_NEAR2(B, V)                                                                      \
+    WK_KERNEL up_near2_b##B##_v##V(wk_up_geom g, const void *x, void *out)                     \
+    {                                                                                          \
+        wk_up_near2<B, V>(g, x, out);                                                          \
+    }
+WK_UP_NEAR2(1, 1)
+WK_UP_NEAR2(1, 16)
+WK_UP_NEAR2(2, 1)
+WK_UP_NEAR2(2, 8)
+WK_UP_NEAR2(4, 1)
+WK_UP_NEAR2(4, 4)
+WK_UP_NEAR2(8, 1)
+WK_UP_NEAR2(8, 2)
+
 #define WK_UP_NEAREST(B)                                                                       \
     WK_KERNEL up_nearest_b##B(wk_up_geom g, const void *x, void *out)                          \
     {                                                                                          \

@@ -6,11 +6,14 @@
  * (f16/bf16 accumulate in f32 inside the GEMM and round once), f32 for f8e4m3; the transposed
  * ops use f32 (f64 for f64) for every dtype, because their columns are summed again by col2im
  * and must not be rounded to 16 bits in between (the CPU keeps them in f32 too).
- *   conv:            per chunk of images, col [nb][C_in*KH*KW][Ho*Wo] = im2col(x) (skipped for
+ *   conv:            per chunk of images, col [nb][C_in*KH*KW][Ho*Wo] = im2col(x) (the 16-byte
+ *                    store kernel where im2col_vec_ok says it may run; skipped for
  *                    a 1x1 kernel with stride 1 and no padding: x is read in place), then per
  *                    group g: out[n, g*Cog .. , :] = W_g [Cog x Cin/G*KH*KW] @ col[n, g] as one
  *                    strided-batched GEMM over the images (or over the groups, per image, when
- *                    there are more groups than images).
+ *                    there are more groups than images). One GEMM over all images (col as
+ *                    [q][N*Ho*Wo]) would run the same output tiles and then need a permute of
+ *                    the (C_out, N, P) result: not taken.
  *   conv_transpose:  per chunk, col[n, g] [Cog*KH*KW x H*W] = W_g^T @ x[n, g] (GEMM), then the
  *                    gather col2im kernel sums each output pixel's taps in a fixed order.
  * Scratch is bounded: the batch runs in chunks of images whose columns fit CONV_SCRATCH_BYTES
@@ -168,6 +171,29 @@ static int64_t conv_chunk(int64_t n, int64_t per_image_bytes)
     return nb < 1 ? 1 : nb;
 }
 
+/* Whether the fast im2col (conv_im2col_vec_*, kernels/conv.cu) may write col: V = 16 / gsz
+ * positions per thread as one 16-byte store (V divides P and col is 16-byte aligned, so every
+ * col row starts aligned) and all its 32-bit index math fits: ci*P/V (+ a block) and KK*P
+ * below 2^31, and every offset in x of a tap, |ih|*xs2 + |iw|*xs3 with |ih| <= h + 2ph and
+ * |iw| <= w + 2pw (the output size bounds (ho-1)*sh + (kh-1)*dh by h + 2ph - 1), as well as
+ * the per-tap steps dh*xs2 and dw*xs3. */
+static bool im2col_vec_ok(const conv_geom *g, size_t gsz, const void *col)
+{
+    const int64_t V = 16 / (int64_t)gsz, P = g->ho * g->wo, lim = INT32_MAX;
+    int64_t a, b, kkp, dhs, dws;
+    if (P % V != 0 || (uintptr_t)col % 16 != 0)
+        return false;
+    if (!mul3(&kkp, g->kh * g->kw, P, 1) || kkp > lim || g->ci > (lim - WK_GPU_BLOCK) / (P / V))
+        return false;
+    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || g->ho > lim || g->wo > lim)
+        return false;
+    if (!mul3(&a, g->h + 2 * g->ph, g->xs[2], 1) || !mul3(&b, g->w + 2 * g->pw, g->xs[3], 1) ||
+        a > lim || b > lim || a + b > lim)
+        return false;
+    return mul3(&dhs, g->dh, g->xs[2], 1) && mul3(&dws, g->dw, g->xs[3], 1) && dhs <= lim &&
+           dws <= lim;
+}
+
 static wk_status conv_forward(const conv_job *j, void *out, const void *x, const void *w)
 {
     const conv_geom *g = &j->g;
@@ -195,9 +221,11 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
     if (s == WK_OK && fout_img > 0)
         s = wk_gpu_scratch_alloc(j->dev, (size_t)(nb_max * fout_img) * gsz, &fout);
 
+    const bool vec = col != NULL && im2col_vec_ok(g, gsz, col);
+    const int64_t vec_threads = vec ? g->ci * (P / (int64_t)(16 / gsz)) : 0;
     char name[48];
-    snprintf(name, sizeof name, "conv_im2col_%s_%s", wk_gpu_dtype_kname(j->dt),
-             wk_gpu_dtype_kname(j->gt));
+    snprintf(name, sizeof name, "conv_im2col_%s%s_%s", vec ? "vec_" : "",
+             wk_gpu_dtype_kname(j->dt), wk_gpu_dtype_kname(j->gt));
     for (int64_t n0 = 0; s == WK_OK && n0 < j->n; n0 += nb_max) {
         const int64_t nb = min64(nb_max, j->n - n0);
         const void *xc = wk_gpu_at(x, j->lx->offset + n0 * j->x4.strides[0], dsz);
@@ -206,8 +234,12 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
             B = (conv_opnd){xc, j->x4.strides[0], j->cig * j->x4.strides[1], j->x4.strides[1], 1};
         } else {
             void *args[] = {(void *)g, &xc, &col};
-            s = wk_gpu_run(j->dev, "conv", name, (unsigned)ceil_div(P, WK_GPU_BLOCK),
-                           (unsigned)min64(g->ci, CONV_MAX_GRID_YZ), (unsigned)nb, args);
+            if (vec) /* x: channel-major (channel, 16-byte slot of positions) */
+                s = wk_gpu_run(j->dev, "conv", name, (unsigned)ceil_div(vec_threads, WK_GPU_BLOCK),
+                               1, (unsigned)nb, args);
+            else
+                s = wk_gpu_run(j->dev, "conv", name, (unsigned)ceil_div(P, WK_GPU_BLOCK),
+                               (unsigned)min64(g->ci, CONV_MAX_GRID_YZ), (unsigned)nb, args);
             B = (conv_opnd){col, g->ci * KK * P, kdim * P, P, 1};
         }
         void *oc = wk_gpu_at(out, n0 * g->co * P, dsz);

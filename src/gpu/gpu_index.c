@@ -13,7 +13,9 @@
  *
  * Paths:
  *   - index_select from a contiguous src: whole rows, 16-byte units where sizes and addresses
- *     allow ("rows"); other layouts and gather: one element per thread ("read");
+ *     allow ("rows"); gather along the last dim with contiguous ids, rows of 4k positions and
+ *     src rows at one stride: 4 positions per thread, vector id loads and stores ("gather_rows");
+ *     other layouts: one element per thread ("read");
  *   - scatter_set, and float adds by default: the ordered path ("walk", one thread per slice
  *     walking `dim` in order: the CPU's result bit for bit);
  *   - integer adds: atomics ("elem"; wrapping adds commute, so the result is exact);
@@ -181,13 +183,49 @@ static wk_status run_select(const idx_ctx *c)
     return run_read(c, &ind, &idr, src, a->ls->strides[dim]);
 }
 
+/* gather along the last dim with contiguous ids whose rows have a multiple of 4 positions, src
+ * rows at a constant stride over the ids' leading dims, ids and out aligned for 4-element
+ * accesses: 4 positions per thread (kernels/index.cu, index_gather_rows). false: not this case. */
+static bool gather_rows_fits(const idx_ctx *c, int64_t *srow)
+{
+    const wk_index_args *a = c->a;
+    const wk_layout *it = a->li;
+    const int r = it->rank;
+    if (a->dim != r - 1 || it->dims[r - 1] % 4 != 0 || !wk_layout_is_contiguous(it))
+        return false;
+    /* src's offset of row (i_0 .. i_{r-2}) must be its row-major index times srow */
+    *srow = r >= 2 ? a->ls->strides[r - 2] : 0;
+    int64_t e = *srow;
+    for (int k = r - 2; k >= 0; k--) {
+        if (it->dims[k] > 1 && a->ls->strides[k] != e)
+            return false;
+        e *= it->dims[k];
+    }
+    const uint64_t is = wk_dtype_size(a->idt), es = wk_dtype_size(a->dt);
+    const uint64_t ial = 4 * is < 16 ? 4 * is : 16, oal = 4 * es < 16 ? 4 * es : 16;
+    return (uint64_t)(uintptr_t)c->ids % ial == 0 && (uint64_t)(uintptr_t)a->out % oal == 0;
+}
+
 static wk_status run_gather(const idx_ctx *c)
 {
     const wk_index_args *a = c->a;
     const wk_layout *it = a->li;
+    const void *src = wk_gpu_at(a->src, a->ls->offset, wk_dtype_size(a->dt));
+    int64_t srow;
+    if (gather_rows_fits(c, &srow)) {
+        int64_t n4 = wk_layout_elem_count(it) / 4, L4 = it->dims[it->rank - 1] / 4;
+        int64_t dstep = a->ls->strides[a->dim], limit = c->limit;
+        const void *ids = c->ids;
+        void *out = a->out;
+        uint32_t *word = c->word;
+        uint32_t code = c->code;
+        char name[48];
+        snprintf(name, sizeof name, "index_gather_rows_%s_%zu", c->idn, wk_dtype_size(a->dt));
+        void *args[] = {&n4, &L4, &srow, &dstep, &src, &ids, &out, &limit, &word, &code};
+        return wk_gpu_run(c->dev, "index", name, wk_gpu_blocks(c->dev, n4), 1, 1, args);
+    }
     const wk_layout ind = row_of(it, a->ls->strides, a->dim);
     const wk_layout idr = row_of(it, a->li->strides, -1);
-    const void *src = wk_gpu_at(a->src, a->ls->offset, wk_dtype_size(a->dt));
     return run_read(c, &ind, &idr, src, a->ls->strides[a->dim]);
 }
 

@@ -1,6 +1,7 @@
 /* gpu_pool.c: the GPU avg_pool2d / max_pool2d through kernels/pool.cu (one thread per output
  * element, x read through its strides; the unit-inner-stride variant for the common
- * contiguous case). Semantics = src/cpu/cpu_pool.c. */
+ * contiguous case; for a 2x2 window of stride 2 over aligned rows, 4 outputs per thread with
+ * vector loads and stores). Semantics = src/cpu/cpu_pool.c. */
 #include "gpu_ops.h"
 #include <stdio.h>
 
@@ -14,6 +15,20 @@ typedef struct pool_geom {
 _Static_assert(sizeof(pool_geom) == 12 * 8, "pool_geom mirrors wk_pool_geom");
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Whether the 2x2 stride-2 fast path applies (kernels/pool.cu, pool_<kind>_<dt>_22: 4 outputs
+ * per thread from 8 adjacent inputs of each of 2 rows): unit inner stride, ow % 4 == 0, x and
+ * its row starts aligned to the load width, out to the store width. */
+static bool pool22_fits(const pool_geom *g, int64_t es, const void *xp, const void *out)
+{
+    if (g->kh != 2 || g->kw != 2 || g->sh != 2 || g->sw != 2 || g->xs[3] != 1 || g->ow % 4 != 0)
+        return false;
+    const uint64_t ld = (uint64_t)(8 * es < 16 ? 8 * es : 16);
+    const uint64_t st = (uint64_t)(4 * es < 16 ? 4 * es : 16);
+    const uint64_t xa = (uint64_t)(uintptr_t)xp | (uint64_t)(g->xs[0] * es) |
+                        (uint64_t)(g->xs[1] * es) | (uint64_t)(g->xs[2] * es);
+    return xa % ld == 0 && (uint64_t)(uintptr_t)out % st == 0;
+}
 
 /* out (N, C, OH, OW) contiguous = the pool of x (N, C, H, W), any layout. */
 wk_status wk_gpu_pool2d(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
@@ -37,6 +52,13 @@ wk_status wk_gpu_pool2d(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
                       wk_op_name(op), (long long)P);
     const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
     char name[48];
+    if (pool22_fits(&g, (int64_t)wk_dtype_size(dt), xp, out)) {
+        snprintf(name, sizeof name, "pool_%s_%s_22", op == WK_OP_AVG_POOL2D ? "avg" : "max",
+                 wk_gpu_dtype_kname(dt));
+        void *args[] = {&g, &xp, &out};
+        return wk_gpu_run(dev, "pool", name, wk_gpu_blocks(dev, g.n * g.c * g.oh * g.ow / 4), 1,
+                          1, args);
+    }
     snprintf(name, sizeof name, "pool_%s_%s_%s", op == WK_OP_AVG_POOL2D ? "avg" : "max",
              wk_gpu_dtype_kname(dt), g.xs[3] == 1 ? "u" : "s");
     void *args[] = {&g, &xp, &out};

@@ -1,6 +1,6 @@
 /* gpu_quant.c: the GPU quantized ops (GGML blocks: Q4_0 .. Q8_K) through kernels/quant.cu,
  * whose header comment describes the kernels:
- *   - dequantize: one thread per 32-element sub-block (dequant_<q>_<dt>);
+ *   - dequantize: one thread per 16 bytes of output (dequant_<q>_<dt>);
  *   - qembedding: one thread per output sub-block, ids through the strided layout argument,
  *     out-of-range ids recorded in the device error record (qembed_<q>_<dt>);
  *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 in
@@ -161,6 +161,13 @@ static wk_status q_check(const char *op, wk_qtype qt, wk_dtype dt, const void *q
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* The dequant kernels' work items for nsub sub-blocks of 32 elements: one per 16 bytes of
+ * output. */
+static int64_t dequant_items(wk_dtype dt, int64_t nsub)
+{
+    return nsub * 32 * (int64_t)wk_dtype_size(dt) / 16;
+}
+
 /* out: n elements of dt = the first n / block_elems blocks at q. */
 wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *q,
                             int64_t n)
@@ -170,11 +177,11 @@ wk_status wk_gpu_dequantize(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
     wk_status s = q_check("dequantize", qt, dt, q, out, n);
     if (s != WK_OK || n == 0)
         return s;
-    int64_t nsub = n / 32;
+    int64_t nitems = dequant_items(dt, n / 32);
     char name[64];
     snprintf(name, sizeof name, "dequant_%s_%s", wk_qtype_name(qt), wk_gpu_dtype_kname(dt));
-    void *args[] = {&nsub, &q, &out};
-    return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nsub), 1, 1, args);
+    void *args[] = {&nitems, &q, &out};
+    return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nitems), 1, 1, args);
 }
 
 /* The "none" id of an id dtype: its maximum value. */
@@ -271,10 +278,10 @@ static wk_status qmm(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     snprintf(name, sizeof name, "dequant_%s_%s", wk_qtype_name(qt), wk_gpu_dtype_kname(dt));
     for (int64_t c0 = 0; c0 < n && s == WK_OK; c0 += cn) {
         const int64_t cc = n - c0 < cn ? n - c0 : cn;
-        int64_t nsub = cc * k / 32;
+        int64_t nitems = dequant_items(dt, cc * k / 32);
         const void *qp = wk_gpu_at(w, c0 * rowq, 1);
-        void *args[] = {&nsub, &qp, &scr};
-        s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nsub), 1, 1, args);
+        void *args[] = {&nitems, &qp, &scr};
+        s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nitems), 1, 1, args);
         if (s != WK_OK)
             break;
         /* C (rows, cc) at out + c0, row stride n = A (rows, k) @ B (k, cc), B (r, c) = Wc[c, r] */

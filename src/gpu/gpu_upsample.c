@@ -1,5 +1,7 @@
 /* gpu_upsample.c: the GPU upsample_nearest1d/2d and upsample_bilinear2d through
- * kernels/upsample.cu (one thread per output element, x read through its strides).
+ * kernels/upsample.cu (one thread per output element, x read through its strides; nearest with
+ * an exact x2 width and x1/x2 height over unit-stride rows: V inputs per thread, vector loads
+ * and stores, near2_width).
  * Semantics = src/cpu/cpu_upsample.c; the per-dim ratios are computed here with the CPU's
  * expressions and precision (f64 for nearest; the compute type for bilinear) and passed to the
  * kernel, so both sides start from the same bits. */
@@ -31,6 +33,24 @@ static double bil_ratio(bool f64, int64_t in, int64_t out, int ac, double scale)
     if (ac)
         return out > 1 ? (double)((float)(in - 1) / (float)(out - 1)) : 0.0;
     return scale > 0 ? (double)(float)(1.0 / scale) : (double)((float)in / (float)out);
+}
+
+/* The nearest fast path (kernels/upsample.cu, up_near2_b<B>_v<V>): 0 when it does not apply,
+ * else V, the inputs per thread (16 / es when x's rows allow 16-byte loads, else 1). It needs
+ * ow == 2 * iw and oh == ih or 2 * ih (then the CPU's f64 source index is exactly ow >> 1 and
+ * oh / (oh / ih): the ratio is 0.5 or 1, exact), unit inner stride, and out aligned for the
+ * stores (2 * V * es bytes, 16 at most). */
+static int64_t near2_width(const up_geom *g, int64_t es, const void *xp, const void *out)
+{
+    if (g->ow != 2 * g->iw || (g->oh != g->ih && g->oh != 2 * g->ih) ||
+        (g->xs[3] != 1 && g->iw != 1))
+        return 0;
+    const int64_t vw = 16 / es;
+    const uint64_t xa = (uint64_t)(uintptr_t)xp | (uint64_t)(g->xs[0] * es) |
+                        (uint64_t)(g->xs[1] * es) | (uint64_t)(g->xs[2] * es);
+    const int64_t v = g->iw % vw == 0 && xa % 16 == 0 ? vw : 1;
+    const int64_t oal = 2 * v * es < 16 ? 2 * v * es : 16;
+    return (uint64_t)(uintptr_t)out % (uint64_t)oal == 0 ? v : 0;
 }
 
 /* out (N, C, OH, OW) contiguous from x (N, C, H, W), or (N, C, OW) from (N, C, L). */
@@ -81,6 +101,12 @@ wk_status wk_gpu_upsample(wk_device *dev, wk_op op, wk_dtype dt, void *out, cons
     }
     const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
     void *args[] = {&g, &xp, &out};
+    const int64_t v = bil ? 0 : near2_width(&g, (int64_t)wk_dtype_size(dt), xp, out);
+    if (v > 0) {
+        snprintf(name, sizeof name, "up_near2_b%d_v%lld", (int)wk_dtype_size(dt), (long long)v);
+        return wk_gpu_run(dev, "upsample", name, wk_gpu_blocks(dev, g.n * g.c * g.ih * g.iw / v),
+                          1, 1, args);
+    }
     return wk_gpu_run(dev, "upsample", name, (unsigned)((P + WK_GPU_BLOCK - 1) / WK_GPU_BLOCK),
                       (unsigned)min64(g.c, UP_MAX_GRID_YZ), (unsigned)min64(g.n, UP_MAX_GRID_YZ),
                       args);
