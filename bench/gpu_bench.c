@@ -4,28 +4,12 @@
  * Each row: the op on 2^28 elements (a 16384 x 16384 matrix), timed over repeated calls after a
  * warm-up, with the device synchronized before the clock is read; bytes = every input read once +
  * every output written once. Prints one line per op: "row <name> <bytes> <seconds per call>". */
-#include "wick.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        wk_status st_ = (x);                                                                  \
-        if (st_ != WK_OK) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, wk_status_string(st_),   \
-                    wk_last_error());                                                         \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 typedef struct bench_ctx {
     wk_device *dev;

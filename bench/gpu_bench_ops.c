@@ -7,28 +7,12 @@
  * is read, best of 3 trials. Prints "row <name> <flop|byte> <amount> <seconds per call>":
  * matmul and convolution rows count 2*m*n*k flops, the others the bytes of every input read once
  * and every output written once (argsort: the input bytes only, as the issue quotes it). */
-#include "wick.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        wk_status st_ = (x);                                                                  \
-        if (st_ != WK_OK) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, wk_status_string(st_),   \
-                    wk_last_error());                                                         \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static wk_device *dev;
 

@@ -11,28 +11,12 @@
  *     same shape;
  *   - dequantize Q4_0 -> f32: (block bytes read + f32 bytes written) / time, % of copy.
  * The table is printed last. */
-#include "wick.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        wk_status st_ = (x);                                                                  \
-        if (st_ != WK_OK) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, wk_status_string(st_),   \
-                    wk_last_error());                                                         \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static wk_device *dev, *cpu;
 
