@@ -302,3 +302,15 @@ void wk_walker_init(wk_walker *w, const wk_layout *l, int64_t start)
         start = q;
     }
 }
+
+void wk_layout_as_2d(wk_layout *o, const wk_layout *l)
+{
+    *o = *l;
+    if (l->rank == 3) {
+        o->rank = 4;
+        o->dims[3] = l->dims[2];
+        o->strides[3] = l->strides[2];
+        o->dims[2] = 1;
+        o->strides[2] = 0;
+    }
+}

@@ -50,6 +50,10 @@ void wk_layout_collapse(wk_layout *out, const wk_layout *l);
  * n <= 4. */
 void wk_layout_collapse_n(wk_layout *out, const wk_layout *const *in, int n);
 
+/* l (rank 3: N, C, L) as rank 4 (N, C, 1, L), the 1-D convolutions seen as 2-D ones; rank-4
+ * layouts are copied unchanged. */
+void wk_layout_as_2d(wk_layout *o, const wk_layout *l);
+
 /* Offset (elements) of linear row-major element i of l. Slow; for references and tails. */
 static inline int64_t wk_layout_offset_of(const wk_layout *l, int64_t i)
 {

@@ -176,19 +176,6 @@ static void conv_geometry(conv_geom *q, int transposed, const int64_t *xd, const
     }
 }
 
-/* l (rank 3: N, C, L) as rank 4 (N, C, 1, L); rank-4 layouts are copied unchanged. */
-static void as_2d(wk_layout *o, const wk_layout *l)
-{
-    *o = *l;
-    if (l->rank == 3) {
-        o->rank = 4;
-        o->dims[3] = l->dims[2];
-        o->strides[3] = l->strides[2];
-        o->dims[2] = 1;
-        o->strides[2] = 0;
-    }
-}
-
 /* x (dtype dt, any layout) -> a contiguous buffer of compute type ct: the input itself when it
  * already is one, else a scratch (*own) the caller frees. */
 static wk_status to_compute(const void **res, void **own, wk_device *dev, wk_dtype dt,
@@ -214,8 +201,8 @@ wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     const int one_d = op == WK_OP_CONV1D || op == WK_OP_CONV_TRANSPOSE1D;
     const int transposed = op == WK_OP_CONV_TRANSPOSE1D || op == WK_OP_CONV_TRANSPOSE2D;
     wk_layout x4, w4;
-    as_2d(&x4, lx);
-    as_2d(&w4, lw);
+    wk_layout_as_2d(&x4, lx);
+    wk_layout_as_2d(&w4, lw);
     const int i = one_d ? 0 : 1; /* where the W parameters are */
     const int64_t s[2] = {one_d ? 1 : p->stride[0], p->stride[i]};
     const int64_t pad[2] = {one_d ? 0 : p->padding[0], p->padding[i]};

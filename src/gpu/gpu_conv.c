@@ -61,19 +61,6 @@ typedef struct conv_job {
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* l (rank 3: N, C, L) as rank 4 (N, C, 1, L); rank-4 layouts are copied unchanged. */
-static void as_2d(wk_layout *o, const wk_layout *l)
-{
-    *o = *l;
-    if (l->rank == 3) {
-        o->rank = 4;
-        o->dims[3] = l->dims[2];
-        o->strides[3] = l->strides[2];
-        o->dims[2] = 1;
-        o->strides[2] = 0;
-    }
-}
-
 /* *st: the one stride of dims [from, 4) of l when they collapse to one (1 when they hold a
  * single element); false when they do not. */
 static bool tail_stride(int64_t *st, const wk_layout *l, int from)
@@ -328,8 +315,8 @@ wk_status wk_gpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     const int one_d = op == WK_OP_CONV1D || op == WK_OP_CONV_TRANSPOSE1D;
     const int transposed = op == WK_OP_CONV_TRANSPOSE1D || op == WK_OP_CONV_TRANSPOSE2D;
     conv_job j = {.dev = dev, .op = op, .dt = dt, .transposed = transposed, .lx = lx, .lw = lw};
-    as_2d(&j.x4, lx);
-    as_2d(&j.w4, lw);
+    wk_layout_as_2d(&j.x4, lx);
+    wk_layout_as_2d(&j.w4, lw);
     const int i = one_d ? 0 : 1; /* where the W parameters are */
     conv_geom *g = &j.g;
     *g = (conv_geom){
