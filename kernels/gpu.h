@@ -52,6 +52,14 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 
 /* ---- vendor names */
 #define WK_KERNEL extern "C" __global__ void __launch_bounds__(256)
+/* WK_KERNEL_MINB(n): WK_KERNEL asking the compiler to fit n blocks of 256 threads per SM (CUDA's
+ * minBlocksPerMultiprocessor: a register cap of 65536 / (256 n)). HIP's 2-argument form means
+ * something else (amdgpu_waves_per_eu: waves per SIMD), so there it is the plain bound. */
+#if defined(WK_HIP)
+#define WK_KERNEL_MINB(n) extern "C" __global__ void __launch_bounds__(256)
+#else
+#define WK_KERNEL_MINB(n) extern "C" __global__ void __launch_bounds__(256, n)
+#endif
 #define WK_DEV static __device__ __forceinline__
 #define WK_BLOCK 256 /* every kernel runs with blocks of 256 threads (a multiple of 32 and 64) */
 

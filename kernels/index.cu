@@ -420,8 +420,11 @@ WK_DEV void wk_index_elem(int64_t n, int32_t serial, const wk_klay<3> &L, void *
         wk_index_elem<wk_op_set<B>, ID>(n, serial, L, dst, src, ids, dstep, limit, word,       \
                                         code);                                                 \
     }
-#define WK_IDX_ROWS(IN, ID, B)                                                                 \
-    WK_KERNEL index_rows_##IN##_##B(int64_t total, int64_t V, int64_t nids, int64_t S,         \
+/* KDECL: the row copies of B >= 2 bytes fit 32 registers (ptxas sm_90: 31-32, no spills), so 8
+ * blocks of 256 (2048 threads, 4 x 16-byte loads each in flight) reside per multiprocessor
+ * instead of 6 at their free 34; B = 1 would spill at 32 and keeps the plain bound. */
+#define WK_IDX_ROWS(IN, ID, B, KDECL)                                                          \
+    KDECL index_rows_##IN##_##B(int64_t total, int64_t V, int64_t nids, int64_t S,             \
                                     const void *ids, int64_t istep, const void *src,           \
                                     void *out, uint32_t *word, uint32_t code)                  \
     {                                                                                          \
@@ -449,11 +452,11 @@ WK_DEV void wk_index_elem(int64_t n, int32_t serial, const wk_klay<3> &L, void *
     WK_IDX_BYTES(IN, ID, 2)                                                                    \
     WK_IDX_BYTES(IN, ID, 4)                                                                    \
     WK_IDX_BYTES(IN, ID, 8)                                                                    \
-    WK_IDX_ROWS(IN, ID, 1)                                                                     \
-    WK_IDX_ROWS(IN, ID, 2)                                                                     \
-    WK_IDX_ROWS(IN, ID, 4)                                                                     \
-    WK_IDX_ROWS(IN, ID, 8)                                                                     \
-    WK_IDX_ROWS(IN, ID, 16)                                                                    \
+    WK_IDX_ROWS(IN, ID, 1, WK_KERNEL)                                                          \
+    WK_IDX_ROWS(IN, ID, 2, WK_KERNEL_MINB(8))                                                  \
+    WK_IDX_ROWS(IN, ID, 4, WK_KERNEL_MINB(8))                                                  \
+    WK_IDX_ROWS(IN, ID, 8, WK_KERNEL_MINB(8))                                                  \
+    WK_IDX_ROWS(IN, ID, 16, WK_KERNEL_MINB(8))                                                 \
     WK_IDX_ADD(IN, ID, u8, WK_DT_U8)                                                           \
     WK_IDX_ADD(IN, ID, u32, WK_DT_U32)                                                         \
     WK_IDX_ADD(IN, ID, i16, WK_DT_I16)                                                         \

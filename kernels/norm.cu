@@ -83,8 +83,9 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             wk_koff(R, row, &base);
         const wk_pack<S, N> *xv = (const wk_pack<S, N> *)((const S *)x + base);
         wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
-        /* kv: how many of this thread's KV vectors lie in the row (lane < G, nv >= 1) */
-        const int kv = live ? (int)((nv - lane + G - 1) / G) : 0;
+        /* kv: how many of this thread's KV vectors lie in the row (lane < G, nv >= 1); a 32-bit
+         * division, not a 64-bit one (a subroutine): the host's plan has nv <= G * KV <= 2048 */
+        const int kv = live ? ((int)nv - lane + G - 1) / G : 0;
         wk_pack<S, N> q[KV];
 #pragma unroll
         for (int k = 0; k < KV; k++) /* all loads issued before any use */
