@@ -22,7 +22,7 @@
  *       threads is 4 groups of 64; group g owns NC adjacent output columns (weight rows) and its
  *       64 threads walk the k/32 sub-blocks of those rows, adjacent threads on adjacent
  *       sub-blocks (coalesced weight reads), U sub-blocks per thread loaded before any is used
- *       (U = 1: U = 2 measured slower on the H200). Per sub-block: the NC
+ *       (U = 2 for R = 1 and 4, 1 for R = 2 and 8: register budget). Per sub-block: the NC
  *       weight sub-blocks are decoded once and each of the rows' activations (two 16-byte
  *       loads) meets all NC of them:
  *       integer dot products with WK_DP4A per 16-element half, then
@@ -30,9 +30,6 @@
  *       (s: sums of the activation bytes, for the types with a min). Reduction: warp shuffles
  *       over the whole warp (32 or 64 lanes), then shared memory over the 64 / warpSize warps
  *       of a group, one store per output.
- *   qmvs<R>_<q>(w, xq, xd, out, dt, n, k, rows)
- *       the same product with the weights staged through shared memory in 16-byte chunks (the
- *       fast path when the weight rows start 16-byte aligned; see wk_qmvs below).
  *
  * Accuracy of qmv against dequantize + exact matmul: the activations carry the int8 rounding
  * error (at most d/2 = max|x|/254 per element, about 6e-6 relative mean square for Gaussian
@@ -271,212 +268,6 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     }
 }
 
-/* ---- matrix-vector products through shared memory (rows <= R), the fast path
- * qmvs<R>_<q>(w, xq, xd, out, dt, n, k, rows): same result per sub-block as wk_qmv, but the
- * block's 8 columns (weight rows col0 .. col0+7) are streamed in spans of WK_QS_SPAN elements of
- * k: every thread copies 16-byte chunks of the 8 row segments (SPB bytes each, contiguous in
- * memory) and of the int8 activations of the span into shared memory, fully coalesced and
- * independent of the block size, then 4 groups of 64 threads decode from shared memory: group
- * g owns columns col0 + 2g, +1, thread t of the group sub-block t of the span (64 sub-blocks of
- * 32), so each x sub-block is read once for 2 columns. The next span's chunks are loaded into
- * registers while the current span is computed (software pipeline: the loads are in flight
- * during the decode). Needs the weight rows 16-byte aligned: w % 16 == 0 and the row bytes a
- * multiple of 16 (the host checks; SPB is a multiple of 16 for every type, so the bytes of the
- * last, short span, row bytes minus whole spans, are too). Sum order: per thread over its sub-blocks in k order, then the group reduction
- * of wk_qmv. */
-#define WK_QS_SPAN 2048 /* elements of k per span */
-#define WK_QS_C 8       /* columns per block */
-#define WK_QS_NC 2      /* columns per group of 64 threads */
-
-template <int Q, int R> struct wk_qs {
-    enum {
-        SB = WK_QS_SPAN / wk_q<Q>::QK, /* weight blocks per row and span */
-        SPB = SB * wk_q<Q>::BYTES,     /* their bytes: a multiple of 16 for all 12 types */
-        SW = WK_QS_C * SPB,            /* weight bytes of a span in shared memory */
-        NS = WK_QS_SPAN / 32,          /* sub-blocks per row and span (= 64 = group size) */
-        CPT = (SW + R * WK_QS_SPAN) / 16 / WK_BLOCK + ((SW + R * WK_QS_SPAN) / 16 % WK_BLOCK != 0),
-        DPT = (R * NS + WK_BLOCK - 1) / WK_BLOCK
-    };
-};
-
-/* Chunk i of a span with wrow weight chunks per row and xrow activation chunks per row: a
- * weight chunk (xs = false: column a, chunk o of its segment) or an activation chunk (xs =
- * true: row a, chunk o). */
-WK_DEV void wk_qs_chunk(int i, int wrow, int xrow, bool &xs, int &a, int &o)
-{
-    xs = i >= WK_QS_C * wrow;
-    const int j = xs ? i - WK_QS_C * wrow : i, per = xs ? xrow : wrow;
-    a = j / per;
-    o = j - a * per;
-}
-
-/* A thread's share of a span in flight: its 16-byte chunks and xd values (registers: every
- * index is a compile-time constant after unrolling). */
-template <int Q, int R> struct wk_qs_regs {
-    wk_u32x4 v[wk_qs<Q, R>::CPT];
-    float d[wk_qs<Q, R>::DPT];
-};
-
-/* Loads of the span at weight block kb into rg: thread tid takes chunks tid, tid + 256, ...
- * Columns past n read row n - 1 (n >= 1; never stored); activation rows past `rows` are not
- * loaded. */
-template <int Q, int R>
-WK_DEV void wk_qs_load(wk_qs_regs<Q, R> &rg, int tid, const uint8_t *__restrict__ w,
-                       const uint8_t *__restrict__ xq,
-                       const float *__restrict__ xd, int64_t n, int64_t k, int64_t col0,
-                       int64_t kb, int rows)
-{
-    typedef wk_qs<Q, R> P;
-    const int QK = wk_q<Q>::QK, BY = wk_q<Q>::BYTES, SUBS = QK / 32;
-    const int64_t nb = k / QK;
-    const int nbs = nb - kb < P::SB ? (int)(nb - kb) : (int)P::SB;
-    const int wrow = nbs * BY / 16, xrow = nbs * QK / 16;
-    const int nch = WK_QS_C * wrow + rows * xrow, nsub = nbs * SUBS;
-#pragma unroll
-    for (int j = 0; j < P::CPT; j++) {
-        const int i = tid + j * WK_BLOCK;
-        if (i < nch) {
-            bool xs;
-            int a, o;
-            wk_qs_chunk(i, wrow, xrow, xs, a, o);
-            const int64_t c = col0 + a < n ? col0 + a : n - 1;
-            const uint8_t *p = xs ? xq + (int64_t)a * k + kb * QK + 16 * o
-                                  : w + c * (nb * BY) + kb * BY + 16 * o;
-            rg.v[j] = *(const wk_u32x4 *)p;
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < P::DPT; j++) {
-        const int i = tid + j * WK_BLOCK;
-        if (i < rows * nsub) {
-            const int r = i / nsub, u = i - r * nsub;
-            rg.d[j] = xd[(int64_t)r * (k / 32) + kb * SUBS + u];
-        }
-    }
-}
-
-template <int Q, int R>
-WK_DEV void wk_qmvs(const uint8_t *__restrict__ w, const uint8_t *__restrict__ xq,
-                    const float *__restrict__ xd, void *__restrict__ out, int dt, int64_t n,
-                    int64_t k, int rows)
-{
-    typedef wk_qs<Q, R> P;
-    static_assert(P::SPB % 16 == 0 && P::NS == WK_QMV_T && WK_QS_C == WK_QMV_G * WK_QS_NC,
-                  "qmvs: span geometry");
-    const int QK = wk_q<Q>::QK, BY = wk_q<Q>::BYTES, SUBS = QK / 32;
-    const int NC = WK_QS_NC;
-    __shared__ wk_u32x4 stage[(P::SW + R * WK_QS_SPAN) / 16];
-    __shared__ float sd[R * P::NS];
-    uint8_t *sb = (uint8_t *)stage;
-    const int tid = (int)threadIdx.x, g = tid / WK_QMV_T, t = tid % WK_QMV_T;
-    const int64_t col0 = (int64_t)blockIdx.x * WK_QS_C;
-    const int64_t nb = k / QK;
-
-    float acc[R][NC];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            acc[r][c] = 0.0f;
-
-    wk_qs_regs<Q, R> rg;
-
-    wk_qs_load<Q, R>(rg, tid, w, xq, xd, n, k, col0, 0, rows);
-    for (int64_t kb0 = 0; kb0 < nb; kb0 += P::SB) {
-        const int nbs = nb - kb0 < P::SB ? (int)(nb - kb0) : (int)P::SB;
-        const int wrow = nbs * BY / 16, xrow = nbs * QK / 16;
-        const int nch = WK_QS_C * wrow + rows * xrow, nsub = nbs * SUBS;
-        /* registers -> shared memory (the previous span's readers passed the barrier below) */
-#pragma unroll
-        for (int j = 0; j < P::CPT; j++) {
-            const int i = tid + j * WK_BLOCK;
-            if (i < nch) {
-                bool xs;
-                int a, o;
-                wk_qs_chunk(i, wrow, xrow, xs, a, o);
-                const int dst = xs ? P::SW + a * WK_QS_SPAN + 16 * o : a * P::SPB + 16 * o;
-                *(wk_u32x4 *)(sb + dst) = rg.v[j];
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < P::DPT; j++) {
-            const int i = tid + j * WK_BLOCK;
-            if (i < rows * nsub) {
-                const int r = i / nsub, u = i - r * nsub;
-                sd[r * P::NS + u] = rg.d[j];
-            }
-        }
-        __syncthreads();
-        if (kb0 + P::SB < nb) /* the next span: in flight during the decode below */
-            wk_qs_load<Q, R>(rg, tid, w, xq, xd, n, k, col0, kb0 + P::SB, rows);
-        if (t < nsub) {
-            const int blk = t / SUBS, s = t - blk * SUBS;
-            wk_qsub ws[NC];
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                wk_q<Q>::sub(sb + (NC * g + c) * P::SPB + blk * BY, s, ws[c]);
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                if (r < rows) {
-                    const wk_u32x4 *xp = (const wk_u32x4 *)(sb + P::SW + r * WK_QS_SPAN + 32 * t);
-                    const wk_u32x4 a = xp[0], b = xp[1];
-                    const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-                    const float dx = sd[r * P::NS + t];
-                    int xs0 = 0, xs1 = 0;
-                    if (wk_q<Q>::MIN) {
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            xs0 = WK_DP4A(xv[i], 0x01010101u, xs0);
-                            xs1 = WK_DP4A(xv[4 + i], 0x01010101u, xs1);
-                        }
-                    }
-#pragma unroll
-                    for (int c = 0; c < NC; c++) {
-                        int i0 = 0, i1 = 0;
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            i0 = WK_DP4A(ws[c].q[i], xv[i], i0);
-                            i1 = WK_DP4A(ws[c].q[4 + i], xv[4 + i], i1);
-                        }
-                        float p = ws[c].dw[0] * (float)i0 + ws[c].dw[1] * (float)i1;
-                        if (wk_q<Q>::MIN)
-                            p += ws[c].mw[0] * (float)xs0 + ws[c].mw[1] * (float)xs1;
-                        acc[r][c] += dx * p;
-                    }
-                }
-            }
-        }
-        __syncthreads();
-    }
-
-    /* warp sums, then the 64 / warpSize warps of each group through shared memory (wk_qmv's) */
-    __shared__ float red[WK_BLOCK / 32][R * NC];
-    const int W = warpSize, lane = tid % W, wid = tid / W;
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            float x = acc[r][c];
-#pragma unroll 1
-            for (int o = W / 2; o > 0; o >>= 1)
-                x += WK_SHFL_DOWN(x, o);
-            if (lane == 0)
-                red[wid][r * NC + c] = x;
-        }
-    __syncthreads();
-    const int wpg = WK_QMV_T / W;
-    for (int i = tid; i < WK_QMV_G * R * NC; i += WK_BLOCK) {
-        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
-        const int64_t col = col0 + gg * NC + c;
-        if (r < rows && col < n) {
-            float x = 0.0f;
-            for (int q = 0; q < wpg; q++)
-                x += red[gg * wpg + q][rc];
-            wk_stf(out, (int64_t)r * n + col, dt, x);
-        }
-    }
-}
-
 /* ---- instantiations: X(name, qtype id) over the block types, per float dtype */
 #define WK_QLIST(X)                                                                            \
     X(q4_0, WK_Q4_0) X(q4_1, WK_Q4_1) X(q5_0, WK_Q5_0) X(q5_1, WK_Q5_1) X(q8_0, WK_Q8_0)       \
@@ -494,12 +285,6 @@ WK_DEV void wk_qmvs(const uint8_t *__restrict__ w, const uint8_t *__restrict__ x
     {                                                                                          \
         wk_qembed<Q, D>(nunits, spr, L, ids, idt, sentinel, w, rows, (wk_t<D>::S *)out, err);  \
     }
-#define WK_QMVS(QN, Q, R)                                                                      \
-    WK_KERNEL qmvs##R##_##QN(const uint8_t *w, const uint8_t *xq, const float *xd, void *out,  \
-                             int dt, int64_t n, int64_t k, int rows)                           \
-    {                                                                                          \
-        wk_qmvs<Q, R>(w, xq, xd, out, dt, n, k, rows);                                         \
-    }
 #define WK_QTYPE_KERNELS(QN, Q)                                                                \
     WK_QDT(QN, Q, f32, WK_DT_F32)                                                              \
     WK_QDT(QN, Q, f16, WK_DT_F16)                                                              \
@@ -507,7 +292,7 @@ WK_DEV void wk_qmvs(const uint8_t *__restrict__ w, const uint8_t *__restrict__ x
     WK_KERNEL qmv1_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 1, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
+        wk_qmv<Q, 1, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv2_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
@@ -517,14 +302,13 @@ WK_DEV void wk_qmvs(const uint8_t *__restrict__ w, const uint8_t *__restrict__ x
     WK_KERNEL qmv4_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 4, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
+        wk_qmv<Q, 4, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv8_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
         wk_qmv<Q, 8, 4, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
-    }                                                                                          \
-    WK_QMVS(QN, Q, 1) WK_QMVS(QN, Q, 2) WK_QMVS(QN, Q, 4) WK_QMVS(QN, Q, 8)
+    }
 WK_QLIST(WK_QTYPE_KERNELS)
 
 #define WK_QQUANT(DN, D)                                                                       \

@@ -4,9 +4,7 @@
  *   - qembedding: one thread per output sub-block, ids through the strided layout argument,
  *     out-of-range ids recorded in the device error record (qembed_<q>_<dt>);
  *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 in
- *     scratch (qquant_<dt>), then integer dot products against the weight blocks: qmvs<R>_<q>
- *     (weights staged through shared memory in 16-byte chunks) when the weight rows start
- *     16-byte aligned, else qmv<R>_<q> (2- and 4-byte loads straight from global memory);
+ *     scratch (qquant_<dt>), then integer dot products against the weight blocks (qmv<R>_<q>);
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
  * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
@@ -18,7 +16,6 @@
 #define QMV_COLS_PER_GROUP_SMALL 2        /* kernels/quant.cu: NC of qmv1/2/4 */
 #define QMV_COLS_PER_GROUP_8 4            /* NC of qmv8 */
 #define QMV_GROUPS (WK_GPU_BLOCK / 64)    /* column groups of 64 threads per block */
-#define QMVS_COLS_PER_BLOCK 8             /* kernels/quant.cu: WK_QS_C of qmvs<R> */
 #define QMAT_CHUNK_BYTES ((size_t)64 << 20) /* dequantized-weight scratch of the batched path */
 
 /* The block types with kernels. */
@@ -247,19 +244,13 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nblk), 1, 1, qargs);
     if (s == WK_OK) {
         const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-        /* the shared-memory kernel copies the weight rows in 16-byte chunks: each row must
-         * start 16-byte aligned (xq is: scratch, rows of k bytes, k a multiple of 32) */
-        const int64_t rowq = k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt);
-        const bool staged = (uintptr_t)w % 16 == 0 && rowq % 16 == 0 && (uintptr_t)xq % 16 == 0;
-        const int nc = staged ? QMVS_COLS_PER_BLOCK
-                       : QMV_GROUPS * (r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL);
-        const int64_t gx = ceil_div(n, (int64_t)nc);
+        const int nc = r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL;
+        const int64_t gx = ceil_div(n, (int64_t)QMV_GROUPS * nc);
         if (gx > INT32_MAX) {
             s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
         } else {
             int dti = (int)dt, rowsi = (int)rows;
-            snprintf(name, sizeof name, "%s%d_%s", staged ? "qmvs" : "qmv", r,
-                     wk_qtype_name(qt));
+            snprintf(name, sizeof name, "qmv%d_%s", r, wk_qtype_name(qt));
             void *args[] = {&w, &xq, &xd, &out, &dti, &n, &k, &rowsi};
             s = wk_gpu_run(dev, "quant", name, (unsigned)gx, 1, 1, args);
         }
