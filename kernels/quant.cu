@@ -22,7 +22,8 @@
  *       threads is 4 groups of 64; group g owns NC adjacent output columns (weight rows) and its
  *       64 threads walk the k/32 sub-blocks of those rows, adjacent threads on adjacent
  *       sub-blocks (coalesced weight reads), U sub-blocks per thread loaded before any is used
- *       (U = 2 for R = 1 and 4, 1 for R = 2 and 8: register budget). Per sub-block: the NC
+ *       (U = 1 for every R: U = 2 measured slower on the H200, q4_0 m=1 32% of copy bandwidth
+ *       against 36%, as did a shared-memory-staged variant, 26%). Per sub-block: the NC
  *       weight sub-blocks are decoded once and each of the rows' activations (two 16-byte
  *       loads) meets all NC of them:
  *       integer dot products with WK_DP4A per 16-element half, then
@@ -292,7 +293,7 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     WK_KERNEL qmv1_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 1, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
+        wk_qmv<Q, 1, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv2_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
@@ -302,7 +303,7 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
     WK_KERNEL qmv4_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
     {                                                                                          \
-        wk_qmv<Q, 4, 2, 2>(w, xq, xd, out, dt, n, k, rows);                                    \
+        wk_qmv<Q, 4, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
     }                                                                                          \
     WK_KERNEL qmv8_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
                         int dt, int64_t n, int64_t k, int rows)                                \
