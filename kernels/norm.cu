@@ -16,41 +16,10 @@
  *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
  *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
  * beta is ignored (may be NULL) by rms_norm. */
-#include "gpu.h"
+#include "rows.h"
 
 WK_DEV float nm_sqrt(float v) { return sqrtf(v); }
 WK_DEV double nm_sqrt(double v) { return sqrt(v); }
-
-struct nm_sum_op {
-    template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
-};
-
-/* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
- * every thread of the group. Every thread of the block calls it (it synchronises once). Shuffles
- * within gw = min(G, warpSize) lanes leave each gw-lane part's total in its first lane, which
- * writes it to buf; after the one __syncthreads every thread adds its group's G/gw parts in
- * index order: correct for 32 and 64 lanes, and the order is fixed, so the result does not
- * depend on timing (and is the one of a tree over the warps, then the warps in order).
- * buf: WK_BLOCK shared values that no thread may read or write between the previous call's
- * __syncthreads and this one's; callers alternate two buffers (a thread that writes buf[.] in
- * call c has passed call c-1's barrier, which every reader of call c-2 reached after reading). */
-template <class C, class F> WK_DEV C nm_allreduce(C v, int G, const F &f, C *buf)
-{
-    const int W = warpSize, tid = threadIdx.x;
-    const int gw = G < W ? G : W;
-#pragma unroll 1
-    for (int s = gw / 2; s > 0; s >>= 1)
-        v = f(v, WK_SHFL_DOWN(v, s));
-    if (tid % gw == 0)
-        buf[tid / gw] = v;
-    __syncthreads();
-    const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
-    v = buf[p0];
-#pragma unroll 1
-    for (int k = 1; k < np; k++)
-        v = f(v, buf[p0 + k]);
-    return v;
-}
 
 /* The per-row constants: rms_norm: sc = sqrt(sum(x^2)/D + eps); layer_norm: mean m and
  * sc = sqrt(var + eps). out_j = LAYER ? (x_j - m) / sc * a_j + b_j : x_j / sc * a_j. */
@@ -103,7 +72,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                     s = s + (LAYER ? v[k][e] : v[k][e] * v[k][e]);
                 }
             }
-        s = nm_allreduce(s, G, nm_sum_op(), red[ph]);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
         ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
@@ -117,7 +86,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         const C c = v[k][e] - m;
                         s2 = s2 + c * c;
                     }
-            s2 = nm_allreduce(s2, G, nm_sum_op(), red[ph]);
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
             ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
         } else {
@@ -197,7 +166,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         };
         if (live)
             nm_each<DT, N>(xs, nu, lane, G, fsum);
-        s = nm_allreduce(s, G, nm_sum_op(), red[ph]);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
         ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
@@ -212,7 +181,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
             };
             if (live)
                 nm_each<DT, N>(xs, nu, lane, G, fvar);
-            s2 = nm_allreduce(s2, G, nm_sum_op(), red[ph]);
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
             ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
         } else {

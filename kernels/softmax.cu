@@ -15,7 +15,7 @@
  *   softmax_<dt>_s(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
  *       (max, sum, write), re-reading x (a row being re-read by its block is in L2); 16-byte
  *       loads when vec (same conditions as above, without the length limit), scalar otherwise. */
-#include "gpu.h"
+#include "rows.h"
 
 WK_DEV float sm_exp(float v) { return expf(v); }
 WK_DEV double sm_exp(double v) { return exp(v); }
@@ -29,37 +29,6 @@ struct sm_max_op { /* NaN never wins: the CPU's `if (v > m) m = v` */
         return b > a ? b : a;
     }
 };
-struct sm_sum_op {
-    template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
-};
-
-/* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
- * every thread of the group. Every thread of the block calls it (it synchronises once). Shuffles
- * within gw = min(G, warpSize) lanes leave each gw-lane part's total in its first lane, which
- * writes it to buf; after the one __syncthreads every thread adds its group's G/gw parts in
- * index order: correct for 32 and 64 lanes, and the order is fixed, so the result does not
- * depend on timing (and is the one of a tree over the warps, then the warps in order).
- * buf: WK_BLOCK shared values that no thread may read or write between the previous call's
- * __syncthreads and this one's; callers alternate two buffers (a thread that writes buf[.] in
- * call c has passed call c-1's barrier, which every reader of call c-2 reached after reading). */
-template <class C, class F> WK_DEV C sm_allreduce(C v, int G, const F &f, C *buf)
-{
-    const int W = warpSize, tid = threadIdx.x;
-    const int gw = G < W ? G : W;
-#pragma unroll 1
-    for (int s = gw / 2; s > 0; s >>= 1)
-        v = f(v, WK_SHFL_DOWN(v, s));
-    if (tid % gw == 0)
-        buf[tid / gw] = v;
-    __syncthreads();
-    const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
-    v = buf[p0];
-#pragma unroll 1
-    for (int k = 1; k < np; k++)
-        v = f(v, buf[p0 + k]);
-    return v;
-}
-
 /* Register-cached rows: KV vectors of N elements per thread. */
 template <int DT, int KV>
 WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t G,
@@ -101,7 +70,7 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
                     m = sm_max_op()(m, v[k][e]);
                 }
             }
-        m = sm_allreduce(m, G, sm_max_op(), red[ph]);
+        m = wk_row_allreduce(m, G, sm_max_op(), red[ph]);
         ph ^= 1;
         C s = 0;
 #pragma unroll
@@ -112,7 +81,7 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
                     v[k][e] = sm_exp(v[k][e] - m);
                     s = s + v[k][e];
                 }
-        s = sm_allreduce(s, G, sm_sum_op(), red[ph]);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
         ph ^= 1;
 #pragma unroll
         for (int k = 0; k < KV; k++)
@@ -181,7 +150,7 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
         };
         if (live)
             sm_each<DT, N>(xs, nu, lane, G, fmax);
-        m = sm_allreduce(m, G, sm_max_op(), red[ph]);
+        m = wk_row_allreduce(m, G, sm_max_op(), red[ph]);
         ph ^= 1;
         C s = 0;
         auto fsum = [&](int64_t, const C *c) {
@@ -191,7 +160,7 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
         };
         if (live)
             sm_each<DT, N>(xs, nu, lane, G, fsum);
-        s = sm_allreduce(s, G, sm_sum_op(), red[ph]);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
         ph ^= 1;
         auto fout = [&](int64_t u, const C *c) {
             wk_pack<S, N> o;

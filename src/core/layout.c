@@ -314,3 +314,29 @@ void wk_layout_as_2d(wk_layout *o, const wk_layout *l)
         o->strides[2] = 0;
     }
 }
+
+bool wk_layout_injective(const wk_layout *l)
+{
+    int64_t s[WK_MAX_RANK], d[WK_MAX_RANK];
+    int r = 0;
+    for (int k = 0; k < l->rank; k++)
+        if (l->dims[k] > 1) {
+            s[r] = l->strides[k];
+            d[r++] = l->dims[k];
+        }
+    for (int i = 1; i < r; i++) /* insertion sort by stride */
+        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
+            const int64_t ts = s[j], td = d[j];
+            s[j] = s[j - 1];
+            d[j] = d[j - 1];
+            s[j - 1] = ts;
+            d[j - 1] = td;
+        }
+    int64_t span = 1; /* elements reached so far + 1 */
+    for (int k = 0; k < r; k++) {
+        if (s[k] < span)
+            return false;
+        span += s[k] * (d[k] - 1);
+    }
+    return true;
+}

@@ -50,6 +50,10 @@ void wk_layout_collapse(wk_layout *out, const wk_layout *l);
  * n <= 4. */
 void wk_layout_collapse_n(wk_layout *out, const wk_layout *const *in, int n);
 
+/* true if no two elements of l share an address (a sufficient test: the dims of size > 1
+ * sorted by stride, each stride reaches past the span of the smaller ones). */
+bool wk_layout_injective(const wk_layout *l);
+
 /* l (rank 3: N, C, L) as rank 4 (N, C, 1, L), the 1-D convolutions seen as 2-D ones; rank-4
  * layouts are copied unchanged. */
 void wk_layout_as_2d(wk_layout *o, const wk_layout *l);

@@ -92,34 +92,6 @@ static wk_status resolve_ids(int64_t *rid, const wk_index_args *a, int64_t n, in
     return WK_OK;
 }
 
-/* 1 if no two elements of l share an address (sufficient test: dims of size > 1 sorted by
- * stride, each stride reaches past the span of the smaller ones). */
-static int layout_injective(const wk_layout *l)
-{
-    int64_t s[WK_MAX_RANK], d[WK_MAX_RANK];
-    int r = 0;
-    for (int k = 0; k < l->rank; k++)
-        if (l->dims[k] > 1) {
-            s[r] = l->strides[k];
-            d[r++] = l->dims[k];
-        }
-    for (int i = 1; i < r; i++)
-        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
-            int64_t ts = s[j], td = d[j];
-            s[j] = s[j - 1];
-            d[j] = d[j - 1];
-            s[j - 1] = ts;
-            d[j - 1] = td;
-        }
-    int64_t span = 1;
-    for (int k = 0; k < r; k++) {
-        if (s[k] < span)
-            return 0;
-        span += s[k] * (d[k] - 1);
-    }
-    return 1;
-}
-
 typedef enum mode { M_READ, M_SET, M_ADD } mode;
 
 /* One run of the driver. iter: the iteration dims; ind: the indexed operand (iteration dims, its
@@ -282,7 +254,7 @@ wk_status wk_cpu_index(wk_device *dev, const wk_index_args *a)
             block = 1;
             for (int k = dim; k < iter.rank; k++)
                 block *= iter.dims[k];
-            if (a->op != WK_OP_INDEX_ADD && !layout_injective(a->ld))
+            if (a->op != WK_OP_INDEX_ADD && !wk_layout_injective(a->ld))
                 block = 0;
         }
         if (n > 0)

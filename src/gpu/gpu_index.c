@@ -55,34 +55,6 @@ static wk_layout ids_row_by_dim(const wk_layout *it, int32_t dim, int64_t s)
     return o;
 }
 
-/* 1 if no two elements of l share an address: the dims of size > 1 sorted by stride, each
- * stride reaches past everything the smaller ones span. */
-static bool layout_injective(const wk_layout *l)
-{
-    int64_t s[WK_MAX_RANK], d[WK_MAX_RANK];
-    int r = 0;
-    for (int k = 0; k < l->rank; k++)
-        if (l->dims[k] > 1) {
-            s[r] = l->strides[k];
-            d[r++] = l->dims[k];
-        }
-    for (int i = 1; i < r; i++) /* insertion sort by stride */
-        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
-            const int64_t ts = s[j], td = d[j];
-            s[j] = s[j - 1];
-            d[j] = d[j - 1];
-            s[j - 1] = ts;
-            d[j - 1] = td;
-        }
-    int64_t span = 1; /* elements reached so far + 1 */
-    for (int k = 0; k < r; k++) {
-        if (s[k] < span)
-            return false;
-        span += s[k] * (d[k] - 1);
-    }
-    return true;
-}
-
 static uint32_t kerr_code(wk_op op)
 {
     switch (op) {
@@ -306,7 +278,7 @@ static wk_status run_scatter(const idx_ctx *c)
         .src = wk_gpu_at(a->src, a->ls->offset, es),
         .dstep = a->ld->strides[a->dim],
         .add = a->op == WK_OP_SCATTER_ADD_SET,
-        .injective = layout_injective(a->ld),
+        .injective = wk_layout_injective(a->ld),
     };
     return run_write(c, &w);
 }

@@ -1,0 +1,38 @@
+/* rows.h: the block-wide reduction that the row kernels (softmax.cu, norm.cu) share. */
+#ifndef WK_ROWS_H
+#define WK_ROWS_H
+
+#include "gpu.h"
+
+struct wk_sum_op {
+    template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
+};
+
+/* v combined over the G threads of each aligned group (G a power of two <= 256), returned to
+ * every thread of the group. Every thread of the block calls it (it synchronises once). Shuffles
+ * within gw = min(G, warpSize) lanes leave each gw-lane part's total in its first lane, which
+ * writes it to buf; after the one __syncthreads every thread adds its group's G/gw parts in
+ * index order: correct for 32 and 64 lanes, and the order is fixed, so the result does not
+ * depend on timing (and is the one of a tree over the warps, then the warps in order).
+ * buf: WK_BLOCK shared values that no thread may read or write between the previous call's
+ * __syncthreads and this one's; callers alternate two buffers (a thread that writes buf[.] in
+ * call c has passed call c-1's barrier, which every reader of call c-2 reached after reading). */
+template <class C, class F> WK_DEV C wk_row_allreduce(C v, int G, const F &f, C *buf)
+{
+    const int W = warpSize, tid = threadIdx.x;
+    const int gw = G < W ? G : W;
+#pragma unroll 1
+    for (int s = gw / 2; s > 0; s >>= 1)
+        v = f(v, WK_SHFL_DOWN(v, s));
+    if (tid % gw == 0)
+        buf[tid / gw] = v;
+    __syncthreads();
+    const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
+    v = buf[p0];
+#pragma unroll 1
+    for (int k = 1; k < np; k++)
+        v = f(v, buf[p0 + k]);
+    return v;
+}
+
+#endif
