@@ -280,6 +280,20 @@ template <class T, int N> union wk_pack {
     T v[N];
 };
 
+/* N elements of T from p (aligned to the access width) into v, in accesses of up to 16 bytes. */
+template <class T, int N> WK_DEV void wk_ldv(const T *p, T *v)
+{
+    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
+#pragma unroll
+    for (int s = 0; s < N / E; s++) {
+        wk_pack<T, E> a;
+        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v[s * E + k] = a.v[k];
+    }
+}
+
 #define WK_MAX2(a, b) ((a) > (b) ? (a) : (b))
 
 /* The contiguous loops below run U = 4 vectors per thread and step, all loads issued before any

@@ -127,19 +127,6 @@ WK_DEV void wk_index_read(int64_t n, const wk_klay<2> &L, const void *__restrict
     }
 }
 
-/* N elements of T from p (aligned to the access width) in accesses of up to 16 bytes. */
-template <class T, int N> WK_DEV void wk_idx_ldv(const T *p, T *v)
-{
-    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
-#pragma unroll
-    for (int s = 0; s < N / E; s++) {
-        wk_pack<T, E> a;
-        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            v[s * E + k] = a.v[k];
-    }
-}
 
 /* gather along the last dim with contiguous ids (R rows of L, L % 4 == 0) from src rows
  * r * srow (+ id * dstep): a thread takes 4 adjacent positions of one row, loads their 4 ids as
@@ -158,7 +145,7 @@ WK_DEV void wk_gather_rows(int64_t n4, int64_t L4, int64_t srow, int64_t dstep,
     for (int64_t t = wk_tid(); t < n4; t += wk_nthreads()) {
         const int64_t r = small ? (int64_t)((uint32_t)t / (uint32_t)L4) : t / L4;
         IS iv[4];
-        wk_idx_ldv<IS, 4>((const IS *)ids + 4 * t, iv);
+        wk_ldv<IS, 4>((const IS *)ids + 4 * t, iv);
         int64_t so[4];
 #pragma unroll
         for (int u = 0; u < 4; u++) {

@@ -74,19 +74,6 @@ WK_DEV void wk_pool(const wk_pool_geom &g, const void *xv, void *outv)
  * reduced exactly as above: the same elements in the same row-major order. The host guarantees
  * ow % 4 == 0, x and every row start aligned to the load width (min(16, 8 * sizeof(S)) bytes),
  * out aligned to min(16, 4 * sizeof(S)) bytes. */
-template <class T, int N> WK_DEV void wk_pool_ldv(const T *p, T *v)
-{
-    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
-#pragma unroll
-    for (int s = 0; s < N / E; s++) {
-        wk_pack<T, E> a;
-        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            v[s * E + k] = a.v[k];
-    }
-}
-
 template <int D, bool AVG> WK_DEV void wk_pool22(const wk_pool_geom &g, const void *xv, void *outv)
 {
     typedef typename wk_t<D>::S S;
@@ -113,8 +100,8 @@ template <int D, bool AVG> WK_DEV void wk_pool22(const wk_pool_geom &g, const vo
         }
         const S *win = x + n * g.xs[0] + c * g.xs[1] + 2 * oh * g.xs[2] + col * 8;
         S a[8], b[8], o[4];
-        wk_pool_ldv<S, 8>(win, a);
-        wk_pool_ldv<S, 8>(win + g.xs[2], b);
+        wk_ldv<S, 8>(win, a);
+        wk_ldv<S, 8>(win + g.xs[2], b);
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const S w[4] = {a[2 * j], a[2 * j + 1], b[2 * j], b[2 * j + 1]};

@@ -79,18 +79,6 @@ WK_DEV void wk_lin(int64_t d, int64_t in, int64_t out, bool ac, CT ratio, int64_
  * vectorised), to fh rows. The host guarantees ow == 2 * iw, oh == fh * ih, iw % V == 0,
  * xs[3] == 1 (or iw == 1), x and every row start aligned to V * B bytes, out aligned to
  * 2 * V * B bytes. */
-template <class T, int N> WK_DEV void wk_up_ldv(const T *p, T *v)
-{
-    const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N; /* elements per access */
-#pragma unroll
-    for (int s = 0; s < N / E; s++) {
-        wk_pack<T, E> a;
-        a.raw = ((const wk_pack<T, E> *)p)[s].raw;
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            v[s * E + k] = a.v[k];
-    }
-}
 template <class T, int N> WK_DEV void wk_up_stv(T *p, const T *v)
 {
     const int E = N * (int)sizeof(T) > 16 ? 16 / (int)sizeof(T) : N;
@@ -210,7 +198,7 @@ template <int B, int V> WK_DEV void wk_up_near2(const wk_up_geom &g, const void 
             if (t < items) {
                 int64_t xo, r, col;
                 wk_up_near2_at(g, t, cols, small, xo, r, col);
-                wk_up_ldv<T, V>(x + xo + col * V, a[u]);
+                wk_ldv<T, V>(x + xo + col * V, a[u]);
                 o[u] = r * fh * g.ow + col * (2 * V);
             }
         }
