@@ -1,30 +1,60 @@
 #!/bin/sh
 # deps.sh: make sure the Debian packages wick's build needs are present. As root, installs the
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
-#   required: a C compiler, make, cmake, pkg-config, binutils, OpenBLAS (OpenMP comes with gcc)
-#   optional: hipcc + libamdhip64-dev + rocm-device-libs (the AMD code objects; WICK_DEPS_HIP=1
-#             installs them), nvcc (the NVIDIA code objects; from the CUDA toolkit, not Debian)
+#   tools:     a C compiler, make, cmake, pkg-config, binutils (found by command name)
+#   libraries: OpenMP and OpenBLAS, decided by the same CMake code the build runs
+#              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
+#   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
+#              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from
+#              the CUDA toolkit, not Debian, and is used when found
 set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+# install PKG...: apt-get as root, else print the command and fail.
+install() {
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "deps: installing $*"
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" >/dev/null; } || {
+            echo "deps: apt-get install $* failed"; exit 1; }
+    else
+        echo "deps: missing packages; run as root:  apt-get install -y $*"
+        exit 1
+    fi
+}
+
+# 1. tools, by the commands the build runs
 need=""
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v readelf >/dev/null 2>&1 || need="$need binutils"
-[ -f /usr/include/x86_64-linux-gnu/cblas.h ] || ls /usr/include/*/openblas*/cblas.h >/dev/null 2>&1 || \
-  [ -f /usr/include/cblas.h ] || need="$need libopenblas-dev"
-if [ "${WICK_DEPS_HIP:-0}" = 1 ]; then
-  command -v hipcc >/dev/null 2>&1 || need="$need hipcc"
-  [ -f /usr/include/hip/hip_runtime_api.h ] || need="$need libamdhip64-dev"
-  ls /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc >/dev/null 2>&1 || need="$need rocm-device-libs"
-fi
-[ -z "$need" ] && exit 0
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "deps: installing$need"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >/dev/null || {
-    echo "deps: apt-get install failed"; exit 1; }
-else
-  echo "deps: missing packages; run as root:  apt-get install -y$need"
-  exit 1
-fi
+# shellcheck disable=SC2086 # a list of package names
+[ -z "$need" ] || install $need
+
+# 2. libraries, by what CMake finds (cmake/deps.cmake)
+probe() {
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/wick-deps.XXXXXX") || exit 1
+    hip=OFF
+    [ "${WICK_DEPS_HIP:-0}" = 1 ] && hip=ON
+    if ! cmake -S "$here/cmake/probe" -B "$tmp" -DWICK_DEPS_OUT="$tmp/missing" \
+            -DWICK_DEPS_HIP=$hip >"$tmp/log" 2>&1; then
+        cat "$tmp/log"
+        rm -rf "$tmp"
+        echo "deps: the dependency probe (cmake/probe) failed"
+        exit 1
+    fi
+    missing=$(cat "$tmp/missing")
+    rm -rf "$tmp"
+}
+# A found tool can reveal what it needs in turn (hipcc: the device libraries), so probe again
+# after each install, until nothing is missing or a round installs nothing new.
+last=""
+while probe; [ -n "$missing" ]; do
+    [ "$missing" = "$last" ] && { echo "deps: still missing after installing: $missing"; exit 1; }
+    # shellcheck disable=SC2086
+    install $missing
+    last=$missing
+done
+exit 0

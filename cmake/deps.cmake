@@ -1,0 +1,87 @@
+# cmake/deps.cmake: every system library the build needs, found in one place and one way.
+# Read twice: by CMakeLists.txt, where a missing library stops the configure with the Debian
+# package that provides it, and by the probe project cmake/probe (run by tools/deps.sh), which
+# only collects those package names. So the installer decides what is missing by what CMake
+# itself finds, never by a header path that another package may also provide (Debian's reference
+# libblas-dev installs a cblas.h too).
+#
+# Sets: WICK_BLAS_LIBRARIES, WICK_CBLAS_INCLUDE_DIR (OpenBLAS), and the targets OpenMP::OpenMP_C
+# and Threads::Threads.
+include(CheckCSourceCompiles)
+
+# In probe mode (WICK_DEPS_PROBE) a missing dependency is recorded in WICK_DEPS_MISSING (Debian
+# package names); otherwise it is fatal.
+function(wick_dep_missing pkg what)
+  if(WICK_DEPS_PROBE)
+    set(WICK_DEPS_MISSING ${WICK_DEPS_MISSING} ${pkg} PARENT_SCOPE)
+    message(STATUS "wick deps: missing ${what} (Debian: ${pkg})")
+  else()
+    message(FATAL_ERROR "wick needs ${what}: on Debian, `apt-get install ${pkg}` "
+                        "(or run `make`, which installs it as root)")
+  endif()
+endfunction()
+
+# ---- OpenMP (the CPU backend's threads; gcc's libgomp, clang's libomp)
+find_package(OpenMP QUIET COMPONENTS C)
+if(NOT OpenMP_C_FOUND)
+  if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    wick_dep_missing(libomp-dev "OpenMP for ${CMAKE_C_COMPILER}")
+  else()
+    wick_dep_missing(libgomp1 "OpenMP for ${CMAKE_C_COMPILER}")
+  endif()
+endif()
+find_package(Threads REQUIRED)
+
+# ---- OpenBLAS: the library, and the cblas.h that sits beside its openblas_config.h (the
+# reference cblas.h of libblas-dev lacks OpenBLAS's blasint), proven by linking cblas_sgemm.
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS QUIET)
+find_path(WICK_CBLAS_INCLUDE_DIR openblas_config.h
+          PATH_SUFFIXES openblas-pthread openblas-openmp openblas-serial openblas
+          DOC "directory of OpenBLAS's cblas.h and openblas_config.h")
+set(_wick_blas_ok OFF)
+if(BLAS_FOUND AND WICK_CBLAS_INCLUDE_DIR AND EXISTS "${WICK_CBLAS_INCLUDE_DIR}/cblas.h")
+  set(CMAKE_REQUIRED_INCLUDES ${WICK_CBLAS_INCLUDE_DIR})
+  set(CMAKE_REQUIRED_LIBRARIES ${BLAS_LIBRARIES})
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_c_source_compiles("#include <cblas.h>
+int main(void) { float a = 1, b = 1, c = 0; blasint n = 1;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+  return c == 1.0f ? 0 : 1; }" WICK_OPENBLAS_LINKS)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  unset(CMAKE_REQUIRED_QUIET)
+  if(WICK_OPENBLAS_LINKS)
+    set(_wick_blas_ok ON)
+  endif()
+endif()
+if(_wick_blas_ok)
+  set(WICK_BLAS_LIBRARIES ${BLAS_LIBRARIES})
+else()
+  unset(WICK_OPENBLAS_LINKS CACHE) # probe again next time (after the package is installed)
+  wick_dep_missing(libopenblas-dev "OpenBLAS (libopenblas and its cblas.h)")
+endif()
+
+# ---- the AMD toolchain, only when asked for (WICK_DEPS_HIP): hipcc, the HIP runtime headers
+# (host code of src/gpu/hip.c) and the device libraries, proven by compiling a kernel for one
+# target the way cmake/gpu.cmake does.
+if(WICK_DEPS_HIP)
+  find_program(WICK_HIPCC hipcc HINTS ENV ROCM_PATH ENV HIP_PATH /opt/rocm PATH_SUFFIXES bin)
+  find_path(WICK_HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS ENV ROCM_PATH ENV HIP_PATH /opt/rocm
+            PATH_SUFFIXES include)
+  if(NOT WICK_HIPCC)
+    wick_dep_missing(hipcc "hipcc (the AMD code objects)")
+  endif()
+  if(NOT WICK_HIP_INCLUDE_DIR)
+    wick_dep_missing(libamdhip64-dev "the HIP runtime headers")
+  endif()
+  if(WICK_HIPCC)
+    set(_k ${CMAKE_CURRENT_BINARY_DIR}/wick_hip_probe.cu)
+    file(WRITE ${_k} "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float *p) { p[threadIdx.x] = __expf(1.0f); }\n")
+    execute_process(COMMAND ${WICK_HIPCC} --genco --offload-arch=gfx90a -O1 -o ${_k}.hsaco ${_k}
+                    RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+    if(NOT _rc EQUAL 0)
+      wick_dep_missing(rocm-device-libs "the ROCm device libraries (hipcc cannot build a kernel)")
+    endif()
+  endif()
+endif()
