@@ -62,6 +62,21 @@ else()
   wick_dep_missing(libopenblas-dev "OpenBLAS (libopenblas and its cblas.h)")
 endif()
 
+# ---- zstd: the AMD code objects are embedded compressed (cmake/gpu.cmake runs the `zstd` command
+# at build time; src/gpu/gpu_blob.c links libzstd to inflate them). Needed with the AMD toolchain
+# only. Sets WICK_ZSTD (the command), WICK_ZSTD_LIBRARY and WICK_ZSTD_INCLUDE_DIR.
+macro(wick_find_zstd)
+  find_program(WICK_ZSTD zstd DOC "zstd, to compress the embedded AMD code objects")
+  find_path(WICK_ZSTD_INCLUDE_DIR zstd.h)
+  find_library(WICK_ZSTD_LIBRARY zstd)
+  if(NOT WICK_ZSTD)
+    wick_dep_missing(zstd "the zstd command (compresses the AMD code objects)")
+  endif()
+  if(NOT WICK_ZSTD_INCLUDE_DIR OR NOT WICK_ZSTD_LIBRARY)
+    wick_dep_missing(libzstd-dev "libzstd (inflates the AMD code objects at their first load)")
+  endif()
+endmacro()
+
 # ---- the AMD toolchain, only when asked for (WICK_DEPS_HIP): hipcc, the HIP runtime headers
 # (host code of src/gpu/hip.c) and the device libraries, proven by compiling a kernel for one
 # target the way cmake/gpu.cmake does.
@@ -84,4 +99,5 @@ if(WICK_DEPS_HIP)
       wick_dep_missing(rocm-device-libs "the ROCm device libraries (hipcc cannot build a kernel)")
     endif()
   endif()
+  wick_find_zstd()
 endif()

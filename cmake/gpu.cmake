@@ -14,9 +14,17 @@
 
 set(WICK_CUDA_ARCHS "80;86;89;90" CACHE STRING
     "Compute capabilities with SASS in the CUDA fatbin; PTX of the last one is added")
-set(WICK_HIP_TARGETS
-    "gfx900;gfx902;gfx904;gfx906;gfx908;gfx909;gfx90a;gfx90c;gfx940;gfx1010;gfx1011;gfx1012;gfx1013;gfx1030;gfx1031;gfx1032;gfx1033;gfx1034;gfx1035;gfx1036"
-    CACHE STRING "gfx targets of the HIP code object (those Debian's ROCm 5.2 device libraries support)")
+# The AMD targets compiled ahead of time: those AMD's own ROCm builds ship code objects for (the
+# ROCm 5.x rocBLAS/MIOpen and PyTorch ROCm wheels), within what Debian's ROCm 5.2 toolchain knows:
+#   gfx900 (Vega 10: MI25, Vega 56/64)      gfx906 (Vega 20: MI50/MI60, Radeon VII)
+#   gfx908 (CDNA 1: MI100)                  gfx90a (CDNA 2: MI210/MI250/MI250X)
+#   gfx940 (CDNA 3, first MI300 stepping)   gfx1030 (RDNA 2: RX 6800/6900, PRO W6800/V620)
+# Every other GPU (RDNA 1, the other RDNA 2 dies, APUs, gfx942 and RDNA 3 on newer ROCm) gets
+# the embedded kernel source compiled by hipRTC at its first use (docs/architecture.md); a newer
+# toolchain can add targets with WICK_HIP_EXTRA_TARGETS. Each target adds ~1.5 minutes of hipcc
+# to a 2-core build (.ci/run) and ~0.5 MB compressed to libwick.so.
+set(WICK_HIP_TARGETS "gfx900;gfx906;gfx908;gfx90a;gfx940;gfx1030"
+    CACHE STRING "gfx targets of the ahead-of-time HIP code object")
 set(WICK_HIP_EXTRA_TARGETS "" CACHE STRING
     "More gfx targets for a newer ROCm toolchain, e.g. gfx942;gfx1100;gfx1101")
 
@@ -107,6 +115,12 @@ endforeach()
 list(GET WICK_CUDA_ARCHS -1 _wick_ptx)
 list(APPEND _wick_nvcc_flags -gencode arch=compute_${_wick_ptx},code=compute_${_wick_ptx})
 set(_wick_hip_flags --genco -O3 -ffp-contract=off -std=c++17)
+if(WICK_HAVE_HIPCC)
+  wick_find_zstd() # cmake/deps.cmake: the bundles are embedded compressed
+  target_compile_definitions(wick_obj PRIVATE WK_HAVE_ZSTD=1)
+  target_include_directories(wick_obj PRIVATE ${WICK_ZSTD_INCLUDE_DIR})
+  set(WICK_ZSTD_LINK ${WICK_ZSTD_LIBRARY}) # linked into wick and wick_static by CMakeLists.txt
+endif()
 set(_wick_hip_all_targets ${WICK_HIP_TARGETS} ${WICK_HIP_EXTRA_TARGETS})
 list(REMOVE_DUPLICATES _wick_hip_all_targets)
 foreach(t ${_wick_hip_all_targets})
@@ -145,6 +159,7 @@ foreach(cu ${WICK_KERNEL_SRC})
   set(deps ${cu})
   set(cuda_ref "NULL, NULL")
   set(hip_ref "NULL, NULL")
+  set(hip_packed 0)
   if(WICK_HAVE_NVCC)
     set(out ${WICK_GEN_DIR}/${mod}.fatbin)
     add_custom_command(OUTPUT ${out}
@@ -159,21 +174,24 @@ foreach(cu ${WICK_KERNEL_SRC})
     set(cuda_ref "${sym}_cuda, ${sym}_cuda_end")
   endif()
   if(WICK_HAVE_HIPCC)
-    set(out ${WICK_GEN_DIR}/${mod}.hsaco)
+    set(raw ${WICK_GEN_DIR}/${mod}.hsaco)
+    set(out ${WICK_GEN_DIR}/${mod}.hsaco.zst)
     add_custom_command(OUTPUT ${out}
-      COMMAND ${WICK_HIPCC} ${_wick_hip_flags} ${_wick_kinc} -o ${out} ${cu}
+      COMMAND ${WICK_HIPCC} ${_wick_hip_flags} ${_wick_kinc} -o ${raw} ${cu}
+      COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
       DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
-      COMMENT "hipcc kernels/${mod}.cu -> ${mod}.hsaco (${_wick_hip_all_targets})"
+      COMMENT "hipcc kernels/${mod}.cu -> ${mod}.hsaco.zst (${_wick_hip_all_targets})"
       VERBATIM)
     _wick_incbin(asm ${sym}_hip ${out})
     list(APPEND deps ${out})
     list(APPEND _wick_blobs ${out})
     string(APPEND _wick_table_decl "extern const unsigned char ${sym}_hip[], ${sym}_hip_end[];\n")
     set(hip_ref "${sym}_hip, ${sym}_hip_end")
+    set(hip_packed 1)
   endif()
   _wick_incbin(asm ${sym}_src ${cu})
   string(APPEND _wick_table_decl "extern const unsigned char ${sym}_src[], ${sym}_src_end[];\n")
-  string(APPEND _wick_table_rows "    {\"${mod}\", ${cuda_ref}, ${hip_ref}, (const char *)${sym}_src},\n")
+  string(APPEND _wick_table_rows "    {\"${mod}\", ${cuda_ref}, ${hip_ref}, (const char *)${sym}_src, ${hip_packed}},\n")
   set(c ${WICK_GEN_DIR}/wk_gpu_embed_${id}.c)
   _wick_write_if_changed(${c} "${_wick_gen_head}/* kernels/${mod}.cu: code objects and source. */
 __asm__(\"  .pushsection .rodata\\n\"
@@ -206,7 +224,7 @@ target_sources(wick_obj PRIVATE ${c})
 
 # The table src/gpu/gpu_module.c reads.
 if(_wick_nmod EQUAL 0)
-  set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL}, /* no kernel modules in this build */\n")
+  set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL, 0}, /* no kernel modules in this build */\n")
 endif()
 set(c ${WICK_GEN_DIR}/wk_gpu_embed_table.c)
 _wick_write_if_changed(${c} "${_wick_gen_head}/* The embedded GPU modules: one row per kernels/<module>.cu. */

@@ -54,6 +54,15 @@ if command -v readelf >/dev/null 2>&1; then
     echo "  ok: no GPU library among them"
 fi
 
+# Size: the embedded code objects (every ahead-of-time CUDA and AMD target) must keep the shared
+# library under 40 MB (the AMD bundles are zstd-compressed; see cmake/gpu.cmake).
+SO=$(ls "$LIBDIR"/libwick.so.*.*.* 2>/dev/null | head -n 1)
+[ -n "$SO" ] || SO=$(ls "$LIBDIR"/libwick.so* | head -n 1)
+BYTES=$(wc -c <"$SO")
+echo "check: size of $(basename "$SO"): $BYTES bytes"
+[ "$BYTES" -lt 40000000 ] || fail "libwick.so is $BYTES bytes, over the 40 MB limit"
+echo "  ok: under 40 MB"
+
 echo "check: pkg-config"
 FLAGS=$(PKG_CONFIG_PATH="$PCDIR" pkg-config --cflags --libs wick) || fail "pkg-config --cflags --libs wick"
 echo "  flags: $FLAGS"

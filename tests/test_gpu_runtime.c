@@ -285,8 +285,10 @@ static void test_code_objects(void)
         }
         if (WICK_TEST_HIPCC) {
             char targets[2048];
-            int ok = e->hip && bundle_targets(e->hip, (size_t)(e->hip_end - e->hip), targets,
-                                              sizeof targets);
+            const void *bundle = NULL;
+            size_t bundle_size = 0;
+            TEST_EQ_STATUS(wk_gpu_embedded_image(&bundle, &bundle_size, WK_BACKEND_ROCM, i), WK_OK);
+            int ok = bundle && bundle_targets(bundle, bundle_size, targets, sizeof targets);
             if (TEST_CHECK(ok, "module %s: no readable HIP offload bundle", e->name)) {
                 char list[] = WICK_TEST_HIP_TARGETS ",gfx906,gfx908,gfx90a,gfx940,gfx1030";
                 for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -294,13 +296,14 @@ static void test_code_objects(void)
                     snprintf(key, sizeof key, ",%s,", t);
                     TEST_CHECK(strstr(targets, key) != NULL, "module %s: bundle lacks %s", e->name, t);
                 }
-                printf("module %-8s bundle %7zu bytes: %s\n", e->name, (size_t)(e->hip_end - e->hip),
-                       targets);
+                printf("module %-8s bundle %7zu bytes (%zu embedded): %s\n", e->name, bundle_size,
+                       (size_t)(e->hip_end - e->hip), targets);
             }
         } else if (i == 0) {
             printf("skip: HIP code objects not built (hipcc not found at build time)\n");
         }
     }
+    wk_gpu_embedded_release(); /* no device is open here: free the inflated bundles */
 }
 
 /* ------------------------------------------------------------------ 3. run-time compilation */

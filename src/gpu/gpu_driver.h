@@ -132,6 +132,7 @@ typedef struct wk_gpu_embedded {
     const unsigned char *cuda, *cuda_end;         /* NVIDIA fatbin */
     const unsigned char *hip, *hip_end;           /* clang offload bundle of HSACO */
     const char *source;                           /* kernels/<name>.cu, NUL-terminated */
+    int hip_packed;                               /* hip..hip_end is a zstd frame of the bundle */
 } wk_gpu_embedded;
 typedef struct wk_gpu_embedded_header {
     const char *name; /* as included: "gpu.h", "fpconv.h" */
@@ -141,5 +142,10 @@ extern const wk_gpu_embedded wk_gpu_embedded_modules[];
 extern const int wk_gpu_embedded_module_count;
 extern const wk_gpu_embedded_header wk_gpu_embedded_headers[];
 extern const int wk_gpu_embedded_header_count;
+/* The code object of module mi for the driver of `kind`, as its module_load takes it: the
+ * embedded bytes, or (AMD bundles are embedded zstd-compressed) the bundle inflated once per
+ * process and kept until wk_gpu_embedded_release (gpu_blob.c). NULL/0 when none was built. */
+wk_status wk_gpu_embedded_image(const void **image, size_t *size, wk_backend_kind kind, int mi);
+void wk_gpu_embedded_release(void); /* when the last GPU device closes */
 
 #endif

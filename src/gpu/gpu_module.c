@@ -80,8 +80,12 @@ static wk_status rtc_get(wk_gpu_device *g, const wk_gpu_embedded *e, const void 
 static wk_status module_load(wk_gpu_device *g, int mi, void **out)
 {
     const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
-    const unsigned char *obj = g->drv->kind == WK_BACKEND_CUDA ? e->cuda : e->hip;
+    const void *obj = NULL;
+    size_t obj_size = 0;
     char why[320];
+    wk_status got = g->force_rtc ? WK_OK : wk_gpu_embedded_image(&obj, &obj_size, g->drv->kind, mi);
+    if (got != WK_OK)
+        return got;
     if (g->force_rtc)
         snprintf(why, sizeof why, "WICK_FORCE_RTC=1");
     else if (!obj)
@@ -254,6 +258,7 @@ void wk_gpu_modules_destroy(wk_gpu_device *g)
             wk_free(r->image);
             wk_free(r);
         }
+        wk_gpu_embedded_release();
     }
     pthread_mutex_unlock(&rtc_mu);
 }
