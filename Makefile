@@ -5,13 +5,18 @@
 #   make test             build, then the whole test suite through ctest
 #   make install PREFIX=/usr/local
 #   make asan             build and test under AddressSanitizer + UndefinedBehaviorSanitizer
-# Missing Debian build dependencies are installed first when run as root (tools/deps.sh).
+# Missing Debian build dependencies are installed first when run as root (tools/deps.sh; with
+# WICK_DEPS_HIP=1 the AMD toolchain too), and the tests' PyPI packages into BUILD/venv
+# (tools/pydeps.sh, tools/requirements-test.txt).
 BUILD   ?= build
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure run test install asan clean
+VENV     = $(abspath $(BUILD))/venv
+PYFLAGS  = -DPython3_EXECUTABLE=$(VENV)/bin/python
+
+.PHONY: all deps pydeps configure run test install asan clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -19,8 +24,12 @@ all: configure
 deps:
 	@sh tools/deps.sh
 
-configure: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+# The Python environment of the tests (numpy, pytest, safetensors, tokenizers, gguf): BUILD/venv.
+pydeps: deps
+	@sh tools/pydeps.sh $(VENV)
+
+configure: deps pydeps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(PYFLAGS) $(CMAKE_FLAGS)
 
 run: all
 	$(BUILD)/wick check
@@ -31,8 +40,8 @@ test: all
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-asan: deps
-	@test -f $(BUILD)-asan/CMakeCache.txt || cmake -S . -B $(BUILD)-asan -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_HIP=OFF $(CMAKE_FLAGS)
+asan: deps pydeps
+	@test -f $(BUILD)-asan/CMakeCache.txt || cmake -S . -B $(BUILD)-asan -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_HIP=OFF $(PYFLAGS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS)
 

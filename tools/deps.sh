@@ -1,7 +1,8 @@
 #!/bin/sh
 # deps.sh: make sure the Debian packages wick's build needs are present. As root, installs the
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
-#   tools:     a C compiler, make, cmake, pkg-config, binutils (found by command name)
+#   tools:     a C compiler, make, cmake, pkg-config, binutils, python3 with venv (found by
+#              command name and module)
 #   libraries: OpenMP and OpenBLAS, decided by the same CMake code the build runs
 #              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
 #   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
@@ -30,6 +31,12 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v readelf >/dev/null 2>&1 || need="$need binutils"
+# python3 with venv/ensurepip: the test suite's environment (tools/pydeps.sh)
+if ! command -v python3 >/dev/null 2>&1; then
+    need="$need python3 python3-venv"
+elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    need="$need python3-venv"
+fi
 # shellcheck disable=SC2086 # a list of package names
 [ -z "$need" ] || install $need
 
