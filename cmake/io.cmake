@@ -23,3 +23,12 @@ else()
   set_tests_properties(safetensors_python PROPERTIES DISABLED TRUE)
 endif()
 set_tests_properties(safetensors_python PROPERTIES SKIP_RETURN_CODE 77)
+
+# `wick inspect FILE` (tools/inspect.c) for GGUF and safetensors files; a check on a file that
+# st_pytool writes.
+target_sources(wick_cli PRIVATE tools/inspect.c)
+add_test(NAME wick_inspect_safetensors
+         COMMAND sh -c "$<TARGET_FILE:st_pytool> write \"$1\" && $<TARGET_FILE:wick_cli> inspect \"$1\""
+                 sh ${CMAKE_CURRENT_BINARY_DIR}/inspect_test.safetensors)
+set_tests_properties(wick_inspect_safetensors PROPERTIES PASS_REGULAR_EXPRESSION
+  "metadata: 1 pairs.*format +\"wick ✓\".*tensors: 13 \\(154 bytes\\).*w\\.i64 +I64 +\\[3\\] +848 +24.*w\\.f8 +F8_E4M3 +\\[9\\]")
