@@ -34,7 +34,8 @@
 #define MAX_LEN 256 /* sentence-transformers' max_seq_length for this model */
 
 typedef struct layer {
-    wk_storage *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *ln1_g, *ln1_b;
+    wk_storage *wqkv, *bqkv; /* query, key, value stacked (3H, H) and (3H); query pre-scaled */
+    wk_storage *wo, *bo, *ln1_g, *ln1_b;
     wk_storage *wi, *bi, *wo2, *bo2, *ln2_g, *ln2_b;
 } layer;
 
@@ -59,6 +60,40 @@ static wk_storage *load(wk_safetensors *st, const char *name, wk_device *dev, wk
     return s;
 }
 
+/* query, key and value of layer i stacked into one (3H, H) weight and (3H) bias, so that one
+ * matmul makes all three; the query rows are multiplied by 1/sqrt(DH) (in f32, before the
+ * conversion to dt), which puts attention's score scaling into the weights. */
+static void load_qkv(layer *l, wk_safetensors *st, int i, wk_device *dev, wk_dtype dt)
+{
+    static const char *part[3] = {"query", "key", "value"};
+    wk_storage *w = NULL, *b = NULL;
+    EX_CHECK(wk_storage_alloc_uninit(&w, dev, WK_DTYPE_F32, 3 * H * H));
+    EX_CHECK(wk_storage_alloc_uninit(&b, dev, WK_DTYPE_F32, 3 * H));
+    for (int k = 0; k < 3; k++) {
+        char name[256];
+        for (int isb = 0; isb < 2; isb++) {
+            snprintf(name, sizeof name, "encoder.layer.%d.attention.self.%s.%s", i, part[k],
+                     isb ? "bias" : "weight");
+            wk_storage *t = load(st, name, dev, WK_DTYPE_F32), *ts = NULL;
+            int64_t n = isb ? H : H * H;
+            wk_layout lt;
+            wk_layout_contiguous(&lt, 1, &n);
+            EX_CHECK(wk_affine(&ts, t, &lt, k == 0 ? 1.0 / sqrt((double)DH) : 1.0, 0.0));
+            EX_CHECK(wk_copy_strided_src(isb ? b : w, (size_t)(k * n), ts, &lt));
+            wk_storage_free(t);
+            wk_storage_free(ts);
+        }
+    }
+    int64_t nw = 3 * H * H, nb = 3 * H;
+    wk_layout lw, lb;
+    wk_layout_contiguous(&lw, 1, &nw);
+    wk_layout_contiguous(&lb, 1, &nb);
+    EX_CHECK(wk_to_dtype(&l->wqkv, w, &lw, dt));
+    EX_CHECK(wk_to_dtype(&l->bqkv, b, &lb, dt));
+    wk_storage_free(w);
+    wk_storage_free(b);
+}
+
 static void model_load(model *m, const char *dir, wk_device *dev, wk_dtype dt)
 {
     char path[4096], err[256];
@@ -79,10 +114,8 @@ static void model_load(model *m, const char *dir, wk_device *dev, wk_dtype dt)
     m->ln_b = load(st, "embeddings.LayerNorm.bias", dev, dt);
     for (int i = 0; i < LAYERS; i++) {
         layer *l = &m->l[i];
+        load_qkv(l, st, i, dev, dt);
         struct { wk_storage **dst; const char *name; } w[] = {
-            {&l->wq, "attention.self.query.weight"}, {&l->bq, "attention.self.query.bias"},
-            {&l->wk, "attention.self.key.weight"}, {&l->bk, "attention.self.key.bias"},
-            {&l->wv, "attention.self.value.weight"}, {&l->bv, "attention.self.value.bias"},
             {&l->wo, "attention.output.dense.weight"}, {&l->bo, "attention.output.dense.bias"},
             {&l->ln1_g, "attention.output.LayerNorm.weight"}, {&l->ln1_b, "attention.output.LayerNorm.bias"},
             {&l->wi, "intermediate.dense.weight"}, {&l->bi, "intermediate.dense.bias"},
@@ -163,38 +196,36 @@ static wk_storage *contiguous(const wk_storage *x, const wk_layout *l)
     return out;
 }
 
-/* (B*T, H) rows of tokens -> (B, NH, T, DH) contiguous. */
-static wk_storage *heads(const wk_storage *x, int64_t B, int64_t T)
+/* Part `which` (0 query, 1 key, 2 value) of the (B*T, 3H) rows -> (B, NH, T, DH) contiguous. */
+static wk_storage *heads(const wk_storage *qkv, int which, int64_t B, int64_t T)
 {
-    wk_layout l = {4, {B, NH, T, DH}, {T * H, DH, H, 1}, 0};
-    return contiguous(x, &l);
+    wk_layout l = {4, {B, NH, T, DH}, {T * 3 * H, DH, 3 * H, 1}, which * H};
+    return contiguous(qkv, &l);
 }
 
-/* One encoder layer on x (B*T, H); maskb (B, 1, 1, T) holds 0 or a large negative number. */
+/* One encoder layer on x (B*T, H); maskb (B, 1, 1, T) holds 0 or a large negative number, or is
+ * NULL when no sentence of the batch is padded. */
 static wk_storage *encoder_layer(const model *m, const layer *L, wk_storage *x, int64_t B, int64_t T,
                                  const wk_storage *maskb)
 {
     int64_t R = B * T;
-    wk_storage *q0 = linear(x, R, H, L->wq, L->bq, H), *k0 = linear(x, R, H, L->wk, L->bk, H),
-               *v0 = linear(x, R, H, L->wv, L->bv, H);
-    wk_storage *q = heads(q0, B, T), *k = heads(k0, B, T), *v = heads(v0, B, T);
-    wk_storage_free(q0);
-    wk_storage_free(k0);
-    wk_storage_free(v0);
-    /* scores (B, NH, T, T) = q k^T / sqrt(DH) + mask */
+    wk_storage *qkv = linear(x, R, H, L->wqkv, L->bqkv, 3 * H);
+    wk_storage *q = heads(qkv, 0, B, T), *k = heads(qkv, 1, B, T), *v = heads(qkv, 2, B, T);
+    wk_storage_free(qkv);
+    /* scores (B, NH, T, T) = q k^T (q pre-scaled by 1/sqrt(DH)) + mask */
     wk_layout lq = {4, {B, NH, T, DH}, {NH * T * DH, T * DH, DH, 1}, 0}, lkt;
     wk_layout_transpose(&lkt, &lq, 2, 3);
-    wk_storage *s0 = NULL, *s1 = NULL, *s2 = NULL, *p = NULL, *ctx = NULL;
+    wk_storage *s0 = NULL, *s1 = NULL, *p = NULL, *ctx = NULL;
     EX_CHECK(wk_matmul(&s0, q, &lq, k, &lkt));
     wk_layout ls = {4, {B, NH, T, T}, {NH * T * T, T * T, T, 1}, 0};
-    EX_CHECK(wk_affine(&s1, s0, &ls, 1.0 / sqrt((double)DH), 0.0));
-    wk_layout lm = {4, {B, NH, T, T}, {T, 0, 0, 1}, 0};
-    EX_CHECK(wk_binary(&s2, WK_OP_ADD, s1, &ls, maskb, &lm));
-    EX_CHECK(wk_softmax_last_dim(&p, s2, &ls));
+    if (maskb) {
+        wk_layout lm = {4, {B, NH, T, T}, {T, 0, 0, 1}, 0};
+        EX_CHECK(wk_binary(&s1, WK_OP_ADD, s0, &ls, maskb, &lm));
+    }
+    EX_CHECK(wk_softmax_last_dim(&p, s1 ? s1 : s0, &ls));
     EX_CHECK(wk_matmul(&ctx, p, &ls, v, &lq));
     wk_storage_free(s0);
     wk_storage_free(s1);
-    wk_storage_free(s2);
     wk_storage_free(p);
     wk_storage_free(q);
     wk_storage_free(k);
@@ -261,8 +292,13 @@ static void embed_batch(float *out, const model *m, const uint32_t *ids, const i
     wk_storage *frees[] = {sid, spos, we, pe, e1, e2};
     for (size_t k = 0; k < sizeof frees / sizeof frees[0]; k++)
         wk_storage_free(frees[k]);
-    EX_CHECK(wk_storage_from_host(&mbf, dev, WK_DTYPE_F32, mb, (size_t)R));
-    EX_CHECK(wk_to_dtype(&maskb, mbf, &lids, dt));
+    int padded = 0;
+    for (int64_t b = 0; b < B; b++)
+        padded |= lens[b] < T;
+    if (padded) {
+        EX_CHECK(wk_storage_from_host(&mbf, dev, WK_DTYPE_F32, mb, (size_t)R));
+        EX_CHECK(wk_to_dtype(&maskb, mbf, &lids, dt));
+    }
     for (int i = 0; i < LAYERS; i++) {
         wk_storage *y = encoder_layer(m, &m->l[i], x, B, T, maskb);
         wk_storage_free(x);
@@ -377,7 +413,7 @@ static int run_check(const model *m, const char *path, double min_cos, int batch
             worst_i = i;
         }
     }
-    printf("%d sentences on %s in %s: worst cosine similarity %.8f (sentence %d \"%.40s\"), "
+    printf("%d sentences on %s in %s: worst cosine similarity %.9f (sentence %d \"%.40s\"), "
            "bound %.6f: %s\n", n, wk_device_name(m->dev), wk_dtype_name(m->dt), worst, worst_i,
            worst_i >= 0 ? texts[worst_i] : "", min_cos, worst >= min_cos && n > 0 ? "ok" : "FAIL");
     for (int i = 0; i < n; i++)
