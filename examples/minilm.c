@@ -413,8 +413,8 @@ static int run_check(const model *m, const char *path, double min_cos, int batch
             worst_i = i;
         }
     }
-    printf("%d sentences on %s in %s: worst cosine similarity %.9f (sentence %d \"%.40s\"), "
-           "bound %.6f: %s\n", n, wk_device_name(m->dev), wk_dtype_name(m->dt), worst, worst_i,
+    printf("%d sentences on %s in %s: worst cosine similarity %.9f (1 - cos = %.1e; sentence %d \"%.40s\"), "
+           "bound %.6f: %s\n", n, wk_device_name(m->dev), wk_dtype_name(m->dt), worst, 1.0 - worst, worst_i,
            worst_i >= 0 ? texts[worst_i] : "", min_cos, worst >= min_cos && n > 0 ? "ok" : "FAIL");
     for (int i = 0; i < n; i++)
         free(texts[i]);
