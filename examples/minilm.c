@@ -385,14 +385,20 @@ static int run_check(const model *m, const char *path, double min_cos, int batch
     size_t *nb = malloc(sizeof *nb * (size_t)cap);
     float *ref = malloc(sizeof *ref * (size_t)cap * H);
     static char line[1 << 17];
-    while (fgets(line, sizeof line, f) && n < cap) {
+    while (fgets(line, sizeof line, f)) {
         char *tab = strchr(line, '\t');
         if (line[0] == '#' || !tab)
             continue;
         *tab = '\0';
+        if (n == cap) {
+            cap *= 2;
+            texts = realloc(texts, sizeof *texts * (size_t)cap);
+            nb = realloc(nb, sizeof *nb * (size_t)cap);
+            ref = realloc(ref, sizeof *ref * (size_t)cap * H);
+        }
         size_t hl = strcmp(line, "-") == 0 ? 0 : strlen(line);
         texts[n] = malloc(hl / 2 + 1);
-        for (size_t i = 0; i + 1 < hl + 1 && i < hl; i += 2)
+        for (size_t i = 0; i + 1 < hl; i += 2)
             texts[n][i / 2] = (char)(hexval(line[i]) * 16 + hexval(line[i + 1]));
         nb[n] = hl / 2;
         texts[n][nb[n]] = '\0';
@@ -514,13 +520,14 @@ int main(int argc, char **argv)
         rc = run_bench(&m, bench);
     } else {
         static char line[1 << 16];
-        int cap = nsent;
-        if (nsent == 0) /* sentences from stdin */
+        size_t cap = (size_t)argc; /* sent has room for argc entries */
+        int from_stdin = nsent == 0;
+        if (from_stdin) /* one sentence a line */
             while (fgets(line, sizeof line, stdin)) {
                 line[strcspn(line, "\r\n")] = '\0';
-                if (nsent == cap) {
-                    cap = cap ? 2 * cap : 16;
-                    sent = realloc(sent, sizeof *sent * (size_t)cap);
+                if ((size_t)nsent == cap) {
+                    cap *= 2;
+                    sent = realloc(sent, sizeof *sent * cap);
                 }
                 sent[nsent] = malloc(strlen(line) + 1);
                 strcpy(sent[nsent++], line);
@@ -538,6 +545,8 @@ int main(int argc, char **argv)
         }
         free(nb);
         free(e);
+        for (int i = 0; from_stdin && i < nsent; i++)
+            free(sent[i]);
     }
     model_free(&m);
     wk_device_close(dev);

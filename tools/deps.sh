@@ -2,7 +2,7 @@
 # deps.sh: make sure the Debian packages wick's build needs are present. As root, installs the
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
 #   tools:     a C compiler, make, cmake, pkg-config, binutils (found by command name)
-#   libraries: OpenMP and OpenBLAS, decided by the same CMake code the build runs
+#   libraries: OpenMP, OpenBLAS and jansson, decided by the same CMake code the build runs
 #              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
 #   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
 #              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from
