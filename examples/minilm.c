@@ -532,10 +532,11 @@ int main(int argc, char **argv)
                 sent[nsent] = malloc(strlen(line) + 1);
                 strcpy(sent[nsent++], line);
             }
-        size_t *nb = calloc((size_t)(nsent ? nsent : 1), sizeof *nb);
+        size_t ns = nsent > 0 ? (size_t)nsent : 1;
+        size_t *nb = calloc(ns, sizeof *nb);
+        float *e = calloc(ns * H, sizeof *e);
         for (int i = 0; i < nsent; i++)
             nb[i] = strlen(sent[i]);
-        float *e = malloc(sizeof *e * (size_t)(nsent ? nsent : 1) * H);
         embed(e, &m, (const char *const *)sent, nb, nsent, batch);
         for (int i = 0; i < nsent; i++) {
             for (int j = 0; j < (cosine_out ? nsent : H); j++)
