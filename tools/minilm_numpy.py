@@ -15,6 +15,7 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
 from make_token_fixture import SENTENCES  # noqa: E402
 

@@ -15,6 +15,7 @@ import sentence_transformers
 import torch
 from sentence_transformers import SentenceTransformer
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_token_fixture import SENTENCES  # noqa: E402
 
