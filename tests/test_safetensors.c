@@ -7,8 +7,10 @@
  *      a conversion the values of the public scalar conversions.
  *   3. Hostile headers (each case of the issue and more) fail with WK_ERR_FORMAT (or the stated
  *      status) and a message naming the problem; no leak (a counting allocator checks).
- *   4. Every prefix of a valid file (truncation at every byte) fails cleanly; run under ASan by
- *      `make asan`. Injected allocation failures give WK_ERR_OUT_OF_MEMORY and leak nothing.
+ *   4. Every prefix of a valid file (truncation at every byte) fails cleanly, and 3000 copies with
+ *      random bytes changed either open (then every tensor's bytes lie inside the file and tile
+ *      its data section) or fail with WK_ERR_FORMAT; run under ASan by `make asan`. Injected
+ *      allocation failures give WK_ERR_OUT_OF_MEMORY and leak nothing.
  *   5. Writer misuse returns the documented status.
  * Run: ctest -R test_safetensors */
 #include "testlib.h"
@@ -562,6 +564,47 @@ static void test_truncation(void)
         }
     }
     TEST_CHECK(bad == 0, "%d of %zu prefixes misbehaved", bad, full.n);
+    /* random byte changes (1 to 4 bytes, anywhere, biased to the header) */
+    uint32_t x = 7;
+    int opened = 0;
+    bad = 0;
+    uint8_t *mut = malloc(full.n);
+    for (int it = 0; it < 3000; it++) {
+        memcpy(mut, full.b, full.n);
+        for (int k = 0; k <= it % 4; k++) {
+            x = x * 1664525u + 1013904223u;
+            size_t at = (x >> 8) % (it % 2 ? full.n : 8 + 304);
+            x = x * 1664525u + 1013904223u;
+            mut[at] = it % 3 ? (uint8_t)(x >> 24) : (uint8_t)"0123456789{}[],:\" \\"[(x >> 24) % 18];
+        }
+        const char *path = tmp_path("mut.safetensors");
+        write_file(path, mut, full.n);
+        long live = atomic_load(&g_live);
+        wk_safetensors *st = NULL;
+        wk_status s = wk_safetensors_open(&st, path);
+        if (s == WK_OK) {
+            opened++;
+            uint64_t end = 0;
+            for (int64_t i = 0; i < wk_safetensors_tensor_count(st); i++) {
+                wk_safetensors_tensor_info ti;
+                wk_safetensors_tensor_info_get(&ti, st, i);
+                if (ti.offset != end)
+                    bad++;
+                end = ti.offset + ti.nbytes;
+            }
+            if (wk_safetensors_data_offset(st) + end != full.n)
+                bad++;
+            wk_safetensors_close(st);
+        } else if (s != WK_ERR_FORMAT && s != WK_ERR_NOT_SUPPORTED) {
+            if (bad++ < 5)
+                TEST_CHECK(0, "mutation %d: %s (%s)", it, wk_status_string(s), wk_last_error());
+        }
+        if (atomic_load(&g_live) != live)
+            bad++;
+    }
+    free(mut);
+    TEST_CHECK(bad == 0, "%d of 3000 mutated files misbehaved (%d opened)", bad, opened);
+    printf("3000 mutated files: %d opened, the others refused\n", opened);
     /* every allocation of open failing in turn */
     const char *path = tmp_path("oom.safetensors");
     write_file(path, full.b, full.n);
