@@ -5,8 +5,8 @@
 # itself finds, never by a header path that another package may also provide (Debian's reference
 # libblas-dev installs a cblas.h too).
 #
-# Sets: WICK_BLAS_LIBRARIES, WICK_CBLAS_INCLUDE_DIR (OpenBLAS), and the targets OpenMP::OpenMP_C
-# and Threads::Threads.
+# Sets: WICK_BLAS_LIBRARIES, WICK_CBLAS_INCLUDE_DIR (OpenBLAS), WICK_JANSSON_LIBRARY,
+# WICK_JANSSON_INCLUDE_DIR (jansson), and the targets OpenMP::OpenMP_C and Threads::Threads.
 include(CheckCSourceCompiles)
 
 # In probe mode (WICK_DEPS_PROBE) a missing dependency is recorded in WICK_DEPS_MISSING (Debian
@@ -60,6 +60,30 @@ if(_wick_blas_ok)
 else()
   unset(WICK_OPENBLAS_LINKS CACHE) # probe again next time (after the package is installed)
   wick_dep_missing(libopenblas-dev "OpenBLAS (libopenblas and its cblas.h)")
+endif()
+
+# ---- jansson: the JSON parser of the safetensors header (src/io/safetensors.c), proven by linking
+# json_loadb.
+find_path(WICK_JANSSON_INCLUDE_DIR jansson.h DOC "directory of jansson.h")
+find_library(WICK_JANSSON_LIBRARY jansson DOC "the jansson library")
+set(_wick_jansson_ok OFF)
+if(WICK_JANSSON_INCLUDE_DIR AND WICK_JANSSON_LIBRARY)
+  set(CMAKE_REQUIRED_INCLUDES ${WICK_JANSSON_INCLUDE_DIR})
+  set(CMAKE_REQUIRED_LIBRARIES ${WICK_JANSSON_LIBRARY})
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_c_source_compiles("#include <jansson.h>
+int main(void) { json_error_t e; json_t *j = json_loadb(\"{}\", 2, JSON_REJECT_DUPLICATES, &e);
+  int ok = json_is_object(j); json_decref(j); return ok ? 0 : 1; }" WICK_JANSSON_LINKS)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  unset(CMAKE_REQUIRED_QUIET)
+  if(WICK_JANSSON_LINKS)
+    set(_wick_jansson_ok ON)
+  endif()
+endif()
+if(NOT _wick_jansson_ok)
+  unset(WICK_JANSSON_LINKS CACHE)
+  wick_dep_missing(libjansson-dev "jansson (the safetensors header parser)")
 endif()
 
 # ---- zstd: the AMD code objects are embedded compressed (cmake/gpu.cmake runs the `zstd` command

@@ -626,6 +626,79 @@ WK_API wk_status wk_gguf_writer_add_tensor(wk_gguf_writer *w, const char *name, 
  * write failure (the partial file is removed). */
 WK_API wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32_t version);
 
+
+/* ---------------------------------------------------------------- safetensors files */
+/* The safetensors format (Hugging Face): an 8-byte little-endian header length N, N bytes of JSON
+ * ({"name": {"dtype", "shape", "data_offsets": [begin, end]}, ..., "__metadata__": {str: str}})
+ * padded with spaces, then the data section. A reader maps the file read-only, parses the header
+ * with jansson and checks it as the reference implementation does before anything is read: header
+ * at most 100,000,000 bytes and inside the file, valid UTF-8 JSON starting with '{', no duplicate
+ * names, known dtypes, each tensor's byte size (shape x dtype) equal to its offsets, and the
+ * tensors covering the data section exactly (no overlap, no gap, nothing past the end). A bad file
+ * gives WK_ERR_FORMAT naming the tensor and field; a missing file WK_ERR_IO. Rules:
+ * docs/semantics.md ("safetensors files"). */
+typedef struct wk_safetensors wk_safetensors;
+
+typedef struct wk_safetensors_tensor_info {
+    const char *name;       /* NUL-terminated UTF-8, valid while the file is open */
+    const char *dtype_name; /* as in the file: "F32", "BF16", "BOOL", "F8_E5M2", ... */
+    int32_t has_dtype;      /* 1 if it loads as a wick dtype (BOOL loads as u8), else 0 */
+    wk_dtype dtype;         /* that dtype when has_dtype is 1 */
+    int32_t rank;           /* 0..WK_MAX_RANK (rank 0: a scalar, one element) */
+    int64_t dims[WK_MAX_RANK]; /* outermost first; entries past rank are 1 */
+    int64_t elems;          /* product of the dims */
+    uint64_t offset;        /* bytes from the start of the data section */
+    uint64_t nbytes;
+} wk_safetensors_tensor_info;
+
+/* out: the parsed file at path (mapped, not copied). Close it with wk_safetensors_close. */
+WK_API wk_status wk_safetensors_open(wk_safetensors **out, const char *path);
+/* Unmaps and frees. Storages loaded from the file stay valid. NULL is a no-op. */
+WK_API void wk_safetensors_close(wk_safetensors *st);
+WK_API uint64_t wk_safetensors_file_size(const wk_safetensors *st);
+WK_API uint64_t wk_safetensors_data_offset(const wk_safetensors *st); /* 8 + N */
+/* Tensors in data order (ascending offsets); names are unique. */
+WK_API int64_t wk_safetensors_tensor_count(const wk_safetensors *st);
+/* out: the facts of tensor i (WK_ERR_INDEX_OUT_OF_RANGE if i is not in [0, tensor_count)). */
+WK_API wk_status wk_safetensors_tensor_info_get(wk_safetensors_tensor_info *out,
+                                                const wk_safetensors *st, int64_t i);
+/* Index of the tensor with this name, or -1. O(log n). */
+WK_API int64_t wk_safetensors_find_tensor(const wk_safetensors *st, const char *name);
+/* The tensor's nbytes bytes inside the map (aligned as the file happens to be: read them with
+ * memcpy); NULL if i is out of range. */
+WK_API const void *wk_safetensors_tensor_data(const wk_safetensors *st, int64_t i);
+/* out: tensor i on dev as dtype `to` (contiguous, elems elements): the file's values converted
+ * with wk_to_dtype's rules on the device when `to` differs from the tensor's dtype.
+ * WK_ERR_NOT_SUPPORTED for a dtype wick does not have (has_dtype 0). */
+WK_API wk_status wk_safetensors_load_tensor(wk_storage **out, const wk_safetensors *st, int64_t i,
+                                            wk_device *dev, wk_dtype to);
+/* The "__metadata__" pairs (string keys and values), in file order. */
+WK_API int64_t wk_safetensors_metadata_count(const wk_safetensors *st);
+/* *key, *value: pair i, NUL-terminated, valid while the file is open. */
+WK_API wk_status wk_safetensors_metadata_get(const char **key, const char **value,
+                                             const wk_safetensors *st, int64_t i);
+/* The value of a metadata key, or NULL. */
+WK_API const char *wk_safetensors_metadata_find(const wk_safetensors *st, const char *key);
+
+/* ---- writer: collects metadata and tensors, then writes a file the Python package writes byte
+ * for byte (tensors ordered by dtype as it orders them, then by name; the JSON compact; the
+ * header padded with spaces to a multiple of 8 bytes). Names and metadata must be valid UTF-8;
+ * tensor names unique and not "__metadata__". Tensor bytes are referenced, not copied: they must
+ * stay valid until the write. */
+typedef struct wk_safetensors_writer wk_safetensors_writer;
+WK_API wk_status wk_safetensors_writer_new(wk_safetensors_writer **out);
+WK_API void wk_safetensors_writer_free(wk_safetensors_writer *w); /* NULL is a no-op */
+WK_API wk_status wk_safetensors_writer_add_metadata(wk_safetensors_writer *w, const char *key,
+                                                    const char *value);
+/* dims (rank 0..WK_MAX_RANK, each >= 0) outermost first; nbytes must equal the element count
+ * times wk_dtype_size(dtype); data may be NULL when nbytes is 0. */
+WK_API wk_status wk_safetensors_writer_add_tensor(wk_safetensors_writer *w, const char *name,
+                                                  wk_dtype dtype, int32_t rank,
+                                                  const int64_t *dims, const void *data,
+                                                  uint64_t nbytes);
+/* Writes the file. WK_ERR_IO on a write failure (the partial file is removed). */
+WK_API wk_status wk_safetensors_writer_write(const wk_safetensors_writer *w, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,7 @@
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
 #   tools:     a C compiler, make, cmake, pkg-config, binutils, python3 with venv (found by
 #              command name and module)
-#   libraries: OpenMP and OpenBLAS, decided by the same CMake code the build runs
+#   libraries: OpenMP, OpenBLAS and jansson, decided by the same CMake code the build runs
 #              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
 #   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
 #              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from

