@@ -1,0 +1,843 @@
+/* llama.c: a Llama-architecture decoder for GGUF files as llama.cpp writes them, on wick's public
+ * API only (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
+ *
+ * Build: with the project (cmake/examples.cmake) -> build/wick_llama.
+ * Run:   wick_llama MODEL.gguf --prompt "1 15043 29892" -n 32 [--device cuda:0]
+ *                   [--temp 0.8 --top-p 0.95 --seed 7]          (default: greedy)
+ *        wick_llama MODEL.gguf --prompt IDS --force IDS --logits OUT.f32
+ *                   (the test mode: logits of every prompt position, then of every teacher-forced
+ *                    decode step, as raw little-endian f32 rows of the vocabulary size)
+ *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
+ *
+ * The model (llama.cpp's LLM_ARCH_LLAMA):
+ *   x = token_embd[ids]
+ *   per block: h = rms_norm(x) * attn_norm; q, k, v = h Wq^T, h Wk^T, h Wv^T;
+ *              q, k rotated by rope; grouped-query attention over the KV cache (causal);
+ *              x += attn Wo^T;  h = rms_norm(x) * ffn_norm;  x += (silu(h Wg^T) * h Wu^T) Wd^T
+ *   logits = (rms_norm(x) * output_norm) Wout^T   (Wout = token_embd when `output` is absent)
+ * Rope: llama.cpp's converter permutes the rows of Wq and Wk (HF's "rotate halves" layout) so that
+ * ggml's NORMAL rope mode applies, which rotates ADJACENT pairs (x[2i], x[2i+1]) by pos * theta_i,
+ * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1).
+ * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md.
+ * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
+ * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
+ * f32. */
+#include <wick.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ errors */
+/* An example program: a failed call prints why and exits. */
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "llama: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static void ck(wk_status s, const char *what)
+{
+    if (s != WK_OK)
+        die("%s: %s: %s", what, wk_status_string(s), wk_last_error());
+}
+#define CK(call) ck((call), #call)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ layouts */
+static wk_layout lay(int32_t rank, const int64_t *dims)
+{
+    wk_layout l;
+    CK(wk_layout_contiguous(&l, rank, dims));
+    return l;
+}
+static wk_layout lay1(int64_t a) { const int64_t d[1] = {a}; return lay(1, d); }
+static wk_layout lay2(int64_t a, int64_t b) { const int64_t d[2] = {a, b}; return lay(2, d); }
+static wk_layout lay3(int64_t a, int64_t b, int64_t c)
+{
+    const int64_t d[3] = {a, b, c};
+    return lay(3, d);
+}
+
+/* A strided view: rank dims with the given strides and offset. */
+static wk_layout view(int32_t rank, const int64_t *dims, const int64_t *strides, int64_t offset)
+{
+    wk_layout l;
+    memset(&l, 0, sizeof l);
+    l.rank = rank;
+    for (int32_t i = 0; i < rank; i++) {
+        l.dims[i] = dims[i];
+        l.strides[i] = strides[i];
+    }
+    l.offset = offset;
+    return l;
+}
+
+/* ------------------------------------------------------------------ the model */
+typedef struct qweight {   /* W (n, k) as raw GGUF bytes in a u8 storage */
+    wk_storage *w;
+    wk_qtype qt;
+    int64_t n, k;
+} qweight;
+
+typedef struct block {
+    wk_storage *attn_norm, *ffn_norm; /* f32 (dim) */
+    qweight wq, wk, wv, wo, wg, wu, wd;
+    wk_storage *kc, *vc;              /* KV cache: f32 (n_kv, ctx, head_dim) */
+} block;
+
+typedef struct model {
+    wk_device *dev;
+    int64_t dim, n_layer, n_head, n_kv, hd, ffn, vocab, ctx;
+    float eps;
+    double rope_base;
+    qweight embd, out;
+    wk_storage *out_norm;
+    block *b;
+    wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
+    int64_t pos;                      /* tokens in the KV cache */
+    /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
+    const wk_gguf *g;
+    int64_t tokens_kv;
+} model;
+
+/* The value of an integer metadata key of any integer type; def if absent (required: die). */
+static int64_t meta_int(const wk_gguf *g, const char *key, int64_t def, int required)
+{
+    const int64_t i = wk_gguf_find_key(g, key);
+    if (i < 0) {
+        if (required)
+            die("missing metadata key %s", key);
+        return def;
+    }
+    wk_gguf_value v;
+    CK(wk_gguf_kv_value(&v, g, i));
+    switch (wk_gguf_value_type(v)) {
+    case WK_GGUF_TYPE_U8: { uint8_t x; CK(wk_gguf_get_u8(&x, v)); return x; }
+    case WK_GGUF_TYPE_I8: { int8_t x; CK(wk_gguf_get_i8(&x, v)); return x; }
+    case WK_GGUF_TYPE_U16: { uint16_t x; CK(wk_gguf_get_u16(&x, v)); return x; }
+    case WK_GGUF_TYPE_I16: { int16_t x; CK(wk_gguf_get_i16(&x, v)); return x; }
+    case WK_GGUF_TYPE_U32: { uint32_t x; CK(wk_gguf_get_u32(&x, v)); return x; }
+    case WK_GGUF_TYPE_I32: { int32_t x; CK(wk_gguf_get_i32(&x, v)); return x; }
+    case WK_GGUF_TYPE_U64: { uint64_t x; CK(wk_gguf_get_u64(&x, v)); return (int64_t)x; }
+    case WK_GGUF_TYPE_I64: { int64_t x; CK(wk_gguf_get_i64(&x, v)); return x; }
+    default: die("metadata key %s is not an integer", key);
+    }
+    return def;
+}
+
+static double meta_float(const wk_gguf *g, const char *key, double def)
+{
+    const int64_t i = wk_gguf_find_key(g, key);
+    if (i < 0)
+        return def;
+    wk_gguf_value v;
+    CK(wk_gguf_kv_value(&v, g, i));
+    if (wk_gguf_value_type(v) == WK_GGUF_TYPE_F32) {
+        float x;
+        CK(wk_gguf_get_f32(&x, v));
+        return x;
+    }
+    if (wk_gguf_value_type(v) == WK_GGUF_TYPE_F64) {
+        double x;
+        CK(wk_gguf_get_f64(&x, v));
+        return x;
+    }
+    die("metadata key %s is not a float", key);
+    return def;
+}
+
+static int64_t find_tensor(const wk_gguf *g, const char *name, int required)
+{
+    const int64_t i = wk_gguf_find_tensor(g, name);
+    if (i < 0 && required)
+        die("missing tensor %s", name);
+    return i;
+}
+
+/* W (n, k): tensor `name` as its raw bytes on dev, checked against the expected shape. */
+static qweight load_qweight(model *m, const wk_gguf *g, const char *name, int64_t n, int64_t k)
+{
+    wk_gguf_tensor_info ti;
+    CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, name, 1)));
+    if (ti.n_dims != 2 || ti.dims[0] != n || ti.dims[1] != k)
+        die("tensor %s: expected (%lld, %lld), the file has %d dims (%lld, %lld)", name,
+            (long long)n, (long long)k, ti.n_dims, (long long)ti.dims[0], (long long)ti.dims[1]);
+    if (!wk_device_supports_quant(m->dev, WK_OP_QMATMUL, ti.qtype, WK_DTYPE_F32))
+        die("tensor %s: %s does not run qmatmul on %s weights", name, wk_device_name(m->dev),
+            wk_qtype_name(ti.qtype));
+    qweight q = {NULL, ti.qtype, n, k};
+    const int64_t i = wk_gguf_find_tensor(g, name);
+    CK(wk_storage_from_host(&q.w, m->dev, WK_DTYPE_U8, wk_gguf_tensor_data(g, i), ti.nbytes));
+    return q;
+}
+
+/* A norm weight (dim) as f32 on dev, whatever its float type in the file. */
+static wk_storage *load_vector(model *m, const wk_gguf *g, const char *name, int64_t n)
+{
+    wk_gguf_tensor_info ti;
+    const int64_t i = find_tensor(g, name, 1);
+    CK(wk_gguf_tensor_info_get(&ti, g, i));
+    if (ti.elems != n)
+        die("tensor %s: expected %lld elements, the file has %lld", name, (long long)n,
+            (long long)ti.elems);
+    wk_storage *s = NULL, *f = NULL;
+    CK(wk_gguf_load_tensor(&s, g, i, m->dev));
+    if (wk_storage_dtype(s) == WK_DTYPE_F32)
+        return s;
+    if (ti.qtype != WK_QTYPE_F16 && ti.qtype != WK_QTYPE_BF16)
+        die("tensor %s: a norm weight must be f32, f16 or bf16, not %s", name,
+            wk_qtype_name(ti.qtype));
+    const wk_layout l = lay1(n);
+    CK(wk_to_dtype(&f, s, &l, WK_DTYPE_F32));
+    wk_storage_free(s);
+    return f;
+}
+
+/* Rope tables for positions [0, ctx): angle(p, i) = p * base^(-2i/hd) / freq_factor[i]. */
+static void build_rope(model *m, const wk_gguf *g)
+{
+    const int64_t half = m->hd / 2;
+    float *factors = NULL;
+    const int64_t fi = find_tensor(g, "rope_freqs.weight", 0);
+    if (fi >= 0) {
+        wk_gguf_tensor_info ti;
+        CK(wk_gguf_tensor_info_get(&ti, g, fi));
+        if (ti.qtype != WK_QTYPE_F32 || ti.elems != half)
+            die("rope_freqs.weight: expected %lld f32 values", (long long)half);
+        factors = malloc((size_t)half * sizeof *factors);
+        if (!factors)
+            die("out of memory");
+        memcpy(factors, wk_gguf_tensor_data(g, fi), (size_t)half * sizeof *factors);
+    }
+    float *c = malloc((size_t)(m->ctx * half) * sizeof *c);
+    float *s = malloc((size_t)(m->ctx * half) * sizeof *s);
+    if (!c || !s)
+        die("out of memory");
+    for (int64_t p = 0; p < m->ctx; p++)
+        for (int64_t i = 0; i < half; i++) {
+            double theta = pow(m->rope_base, -2.0 * (double)i / (double)m->hd);
+            if (factors)
+                theta /= factors[i];
+            c[p * half + i] = (float)cos((double)p * theta);
+            s[p * half + i] = (float)sin((double)p * theta);
+        }
+    CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
+    CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    free(c);
+    free(s);
+    free(factors);
+}
+
+/* Reads hyperparameters and weights; ctx <= 0 means llama.context_length (capped at 4096). */
+static void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx)
+{
+    memset(m, 0, sizeof *m);
+    m->dev = dev;
+    m->g = g;
+    const int64_t ai = wk_gguf_find_key(g, "general.architecture");
+    if (ai >= 0) {
+        wk_gguf_value v;
+        const char *s;
+        uint64_t len;
+        CK(wk_gguf_kv_value(&v, g, ai));
+        CK(wk_gguf_get_string(&s, &len, v));
+        if (len != 5 || memcmp(s, "llama", 5) != 0)
+            die("general.architecture is \"%.*s\", not \"llama\"", (int)len, s);
+    }
+    m->dim = meta_int(g, "llama.embedding_length", 0, 1);
+    m->n_layer = meta_int(g, "llama.block_count", 0, 1);
+    m->n_head = meta_int(g, "llama.attention.head_count", 0, 1);
+    m->n_kv = meta_int(g, "llama.attention.head_count_kv", m->n_head, 0);
+    m->ffn = meta_int(g, "llama.feed_forward_length", 0, 1);
+    m->eps = (float)meta_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5);
+    m->rope_base = meta_float(g, "llama.rope.freq_base", 10000.0);
+    if (m->dim <= 0 || m->n_layer <= 0 || m->n_head <= 0 || m->n_kv <= 0 || m->ffn <= 0 ||
+        m->n_head % m->n_kv != 0 || m->dim % m->n_head != 0)
+        die("bad hyperparameters: dim %lld, blocks %lld, heads %lld, kv heads %lld, ffn %lld",
+            (long long)m->dim, (long long)m->n_layer, (long long)m->n_head, (long long)m->n_kv,
+            (long long)m->ffn);
+    m->hd = meta_int(g, "llama.attention.key_length", m->dim / m->n_head, 0);
+    if (meta_int(g, "llama.attention.value_length", m->hd, 0) != m->hd || m->hd % 2 != 0 ||
+        meta_int(g, "llama.rope.dimension_count", m->hd, 0) != m->hd)
+        die("head size %lld: partial rope or key/value lengths that differ are not supported",
+            (long long)m->hd);
+    wk_gguf_tensor_info ti;
+    CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, "token_embd.weight", 1)));
+    m->vocab = ti.dims[0];
+    if (meta_int(g, "llama.vocab_size", m->vocab, 0) != m->vocab)
+        die("llama.vocab_size disagrees with token_embd.weight (%lld rows)", (long long)m->vocab);
+    m->ctx = ctx > 0 ? ctx : meta_int(g, "llama.context_length", 4096, 0);
+    if (ctx <= 0 && m->ctx > 4096)
+        m->ctx = 4096;
+
+    m->embd = load_qweight(m, g, "token_embd.weight", m->vocab, m->dim);
+    if (!wk_device_supports_quant(dev, WK_OP_QEMBEDDING, m->embd.qt, WK_DTYPE_F32))
+        die("%s does not run qembedding on %s", wk_device_name(dev), wk_qtype_name(m->embd.qt));
+    if (find_tensor(g, "output.weight", 0) >= 0)
+        m->out = load_qweight(m, g, "output.weight", m->vocab, m->dim);
+    else
+        m->out = m->embd; /* tied: shares the storage (freed once) */
+    m->out_norm = load_vector(m, g, "output_norm.weight", m->dim);
+
+    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
+    m->b = calloc((size_t)m->n_layer, sizeof *m->b);
+    if (!m->b)
+        die("out of memory");
+    for (int64_t l = 0; l < m->n_layer; l++) {
+        block *b = &m->b[l];
+        char name[96];
+#define NAME(s) (snprintf(name, sizeof name, "blk.%lld." s ".weight", (long long)l), name)
+        b->attn_norm = load_vector(m, g, NAME("attn_norm"), m->dim);
+        b->ffn_norm = load_vector(m, g, NAME("ffn_norm"), m->dim);
+        b->wq = load_qweight(m, g, NAME("attn_q"), qd, m->dim);
+        b->wk = load_qweight(m, g, NAME("attn_k"), kvd, m->dim);
+        b->wv = load_qweight(m, g, NAME("attn_v"), kvd, m->dim);
+        b->wo = load_qweight(m, g, NAME("attn_output"), m->dim, qd);
+        b->wg = load_qweight(m, g, NAME("ffn_gate"), m->ffn, m->dim);
+        b->wu = load_qweight(m, g, NAME("ffn_up"), m->ffn, m->dim);
+        b->wd = load_qweight(m, g, NAME("ffn_down"), m->dim, m->ffn);
+#undef NAME
+        CK(wk_storage_zeros(&b->kc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
+        CK(wk_storage_zeros(&b->vc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
+    }
+    build_rope(m, g);
+    m->tokens_kv = wk_gguf_find_key(g, "tokenizer.ggml.tokens");
+}
+
+static void model_free(model *m)
+{
+    for (int64_t l = 0; m->b && l < m->n_layer; l++) {
+        block *b = &m->b[l];
+        wk_storage_free(b->attn_norm);
+        wk_storage_free(b->ffn_norm);
+        qweight *w[7] = {&b->wq, &b->wk, &b->wv, &b->wo, &b->wg, &b->wu, &b->wd};
+        for (int i = 0; i < 7; i++)
+            wk_storage_free(w[i]->w);
+        wk_storage_free(b->kc);
+        wk_storage_free(b->vc);
+    }
+    free(m->b);
+    if (m->out.w != m->embd.w)
+        wk_storage_free(m->out.w);
+    wk_storage_free(m->embd.w);
+    wk_storage_free(m->out_norm);
+    wk_storage_free(m->cos);
+    wk_storage_free(m->sin);
+}
+
+/* ------------------------------------------------------------------ the forward pass */
+/* out (rows, W.n) = x (rows, W.k) @ W^T; lx may be any layout of x. */
+static wk_storage *linear(const wk_storage *x, const wk_layout *lx, const qweight *w)
+{
+    wk_storage *out = NULL;
+    CK(wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
+    return out;
+}
+
+static wk_storage *rmsnorm(const wk_storage *x, const wk_layout *lx, const wk_storage *alpha,
+                           int64_t dim, float eps)
+{
+    wk_storage *out = NULL;
+    const wk_layout la = lay1(dim);
+    CK(wk_rms_norm(&out, x, lx, alpha, &la, eps));
+    return out;
+}
+
+static wk_storage *binary(wk_op op, const wk_storage *a, const wk_storage *b, const wk_layout *l)
+{
+    wk_storage *out = NULL;
+    CK(wk_binary(&out, op, a, l, b, l));
+    return out;
+}
+
+/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd), positions pos..pos+T-1. */
+static wk_storage *rope(const model *m, const wk_storage *x, int64_t T, int64_t H)
+{
+    const int64_t hd = m->hd, half = hd / 2;
+    const int64_t xd[4] = {1, H, T, hd}, xs[4] = {T * H * hd, hd, H * hd, 1};
+    const int64_t cd[2] = {T, half}, cs[2] = {half, 1};
+    const wk_layout lx = view(4, xd, xs, 0);
+    const wk_layout lc = view(2, cd, cs, m->pos * half);
+    wk_storage *out = NULL;
+    CK(wk_rope_i(&out, x, &lx, m->cos, &lc, m->sin, &lc));
+    return out;
+}
+
+/* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd):
+ * appends k and v to the cache at m->pos and returns (T, H*hd). */
+static wk_storage *attention(model *m, block *b, const wk_storage *q, const wk_storage *k,
+                             const wk_storage *v, int64_t T)
+{
+    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, G = H / KV, ctx = m->ctx;
+    const int64_t L = m->pos + T; /* keys after this step */
+    wk_storage *qr = rope(m, q, T, H);  /* (H, T, hd) = (KV, G*T, hd): heads of a group adjacent */
+    wk_storage *kr = rope(m, k, T, KV); /* (KV, T, hd) */
+    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
+    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
+                 0, (size_t)(m->pos * hd)));
+    wk_storage *vt = NULL; /* v as (KV, T, hd); for T = 1 that is v itself */
+    if (T > 1) {
+        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, KV * hd, 1};
+        const wk_layout lv = view(3, d, s, 0);
+        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
+        CK(wk_copy_strided_src(vt, 0, v, &lv));
+    }
+    CK(wk_copy2d(b->vc, vt ? vt : v, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
+                 (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
+    wk_storage_free(vt);
+    wk_storage_free(kr);
+
+    /* scores (KV, G*T, L) = q (KV, G*T, hd) @ K^T (KV, hd, L), scaled by 1/sqrt(hd) */
+    const wk_layout lq = lay3(KV, G * T, hd);
+    const int64_t kd[3] = {KV, hd, L}, ks[3] = {ctx * hd, 1, hd};
+    const wk_layout lkt = view(3, kd, ks, 0);
+    wk_storage *sc = NULL, *scaled = NULL, *p = NULL, *o = NULL, *ot = NULL;
+    CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
+    wk_storage_free(qr);
+    const wk_layout ls = lay3(KV, G * T, L);
+    CK(wk_affine(&scaled, sc, &ls, 1.0 / sqrt((double)hd), 0.0));
+    wk_storage_free(sc);
+    if (T > 1) { /* causal mask: query t (position pos+t) sees keys j <= pos+t */
+        float *mask = malloc((size_t)(T * L) * sizeof *mask);
+        wk_storage *ms = NULL, *masked = NULL;
+        if (!mask)
+            die("out of memory");
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t j = 0; j < L; j++)
+                mask[t * L + j] = j <= m->pos + t ? 0.0f : -INFINITY;
+        CK(wk_storage_from_host(&ms, m->dev, WK_DTYPE_F32, mask, (size_t)(T * L)));
+        free(mask);
+        const int64_t d4[4] = {KV, G, T, L}, s4[4] = {0, 0, L, 1};
+        const wk_layout l4 = lay(4, d4), lm = view(4, d4, s4, 0);
+        CK(wk_binary(&masked, WK_OP_ADD, scaled, &l4, ms, &lm));
+        wk_storage_free(ms);
+        wk_storage_free(scaled);
+        scaled = masked;
+    }
+    CK(wk_softmax_last_dim(&p, scaled, &ls));
+    wk_storage_free(scaled);
+    /* o (KV, G*T, hd) = p (KV, G*T, L) @ V (KV, L, hd) */
+    const int64_t vd[3] = {KV, L, hd}, vs[3] = {ctx * hd, hd, 1};
+    const wk_layout lvv = view(3, vd, vs, 0);
+    CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
+    wk_storage_free(p);
+    /* (H, T, hd) -> (T, H, hd) */
+    const int64_t od[3] = {T, H, hd}, os[3] = {hd, T * hd, 1};
+    const wk_layout lo = view(3, od, os, 0);
+    CK(wk_storage_alloc_uninit(&ot, m->dev, WK_DTYPE_F32, (size_t)(T * H * hd)));
+    CK(wk_copy_strided_src(ot, 0, o, &lo));
+    wk_storage_free(o);
+    return ot;
+}
+
+/* One transformer block on x (T, dim), in place (x is replaced). */
+static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
+{
+    const wk_layout lx = lay2(T, m->dim);
+    wk_storage *h = rmsnorm(*x, &lx, b->attn_norm, m->dim, m->eps);
+    wk_storage *q = linear(h, &lx, &b->wq);
+    wk_storage *k = linear(h, &lx, &b->wk);
+    wk_storage *v = linear(h, &lx, &b->wv);
+    wk_storage_free(h);
+    wk_storage *a = attention(m, b, q, k, v, T);
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+    const wk_layout la = lay2(T, m->n_head * m->hd);
+    wk_storage *o = linear(a, &la, &b->wo);
+    wk_storage_free(a);
+    wk_storage *x1 = binary(WK_OP_ADD, *x, o, &lx);
+    wk_storage_free(o);
+    wk_storage_free(*x);
+
+    h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
+    wk_storage *g = linear(h, &lx, &b->wg);
+    wk_storage *u = linear(h, &lx, &b->wu);
+    wk_storage_free(h);
+    const wk_layout lf = lay2(T, m->ffn);
+    wk_storage *sg = NULL;
+    CK(wk_unary(&sg, WK_OP_SILU, g, &lf));
+    wk_storage_free(g);
+    wk_storage *gu = binary(WK_OP_MUL, sg, u, &lf);
+    wk_storage_free(sg);
+    wk_storage_free(u);
+    wk_storage *d = linear(gu, &lf, &b->wd);
+    wk_storage_free(gu);
+    *x = binary(WK_OP_ADD, x1, d, &lx);
+    wk_storage_free(x1);
+    wk_storage_free(d);
+}
+
+/* Feeds T tokens at positions pos..pos+T-1 and returns their logits on the host: all T rows
+ * (all_rows) or the last row only; (rows * vocab) floats, malloc'ed. */
+static float *forward(model *m, const uint32_t *ids, int64_t T, int all_rows)
+{
+    if (T <= 0 || m->pos + T > m->ctx)
+        die("context full: %lld + %lld tokens > %lld (raise --ctx)", (long long)m->pos,
+            (long long)T, (long long)m->ctx);
+    for (int64_t t = 0; t < T; t++)
+        if ((int64_t)ids[t] >= m->vocab)
+            die("token id %u is outside the vocabulary (%lld)", ids[t], (long long)m->vocab);
+    wk_storage *sid = NULL, *x = NULL;
+    CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
+    const wk_layout li = lay1(T);
+    CK(wk_qembedding(&x, WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab, m->dim));
+    wk_storage_free(sid);
+    for (int64_t l = 0; l < m->n_layer; l++)
+        block_forward(m, &m->b[l], &x, T);
+    m->pos += T;
+    const int64_t rows = all_rows ? T : 1;
+    const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
+    const wk_layout lx = view(2, d, s, (T - rows) * m->dim);
+    wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
+    wk_storage_free(x);
+    const wk_layout lh = lay2(rows, m->dim);
+    wk_storage *lg = linear(h, &lh, &m->out);
+    wk_storage_free(h);
+    float *logits = malloc((size_t)(rows * m->vocab) * sizeof *logits);
+    if (!logits)
+        die("out of memory");
+    CK(wk_storage_to_host(logits, (size_t)(rows * m->vocab), lg));
+    wk_storage_free(lg);
+    return logits;
+}
+
+/* ------------------------------------------------------------------ sampling */
+static uint64_t rng_next(uint64_t *st) /* splitmix64 */
+{
+    uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t *st) { return (double)(rng_next(st) >> 11) * 0x1.0p-53; }
+
+static uint32_t argmax(const float *x, int64_t n)
+{
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return (uint32_t)best;
+}
+
+typedef struct cand {
+    double p;
+    uint32_t id;
+} cand;
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p < y->p ? 1 : -1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* temp <= 0: greedy. Else softmax(logits / temp), restricted to the smallest set of most likely
+ * tokens whose probability reaches top_p (nucleus), renormalised, sampled with the seeded RNG. */
+static uint32_t sample(const float *logits, int64_t n, double temp, double top_p, uint64_t *rng)
+{
+    if (temp <= 0)
+        return argmax(logits, n);
+    cand *c = malloc((size_t)n * sizeof *c);
+    if (!c)
+        die("out of memory");
+    const double mx = logits[argmax(logits, n)];
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        c[i].p = exp(((double)logits[i] - mx) / temp);
+        c[i].id = (uint32_t)i;
+        sum += c[i].p;
+    }
+    qsort(c, (size_t)n, sizeof *c, cand_cmp);
+    int64_t keep = 0;
+    double cum = 0;
+    while (keep < n && (keep == 0 || cum < top_p * sum))
+        cum += c[keep++].p;
+    double r = rng_uniform(rng) * cum, acc = 0;
+    uint32_t id = c[keep - 1].id;
+    for (int64_t i = 0; i < keep; i++) {
+        acc += c[i].p;
+        if (r < acc) {
+            id = c[i].id;
+            break;
+        }
+    }
+    free(c);
+    return id;
+}
+
+/* ------------------------------------------------------------------ printing */
+/* Prints token id, and its vocabulary string when the file has one (SentencePiece's U+2581 as a
+ * space, <0xNN> byte tokens as the byte). */
+static void print_token(const model *m, uint32_t id)
+{
+    wk_gguf_value arr, v;
+    const char *s;
+    uint64_t len;
+    if (m->tokens_kv < 0 || wk_gguf_kv_value(&arr, m->g, m->tokens_kv) != WK_OK ||
+        wk_gguf_array_elem(&v, arr, id) != WK_OK || wk_gguf_get_string(&s, &len, v) != WK_OK) {
+        printf("%u", id);
+        return;
+    }
+    printf("%u:", id);
+    unsigned byte;
+    if (len == 6 && sscanf(s, "<0x%2X>", &byte) == 1) {
+        printf("<0x%02X>", byte);
+        return;
+    }
+    printf("'");
+    for (uint64_t i = 0; i < len; i++) {
+        if (i + 2 < len && (unsigned char)s[i] == 0xE2 && (unsigned char)s[i + 1] == 0x96 &&
+            (unsigned char)s[i + 2] == 0x81) {
+            putchar(' ');
+            i += 2;
+        } else if ((unsigned char)s[i] >= 0x20 && s[i] != '\'') {
+            putchar(s[i]);
+        } else {
+            printf("\\x%02x", (unsigned char)s[i]);
+        }
+    }
+    printf("'");
+}
+
+/* ------------------------------------------------------------------ command line */
+/* Token ids separated by spaces or commas; *n gets the count. */
+static uint32_t *parse_ids(const char *s, int64_t *n)
+{
+    int64_t cap = 16, k = 0;
+    uint32_t *ids = malloc((size_t)cap * sizeof *ids);
+    while (ids && *s) {
+        while (*s == ' ' || *s == ',' || *s == '\n' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        char *end;
+        const unsigned long v = strtoul(s, &end, 10);
+        if (end == s || v > 0xffffffffu)
+            die("bad token id list near \"%.20s\"", s);
+        if (k == cap) {
+            cap *= 2;
+            uint32_t *r = realloc(ids, (size_t)cap * sizeof *ids);
+            if (!r)
+                die("out of memory");
+            ids = r;
+        }
+        ids[k++] = (uint32_t)v;
+        s = end;
+    }
+    if (!ids)
+        die("out of memory");
+    *n = k;
+    return ids;
+}
+
+typedef struct opts {
+    const char *path, *device, *prompt, *force, *logits;
+    int64_t n_gen, ctx, bench_pp, bench_tg, reps;
+    double temp, top_p;
+    uint64_t seed;
+} opts;
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: wick_llama MODEL.gguf [--device cpu|cuda:N|rocm:N] [--prompt IDS] [-n N]\n"
+            "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
+            "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
+            "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
+            "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
+    exit(2);
+}
+
+static opts parse_args(int argc, char **argv)
+{
+    opts o = {NULL, "cpu", "1", NULL, NULL, 32, 0, 0, 0, 3, 0.0, 1.0, 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-') {
+            o.path = a;
+            continue;
+        }
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "--device")) o.device = v;
+        else if (!strcmp(a, "--prompt")) o.prompt = v;
+        else if (!strcmp(a, "--force")) o.force = v;
+        else if (!strcmp(a, "--logits")) o.logits = v;
+        else if (!strcmp(a, "-n")) o.n_gen = atoll(v);
+        else if (!strcmp(a, "--ctx")) o.ctx = atoll(v);
+        else if (!strcmp(a, "--temp")) o.temp = atof(v);
+        else if (!strcmp(a, "--top-p")) o.top_p = atof(v);
+        else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--reps")) o.reps = atoll(v);
+        else if (!strcmp(a, "--bench")) {
+            long long pp = 0, tg = 0;
+            if (sscanf(v, "%lld,%lld", &pp, &tg) != 2 || pp <= 0 || tg <= 0)
+                usage();
+            o.bench_pp = pp;
+            o.bench_tg = tg;
+        } else
+            usage();
+    }
+    if (!o.path || o.n_gen < 0 || o.reps <= 0 || o.top_p <= 0 || o.top_p > 1)
+        usage();
+    return o;
+}
+
+/* ------------------------------------------------------------------ modes */
+/* Test mode: logits of every prompt position, then of each forced token in turn. */
+static void run_logits(model *m, const opts *o)
+{
+    int64_t np = 0, nf = 0;
+    uint32_t *p = parse_ids(o->prompt, &np), *f = parse_ids(o->force ? o->force : "", &nf);
+    FILE *fp = fopen(o->logits, "wb");
+    if (!fp)
+        die("cannot write %s", o->logits);
+    float *lg = forward(m, p, np, 1);
+    if (fwrite(lg, sizeof *lg, (size_t)(np * m->vocab), fp) != (size_t)(np * m->vocab))
+        die("write failed: %s", o->logits);
+    free(lg);
+    for (int64_t i = 0; i < nf; i++) {
+        lg = forward(m, &f[i], 1, 0);
+        if (fwrite(lg, sizeof *lg, (size_t)m->vocab, fp) != (size_t)m->vocab)
+            die("write failed: %s", o->logits);
+        free(lg);
+    }
+    if (fclose(fp) != 0)
+        die("write failed: %s", o->logits);
+    printf("wrote %lld x %lld logits to %s\n", (long long)(np + nf), (long long)m->vocab,
+           o->logits);
+    free(p);
+    free(f);
+}
+
+static void generate(model *m, const opts *o)
+{
+    int64_t np = 0;
+    uint32_t *p = parse_ids(o->prompt, &np);
+    if (np == 0)
+        die("empty prompt");
+    uint64_t rng = o->seed;
+    printf("prompt:");
+    for (int64_t i = 0; i < np; i++) {
+        putchar(' ');
+        print_token(m, p[i]);
+    }
+    printf("\noutput:");
+    double t0 = now_s();
+    float *lg = forward(m, p, np, 0);
+    const double t_pre = now_s() - t0;
+    double t_dec = 0;
+    for (int64_t i = 0; i < o->n_gen; i++) {
+        uint32_t id = sample(lg, m->vocab, o->temp, o->top_p, &rng);
+        free(lg);
+        putchar(' ');
+        print_token(m, id);
+        fflush(stdout);
+        if (i + 1 == o->n_gen) {
+            lg = NULL;
+            break;
+        }
+        t0 = now_s();
+        lg = forward(m, &id, 1, 0);
+        t_dec += now_s() - t0;
+    }
+    free(lg);
+    printf("\nprefill: %lld tokens in %.1f ms (%.1f tokens/s)\n", (long long)np, 1e3 * t_pre,
+           (double)np / t_pre);
+    if (o->n_gen > 1)
+        printf("decode: %lld tokens in %.1f ms (%.2f tokens/s)\n", (long long)(o->n_gen - 1),
+               1e3 * t_dec, (double)(o->n_gen - 1) / t_dec);
+    free(p);
+}
+
+/* Bench mode, measured as llama-bench does: prefill of PP random tokens into an empty cache
+ * (pp) and TG single-token steps from an empty cache (tg), each after one warm-up run;
+ * the mean over --reps repetitions. */
+static void bench(model *m, const opts *o)
+{
+    uint64_t rng = o->seed;
+    uint32_t *ids = malloc((size_t)o->bench_pp * sizeof *ids);
+    if (!ids)
+        die("out of memory");
+    for (int64_t i = 0; i < o->bench_pp; i++)
+        ids[i] = (uint32_t)(rng_next(&rng) % (uint64_t)m->vocab);
+    double pp = 0, tg = 0, pp2 = 0, tg2 = 0;
+    for (int64_t r = -1; r < o->reps; r++) { /* r = -1: warm-up */
+        m->pos = 0;
+        double t0 = now_s();
+        free(forward(m, ids, o->bench_pp, 0));
+        const double tp = (double)o->bench_pp / (now_s() - t0);
+        m->pos = 0;
+        uint32_t id = ids[0];
+        t0 = now_s();
+        for (int64_t i = 0; i < o->bench_tg; i++) {
+            float *lg = forward(m, &id, 1, 0);
+            id = argmax(lg, m->vocab);
+            free(lg);
+        }
+        const double tt = (double)o->bench_tg / (now_s() - t0);
+        if (r >= 0) {
+            pp += tp;
+            pp2 += tp * tp;
+            tg += tt;
+            tg2 += tt * tt;
+        }
+    }
+    const double n = (double)o->reps;
+    pp /= n;
+    tg /= n;
+    printf("bench: pp%lld %.2f ± %.2f tokens/s, tg%lld %.2f ± %.2f tokens/s (%lld reps, %s)\n",
+           (long long)o->bench_pp, pp, sqrt(fmax(0.0, pp2 / n - pp * pp)), (long long)o->bench_tg,
+           tg, sqrt(fmax(0.0, tg2 / n - tg * tg)), (long long)o->reps, wk_device_name(m->dev));
+    free(ids);
+}
+
+int main(int argc, char **argv)
+{
+    const opts o = parse_args(argc, argv);
+    wk_device *dev = NULL;
+    wk_gguf *g = NULL;
+    model m;
+    CK(wk_device_open(&dev, o.device));
+    CK(wk_gguf_open(&g, o.path));
+    int64_t ctx = o.ctx;
+    if (ctx <= 0 && o.bench_pp > 0)
+        ctx = o.bench_pp > o.bench_tg ? o.bench_pp : o.bench_tg;
+    const double t0 = now_s();
+    model_load(&m, g, dev, ctx);
+    fprintf(stderr,
+            "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
+            "ctx %lld, weights %s, loaded in %.2f s\n",
+            o.path, wk_device_name(dev), (long long)m.dim, (long long)m.n_layer,
+            (long long)m.n_head, (long long)m.n_kv, (long long)m.ffn, (long long)m.vocab,
+            (long long)m.ctx, wk_qtype_name(m.b[0].wq.qt), now_s() - t0);
+    if (o.bench_pp > 0)
+        bench(&m, &o);
+    else if (o.logits)
+        run_logits(&m, &o);
+    else
+        generate(&m, &o);
+    model_free(&m);
+    wk_gguf_close(g);
+    wk_device_close(dev);
+    return 0;
+}
