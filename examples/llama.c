@@ -746,8 +746,12 @@ static void generate(model *m, const opts *o)
     float *lg = forward(m, p, np, 0);
     const double t_pre = now_s() - t0;
     double t_dec = 0;
+    uint32_t *out = malloc((size_t)(o->n_gen + 1) * sizeof *out);
+    if (!out)
+        die("out of memory");
     for (int64_t i = 0; i < o->n_gen; i++) {
         uint32_t id = sample(lg, m->vocab, o->temp, o->top_p, &rng);
+        out[i] = id;
         free(lg);
         putchar(' ');
         print_token(m, id);
@@ -761,6 +765,10 @@ static void generate(model *m, const opts *o)
         t_dec += now_s() - t0;
     }
     free(lg);
+    printf("\nids:");
+    for (int64_t i = 0; i < o->n_gen; i++)
+        printf(" %u", out[i]);
+    free(out);
     printf("\nprefill: %lld tokens in %.1f ms (%.1f tokens/s)\n", (long long)np, 1e3 * t_pre,
            (double)np / t_pre);
     if (o->n_gen > 1)
