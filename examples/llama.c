@@ -96,6 +96,9 @@ typedef struct qweight {   /* W (n, k) as raw GGUF bytes in a u8 storage */
 
 typedef struct block {
     wk_storage *attn_norm, *ffn_norm; /* f32 (dim) */
+    /* When Wq, Wk, Wv share a type they are stacked into one matrix in wq (rows qd + 2 kvd;
+     * wk.w and wv.w NULL), and likewise Wg, Wu into wg (2 ffn rows; wu.w NULL): one qmatmul
+     * instead of three (two), whose outputs are read through column views. */
     qweight wq, wk, wv, wo, wg, wu, wd;
     wk_storage *kc, *vc;              /* KV cache: f32 (n_kv, ctx, head_dim) */
 } block;
@@ -109,6 +112,7 @@ typedef struct model {
     wk_storage *out_norm;
     block *b;
     wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
+    wk_storage *qcos, *qsin;          /* the same times 1/sqrt(hd): rope(q) / sqrt(hd) at once */
     int64_t pos;                      /* tokens in the KV cache */
     /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
     const wk_gguf *g;
@@ -186,6 +190,41 @@ static qweight load_qweight(model *m, const wk_gguf *g, const char *name, int64_
     return q;
 }
 
+/* W (sum of n[i], k): the tensors names[0..count) stacked by rows, when they share one type;
+ * else w.w is NULL. Rows of a block type are independent, so stacking is byte concatenation. */
+static qweight load_stacked(model *m, const wk_gguf *g, const char *const *names,
+                            const int64_t *n, int count, int64_t k)
+{
+    qweight q = {NULL, WK_QTYPE_F32, 0, k};
+    size_t bytes = 0;
+    for (int i = 0; i < count; i++) {
+        wk_gguf_tensor_info ti;
+        CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, names[i], 1)));
+        if (ti.n_dims != 2 || ti.dims[0] != n[i] || ti.dims[1] != k ||
+            (i > 0 && ti.qtype != q.qt))
+            return q; /* load_qweight reports a bad shape; a mixed type stays unstacked */
+        q.qt = ti.qtype;
+        q.n += n[i];
+        bytes += ti.nbytes;
+    }
+    unsigned char *buf = malloc(bytes), *p = buf;
+    if (!buf)
+        die("out of memory");
+    for (int i = 0; i < count; i++) {
+        wk_gguf_tensor_info ti;
+        const int64_t t = wk_gguf_find_tensor(g, names[i]);
+        CK(wk_gguf_tensor_info_get(&ti, g, t));
+        memcpy(p, wk_gguf_tensor_data(g, t), ti.nbytes);
+        p += ti.nbytes;
+    }
+    if (!wk_device_supports_quant(m->dev, WK_OP_QMATMUL, q.qt, WK_DTYPE_F32))
+        die("tensor %s: %s does not run qmatmul on %s weights", names[0], wk_device_name(m->dev),
+            wk_qtype_name(q.qt));
+    CK(wk_storage_from_host(&q.w, m->dev, WK_DTYPE_U8, buf, bytes));
+    free(buf);
+    return q;
+}
+
 /* A norm weight (dim) as f32 on dev, whatever its float type in the file. */
 static wk_storage *load_vector(model *m, const wk_gguf *g, const char *name, int64_t n)
 {
@@ -238,6 +277,13 @@ static void build_rope(model *m, const wk_gguf *g)
         }
     CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
     CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    const float scale = (float)(1.0 / sqrt((double)m->hd));
+    for (int64_t i = 0; i < m->ctx * half; i++) {
+        c[i] *= scale;
+        s[i] *= scale;
+    }
+    CK(wk_storage_from_host(&m->qcos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
+    CK(wk_storage_from_host(&m->qsin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
     free(c);
     free(s);
     free(factors);
@@ -304,14 +350,30 @@ static void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx)
 #define NAME(s) (snprintf(name, sizeof name, "blk.%lld." s ".weight", (long long)l), name)
         b->attn_norm = load_vector(m, g, NAME("attn_norm"), m->dim);
         b->ffn_norm = load_vector(m, g, NAME("ffn_norm"), m->dim);
-        b->wq = load_qweight(m, g, NAME("attn_q"), qd, m->dim);
-        b->wk = load_qweight(m, g, NAME("attn_k"), kvd, m->dim);
-        b->wv = load_qweight(m, g, NAME("attn_v"), kvd, m->dim);
-        b->wo = load_qweight(m, g, NAME("attn_output"), m->dim, qd);
-        b->wg = load_qweight(m, g, NAME("ffn_gate"), m->ffn, m->dim);
-        b->wu = load_qweight(m, g, NAME("ffn_up"), m->ffn, m->dim);
-        b->wd = load_qweight(m, g, NAME("ffn_down"), m->dim, m->ffn);
+        char qn[96], kn[96], vn[96], gn[96], un[96];
+        snprintf(qn, sizeof qn, "%s", NAME("attn_q"));
+        snprintf(kn, sizeof kn, "%s", NAME("attn_k"));
+        snprintf(vn, sizeof vn, "%s", NAME("attn_v"));
+        snprintf(gn, sizeof gn, "%s", NAME("ffn_gate"));
+        snprintf(un, sizeof un, "%s", NAME("ffn_up"));
 #undef NAME
+        const char *qkv[3] = {qn, kn, vn}, *gu[2] = {gn, un};
+        const int64_t nqkv[3] = {qd, kvd, kvd}, ngu[2] = {m->ffn, m->ffn};
+        b->wq = load_stacked(m, g, qkv, nqkv, 3, m->dim);
+        if (!b->wq.w) {
+            b->wq = load_qweight(m, g, qn, qd, m->dim);
+            b->wk = load_qweight(m, g, kn, kvd, m->dim);
+            b->wv = load_qweight(m, g, vn, kvd, m->dim);
+        }
+        b->wg = load_stacked(m, g, gu, ngu, 2, m->dim);
+        if (!b->wg.w) {
+            b->wg = load_qweight(m, g, gn, m->ffn, m->dim);
+            b->wu = load_qweight(m, g, un, m->ffn, m->dim);
+        }
+        snprintf(name, sizeof name, "blk.%lld.attn_output.weight", (long long)l);
+        b->wo = load_qweight(m, g, name, m->dim, qd);
+        snprintf(name, sizeof name, "blk.%lld.ffn_down.weight", (long long)l);
+        b->wd = load_qweight(m, g, name, m->dim, m->ffn);
         CK(wk_storage_zeros(&b->kc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
         CK(wk_storage_zeros(&b->vc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
     }
@@ -338,6 +400,8 @@ static void model_free(model *m)
     wk_storage_free(m->out_norm);
     wk_storage_free(m->cos);
     wk_storage_free(m->sin);
+    wk_storage_free(m->qcos);
+    wk_storage_free(m->qsin);
 }
 
 /* ------------------------------------------------------------------ the forward pass */
@@ -365,53 +429,62 @@ static wk_storage *binary(wk_op op, const wk_storage *a, const wk_storage *b, co
     return out;
 }
 
-/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd), positions pos..pos+T-1. */
-static wk_storage *rope(const model *m, const wk_storage *x, int64_t T, int64_t H)
+/* Columns [off, off + width) of a row-major (T, stride) activation: a view, no copy. */
+typedef struct cols {
+    const wk_storage *s;
+    int64_t off, stride;
+} cols;
+
+/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd), positions pos..pos+T-1,
+ * with the tables c, s. */
+static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, const wk_storage *c,
+                        const wk_storage *s)
 {
     const int64_t hd = m->hd, half = hd / 2;
-    const int64_t xd[4] = {1, H, T, hd}, xs[4] = {T * H * hd, hd, H * hd, 1};
+    const int64_t xd[4] = {1, H, T, hd}, xs[4] = {T * x.stride, hd, x.stride, 1};
     const int64_t cd[2] = {T, half}, cs[2] = {half, 1};
-    const wk_layout lx = view(4, xd, xs, 0);
+    const wk_layout lx = view(4, xd, xs, x.off);
     const wk_layout lc = view(2, cd, cs, m->pos * half);
     wk_storage *out = NULL;
-    CK(wk_rope_i(&out, x, &lx, m->cos, &lc, m->sin, &lc));
+    CK(wk_rope_i(&out, x.s, &lx, c, &lc, s, &lc));
     return out;
 }
 
-/* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd):
- * appends k and v to the cache at m->pos and returns (T, H*hd). */
-static wk_storage *attention(model *m, block *b, const wk_storage *q, const wk_storage *k,
-                             const wk_storage *v, int64_t T)
+/* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
+ * column views: appends k and v to the cache at m->pos and returns (T, H*hd). */
+static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
 {
     const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, G = H / KV, ctx = m->ctx;
     const int64_t L = m->pos + T; /* keys after this step */
-    wk_storage *qr = rope(m, q, T, H);  /* (H, T, hd) = (KV, G*T, hd): heads of a group adjacent */
-    wk_storage *kr = rope(m, k, T, KV); /* (KV, T, hd) */
+    /* (H, T, hd) = (KV, G*T, hd): the heads of a group adjacent; already scaled by 1/sqrt(hd) */
+    wk_storage *qr = rope(m, q, T, H, m->qcos, m->qsin);
+    wk_storage *kr = rope(m, k, T, KV, m->cos, m->sin); /* (KV, T, hd) */
     /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
     CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
                  0, (size_t)(m->pos * hd)));
-    wk_storage *vt = NULL; /* v as (KV, T, hd); for T = 1 that is v itself */
-    if (T > 1) {
-        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, KV * hd, 1};
-        const wk_layout lv = view(3, d, s, 0);
-        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
-        CK(wk_copy_strided_src(vt, 0, v, &lv));
-    }
-    CK(wk_copy2d(b->vc, vt ? vt : v, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
-                 (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
-    wk_storage_free(vt);
     wk_storage_free(kr);
+    if (T == 1) { /* v's one row is (KV, 1, hd) already */
+        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
+                     (size_t)v.off, (size_t)(m->pos * hd)));
+    } else {
+        wk_storage *vt = NULL; /* v as (KV, T, hd) */
+        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, v.stride, 1};
+        const wk_layout lv = view(3, d, s, v.off);
+        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
+        CK(wk_copy_strided_src(vt, 0, v.s, &lv));
+        CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
+                     (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
+        wk_storage_free(vt);
+    }
 
-    /* scores (KV, G*T, L) = q (KV, G*T, hd) @ K^T (KV, hd, L), scaled by 1/sqrt(hd) */
+    /* scores (KV, G*T, L) = q (KV, G*T, hd) @ K^T (KV, hd, L) */
     const wk_layout lq = lay3(KV, G * T, hd);
     const int64_t kd[3] = {KV, hd, L}, ks[3] = {ctx * hd, 1, hd};
     const wk_layout lkt = view(3, kd, ks, 0);
-    wk_storage *sc = NULL, *scaled = NULL, *p = NULL, *o = NULL, *ot = NULL;
+    wk_storage *sc = NULL, *p = NULL, *o = NULL, *ot = NULL;
     CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
     wk_storage_free(qr);
     const wk_layout ls = lay3(KV, G * T, L);
-    CK(wk_affine(&scaled, sc, &ls, 1.0 / sqrt((double)hd), 0.0));
-    wk_storage_free(sc);
     if (T > 1) { /* causal mask: query t (position pos+t) sees keys j <= pos+t */
         float *mask = malloc((size_t)(T * L) * sizeof *mask);
         wk_storage *ms = NULL, *masked = NULL;
@@ -424,18 +497,20 @@ static wk_storage *attention(model *m, block *b, const wk_storage *q, const wk_s
         free(mask);
         const int64_t d4[4] = {KV, G, T, L}, s4[4] = {0, 0, L, 1};
         const wk_layout l4 = lay(4, d4), lm = view(4, d4, s4, 0);
-        CK(wk_binary(&masked, WK_OP_ADD, scaled, &l4, ms, &lm));
+        CK(wk_binary(&masked, WK_OP_ADD, sc, &l4, ms, &lm));
         wk_storage_free(ms);
-        wk_storage_free(scaled);
-        scaled = masked;
+        wk_storage_free(sc);
+        sc = masked;
     }
-    CK(wk_softmax_last_dim(&p, scaled, &ls));
-    wk_storage_free(scaled);
+    CK(wk_softmax_last_dim(&p, sc, &ls));
+    wk_storage_free(sc);
     /* o (KV, G*T, hd) = p (KV, G*T, L) @ V (KV, L, hd) */
     const int64_t vd[3] = {KV, L, hd}, vs[3] = {ctx * hd, hd, 1};
     const wk_layout lvv = view(3, vd, vs, 0);
     CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
     wk_storage_free(p);
+    if (T == 1) /* (H, 1, hd) is (1, H*hd) already */
+        return o;
     /* (H, T, hd) -> (T, H, hd) */
     const int64_t od[3] = {T, H, hd}, os[3] = {hd, T * hd, 1};
     const wk_layout lo = view(3, od, os, 0);
@@ -448,33 +523,44 @@ static wk_storage *attention(model *m, block *b, const wk_storage *q, const wk_s
 /* One transformer block on x (T, dim), in place (x is replaced). */
 static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
 {
+    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd, F = m->ffn;
     const wk_layout lx = lay2(T, m->dim);
     wk_storage *h = rmsnorm(*x, &lx, b->attn_norm, m->dim, m->eps);
-    wk_storage *q = linear(h, &lx, &b->wq);
-    wk_storage *k = linear(h, &lx, &b->wk);
-    wk_storage *v = linear(h, &lx, &b->wv);
+    wk_storage *q = linear(h, &lx, &b->wq), *k = NULL, *v = NULL;
+    cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
+    if (b->wk.w) { /* not stacked */
+        k = linear(h, &lx, &b->wk);
+        v = linear(h, &lx, &b->wv);
+        ck_ = (cols){k, 0, kvd};
+        cv = (cols){v, 0, kvd};
+    } else {
+        cq.stride = qd + 2 * kvd;
+    }
     wk_storage_free(h);
-    wk_storage *a = attention(m, b, q, k, v, T);
+    wk_storage *a = attention(m, b, cq, ck_, cv, T);
     wk_storage_free(q);
     wk_storage_free(k);
     wk_storage_free(v);
-    const wk_layout la = lay2(T, m->n_head * m->hd);
+    const wk_layout la = lay2(T, qd);
     wk_storage *o = linear(a, &la, &b->wo);
     wk_storage_free(a);
     wk_storage *x1 = binary(WK_OP_ADD, *x, o, &lx);
     wk_storage_free(o);
     wk_storage_free(*x);
 
+    /* x = x1 + (silu(h Wg^T) * h Wu^T) Wd^T */
     h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
-    wk_storage *g = linear(h, &lx, &b->wg);
-    wk_storage *u = linear(h, &lx, &b->wu);
+    wk_storage *g = linear(h, &lx, &b->wg), *u = NULL, *sg = NULL, *gu = NULL;
+    const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
+    const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
+    if (b->wu.w)
+        u = linear(h, &lx, &b->wu);
     wk_storage_free(h);
-    const wk_layout lf = lay2(T, m->ffn);
-    wk_storage *sg = NULL;
-    CK(wk_unary(&sg, WK_OP_SILU, g, &lf));
-    wk_storage_free(g);
-    wk_storage *gu = binary(WK_OP_MUL, sg, u, &lf);
+    const wk_layout lf = lay2(T, F);
+    CK(wk_unary(&sg, WK_OP_SILU, g, &lg));
+    CK(wk_binary(&gu, WK_OP_MUL, sg, &lf, u ? u : g, &lu));
     wk_storage_free(sg);
+    wk_storage_free(g);
     wk_storage_free(u);
     wk_storage *d = linear(gu, &lf, &b->wd);
     wk_storage_free(gu);

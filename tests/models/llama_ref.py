@@ -45,7 +45,15 @@ CFG = dict(dim=256, n_layer=3, n_head=4, n_kv=2, ffn=512, vocab=1024, ctx=128,
            eps=1e-5, rope_base=10000.0, seed=20261124)
 N_PROMPT, N_FORCE = 32, 16
 TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1",
-         "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k"]
+         "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "mixed"]
+# "mixed": types per tensor as llama.cpp's Q4_K_M mixes them (Q4_K, with Q6_K for attn_v,
+# ffn_down and output, token_embd F16 here): Wq/Wk/Wv and Wg/Wu then differ in type, which takes
+# the example's unstacked path.
+MIXED = {"attn_v": "q6_k", "ffn_down": "q6_k", "output": "q6_k", "token_embd": "f16"}
+
+
+def tensor_type(tname, key):
+    return MIXED.get(key, "q4_k") if tname == "mixed" else tname
 GGUF_QUANTIZES = {"bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}  # gguf.quants.quantize
 # Bounds on err (see the module doc and docs/llama.md for the derivation).
 BOUND_F32 = 1e-4
@@ -274,16 +282,18 @@ def write_model(path, hf, cfg, tname, tied, rng):
     w = gguf.GGUFWriter(path, "llama")
     add_meta(w, cfg, tname)
     dec = {"blocks": []}
-    data, e = encode(hf["token_embd"], tname, rng)
-    add_weight(w, "token_embd.weight", data, tname)
+    tt = tensor_type(tname, "token_embd")
+    data, e = encode(hf["token_embd"], tt, rng)
+    add_weight(w, "token_embd.weight", data, tt)
     dec["token_embd"] = e
     w.add_tensor("output_norm.weight", hf["output_norm"])
     dec["output_norm"] = hf["output_norm"]
     if tied:
         dec["output"] = e
     else:
-        data, dec["output"] = encode(hf["output"], tname, rng)
-        add_weight(w, "output.weight", data, tname)
+        tt = tensor_type(tname, "output")
+        data, dec["output"] = encode(hf["output"], tt, rng)
+        add_weight(w, "output.weight", data, tt)
     for i, b in enumerate(hf["blocks"]):
         db = {}
         for key, val in b.items():
@@ -294,8 +304,9 @@ def write_model(path, hf, cfg, tname, tied, rng):
                 continue
             heads = H if key == "attn_q" else KV if key == "attn_k" else None
             g = permute(val, heads) if heads else val
-            data, e = encode(g, tname, rng)
-            add_weight(w, name, data, tname)
+            tt = tensor_type(tname, key)
+            data, e = encode(g, tt, rng)
+            add_weight(w, name, data, tt)
             db[key] = unpermute(e, heads) if heads else e
         dec["blocks"].append(db)
     w.write_header_to_file()
@@ -329,7 +340,7 @@ def generate(d, types):
         dec = write_model(os.path.join(d, f"llama_{t}.gguf"), hf, cfg, t, tied=tied_output(i),
                           rng=np.random.default_rng(cfg["seed"] + 100 + i))
         np.save(os.path.join(d, f"ref_{t}.npy"), forward(dec, cfg, ids))
-        if t in BLOCKS:
+        if t in BLOCKS or t == "mixed":
             np.save(os.path.join(d, f"refq_{t}.npy"), forward(dec, cfg, ids, quant_from=N_PROMPT))
     with open(stamp, "w") as f:
         f.write(h + "\n")
@@ -370,7 +381,7 @@ def cmd_test(args):
         got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
         err = row_err(got, ref)
         bound, qerr = BOUND_F32, float("nan")
-        if gpu and t in BLOCKS:
+        if gpu and (t in BLOCKS or t == "mixed"):
             # GPU decode steps quantize the activations: the expected deviation is the measured
             # effect of that rounding on the reference (refq vs ref); allow twice it.
             qerr = row_err(np.load(os.path.join(args.dir, f"refq_{t}.npy")), ref)
@@ -390,7 +401,7 @@ def greedy_tokens(args, path, n):
 
 def gpu_bound(d, t):
     """The error bound of type t on a GPU (cmd_test's rule)."""
-    if t not in BLOCKS:
+    if t not in BLOCKS and t != "mixed":
         return BOUND_F32
     return BOUND_F32 + 2.0 * row_err(np.load(os.path.join(d, f"refq_{t}.npy")),
                                      np.load(os.path.join(d, f"ref_{t}.npy")))
@@ -402,7 +413,7 @@ def cmd_greedy(args):
     pick different tokens when the reference's top-2 gap (relative to max |logit|, as err) is at
     most 2 * (cpu bound + gpu bound): such a near tie passes, saying so; a wider gap fails."""
     types = args.types.split(",") if args.types else ["f32", "f16", "q8_0", "q4_0", "q5_0",
-                                                      "q2_k", "q4_k", "q6_k"]
+                                                      "q2_k", "q4_k", "q6_k", "mixed"]
     generate(args.dir, TYPES)
     run_wick(args, os.path.join(args.dir, "llama_f32.gguf"), ["--prompt", "1", "-n", "1"])
     cpu_args = argparse.Namespace(**{**vars(args), "device": "cpu"})
