@@ -390,7 +390,41 @@ def cmd_test(args):
         fails += not ok
         print(f"{t:6} {err:10.3e} {bound:10.3e} {qerr:14.3e}  {'ok' if ok else 'FAIL'}")
     print(f"llama logits: {len(types) - fails} of {len(types)} types within bounds on {args.device}")
+    if "f32" in types:
+        fails += not check_sampling(args)
     return 1 if fails else 0
+
+
+def check_sampling(args):
+    """Seeded temperature / top-p sampling on the f32 model: the same seed gives the same tokens;
+    another seed at a high temperature other tokens; top-p 1e-9 is greedy; and every token drawn
+    at temperature 0.8, top-p 0.5 lies in the nucleus of the numpy reference's distribution at
+    that step (the smallest set of most likely tokens whose probability reaches 0.5; a token at
+    the set's edge is accepted within 1e-3 of probability, the logits' error bound's effect)."""
+    path = os.path.join(args.dir, "llama_f32.gguf")
+    prompt = "1 17 300 511 42 1000 7 256"
+
+    def ids(*extra):
+        out = run_wick(args, path, ["--prompt", prompt, "-n", "16"] + list(extra))
+        return [int(t) for t in [x for x in out.splitlines() if x.startswith("ids:")][0][4:].split()]
+    a = ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
+    same = a == ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
+    other = ids("--temp", "2", "--seed", "6") != ids("--temp", "2", "--seed", "7")
+    greedy = ids("--temp", "1", "--top-p", "1e-9", "--seed", "3") == ids()
+    seq = [int(t) for t in prompt.split()] + a
+    lg = forward(hf_model(CFG), CFG, np.array(seq))[len(prompt.split()) - 1:-1] / 0.8
+    inside = True
+    for row, tok in zip(lg, a):
+        p = np.exp(row - row.max())
+        p /= p.sum()
+        order = np.argsort(-p, kind="stable")
+        before = p[order][:list(order).index(tok)].sum()  # probability ranked above tok
+        inside &= before < 0.5 + 1e-3
+    ok = same and other and greedy and inside
+    print(f"sampling: same seed same tokens {same}; other seeds differ {other}; top-p 1e-9 is "
+          f"greedy {greedy}; top-p 0.5 draws inside the reference nucleus {inside}: "
+          f"{'ok' if ok else 'FAIL'}")
+    return ok
 
 
 def greedy_tokens(args, path, n):
