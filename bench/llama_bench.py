@@ -15,7 +15,8 @@ valid blocks, no float model quantized), then measures
   - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json (the same two tests,
                as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the binary.
 llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
-Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
+--tf32 adds a wick row per type with WICK_MATMUL_TF32=1 (prefill's f32 GEMMs on TF32 tensor
+cores; the default rows keep full f32). Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
 --keep (the F16 file is 15 GiB).
 """
 import argparse
@@ -38,9 +39,10 @@ def log_run(cmd, log, env=None):
     return r, time.time() - t0
 
 
-def wick_bench(args, path, log):
+def wick_bench(args, path, log, tf32=False):
+    env = dict(os.environ, WICK_MATMUL_TF32="1" if tf32 else "0")
     r, _ = log_run([args.wick, path, "--device", args.device, "--bench", f"{args.pp},{args.tg}", "--reps",
-                    str(args.reps)], log)
+                    str(args.reps)], log, env=env)
     m = re.search(rf"pp{args.pp} ([\d.]+) ± ([\d.]+) tokens/s, tg{args.tg} ([\d.]+) ± ([\d.]+)", r.stdout)
     if r.returncode != 0 or not m:
         return None, (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -73,6 +75,8 @@ def main():
     p.add_argument("--log", default=".")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
+    p.add_argument("--tf32", action="store_true",
+                   help="a second wick row with WICK_MATMUL_TF32=1 (the f32 GEMMs of prefill on TF32)")
     p.add_argument("--pp", type=int, default=512)
     p.add_argument("--tg", type=int, default=128)
     a = p.parse_args()
@@ -94,6 +98,10 @@ def main():
         w, wn = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}.log"))
         c, cn = llama_cpp_bench(a, path, os.path.join(a.log, f"llama_cpp_{t}.log"))
         rows.append((t, w, c))
+        if a.tf32:
+            w32, wn32 = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}_tf32.log"), True)
+            rows.append((f"{t} (wick TF32)", w32, c))
+            wn = f"{wn or 'ok'}; TF32 {wn32 or 'ok'}"
         notes.append(f"{t}: generated in {gen_s:.0f} s; wick {wn or 'ok'}; llama.cpp {cn}")
         if not a.keep:
             os.remove(path)
@@ -110,7 +118,7 @@ def main():
     for t, w, c in rows:
         print(f"| {t} | {cell(w, 0)} | {cell(c, 0)} | {ratio(w, c, 0)} | {cell(w, 2)} | "
               f"{cell(c, 2)} | {ratio(w, c, 2)} |")
-    return 0 if all(w for _, w, _ in rows) and len(rows) == len(a.types.split(",")) else 1
+    return 0 if all(w for _, w, _ in rows) and len(rows) == len(a.types.split(",")) * (1 + a.tf32) else 1
 
 
 if __name__ == "__main__":
