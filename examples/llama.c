@@ -17,7 +17,8 @@
  *   logits = (rms_norm(x) * output_norm) Wout^T   (Wout = token_embd when `output` is absent)
  * Rope: llama.cpp's converter permutes the rows of Wq and Wk (HF's "rotate halves" layout) so that
  * ggml's NORMAL rope mode applies, which rotates ADJACENT pairs (x[2i], x[2i+1]) by pos * theta_i,
- * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1).
+ * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1;
+ * positions divided by llama.rope.scaling.factor under "linear" scaling).
  * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md.
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
@@ -51,7 +52,7 @@ typedef struct model {
     wk_device *dev;
     int64_t dim, n_layer, n_head, n_kv, hd, ffn, vocab, ctx;
     float eps;
-    double rope_base;
+    double rope_base, rope_scale;     /* angle = pos * rope_scale * theta_i */
     qweight embd, out;
     wk_storage *out_norm;
     block *b;
@@ -163,8 +164,9 @@ static void build_rope(model *m, const wk_gguf *g)
             double theta = pow(m->rope_base, -2.0 * (double)i / (double)m->hd);
             if (factors)
                 theta /= factors[i];
-            c[p * half + i] = (float)cos((double)p * theta);
-            s[p * half + i] = (float)sin((double)p * theta);
+            const double a = (double)p * m->rope_scale * theta;
+            c[p * half + i] = (float)cos(a);
+            s[p * half + i] = (float)sin(a);
         }
     CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
     CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
@@ -203,6 +205,19 @@ static void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx)
     m->ffn = meta_int(g, "llama.feed_forward_length", 0, 1);
     m->eps = (float)meta_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5);
     m->rope_base = meta_float(g, "llama.rope.freq_base", 10000.0);
+    m->rope_scale = 1.0;
+    const int64_t si = wk_gguf_find_key(g, "llama.rope.scaling.type");
+    if (si >= 0) { /* "none", or "linear" (positions divided by the factor); YaRN is refused */
+        wk_gguf_value v;
+        const char *st;
+        uint64_t len;
+        CK(wk_gguf_kv_value(&v, g, si));
+        CK(wk_gguf_get_string(&st, &len, v));
+        if (len == 6 && !memcmp(st, "linear", 6))
+            m->rope_scale = 1.0 / meta_float(g, "llama.rope.scaling.factor", 1.0);
+        else if (!(len == 4 && !memcmp(st, "none", 4)))
+            die("rope scaling \"%.*s\" is not supported (only none and linear)", (int)len, st);
+    }
     if (m->dim <= 0 || m->n_layer <= 0 || m->n_head <= 0 || m->n_kv <= 0 || m->ffn <= 0 ||
         m->n_head % m->n_kv != 0 || m->dim % m->n_head != 0)
         die("bad hyperparameters: dim %lld, blocks %lld, heads %lld, kv heads %lld, ffn %lld",

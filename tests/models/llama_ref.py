@@ -10,7 +10,8 @@ weights from a fixed seed: dim 256, 3 blocks, 4 heads of 64, 2 KV heads (GQA), f
 1024. The model is defined the Hugging Face way (rotate-halves rope) and written as llama.cpp's
 converter writes it: Wq and Wk rows permuted (convert_hf_to_gguf.py's `permute`) so that ggml's
 NORMAL (adjacent-pair) rope applies. One GGUF per weight type (every 2-D weight in that type,
-norms f32; seven of the types tie `output` to `token_embd`: tied_output). Weights:
+norms f32; seven of the types tie `output` to `token_embd`: tied_output; the f16 file carries
+Llama 3.1's rope_freqs divisors, the bf16 file linear rope scaling by 4). Weights:
   - F32, F16: the float weights cast;
   - BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: quantized by gguf-py (gguf.quants.quantize);
   - Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K: gguf-py 0.19 cannot quantize these, so their blocks
@@ -178,10 +179,13 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope_halves(x, pos, base):
-    """HF's rotate_half rope on x (T, H, hd): pairs (i, i + hd/2), angle pos * base^(-2i/hd)."""
+def rope_halves(x, pos, base, factors=None):
+    """HF's rotate_half rope on x (T, H, hd): pairs (i, i + hd/2), angle pos * base^(-2i/hd)
+    (divided by factors[i]: Llama 3.1's rope_freqs)."""
     hd = x.shape[-1]
     inv = base ** (-np.arange(0, hd, 2, dtype=np.float64) / hd)
+    if factors is not None:
+        inv = inv / factors
     ang = pos[:, None] * inv[None, :]
     c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
     x1, x2 = x[..., :hd // 2], x[..., hd // 2:]
@@ -204,7 +208,8 @@ def forward(m, cfg, ids, quant_from=None):
     H, KV, eps, base = cfg["n_head"], cfg["n_kv"], cfg["eps"], cfg["rope_base"]
     T = len(ids)
     hd = cfg["dim"] // H
-    pos = np.arange(T, dtype=np.float64)
+    pos = np.arange(T, dtype=np.float64) / m.get("rope_linear", 1.0)
+    fac = m.get("rope_freqs")
 
     def lin(x, w):
         if quant_from is not None:
@@ -215,8 +220,8 @@ def forward(m, cfg, ids, quant_from=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
     for b in m["blocks"]:
         h = rms_norm(x, b["attn_norm"], eps)
-        q = rope_halves(lin(h, b["attn_q"]).reshape(T, H, hd), pos, base)
-        k = rope_halves(lin(h, b["attn_k"]).reshape(T, KV, hd), pos, base)
+        q = rope_halves(lin(h, b["attn_q"]).reshape(T, H, hd), pos, base, fac)
+        k = rope_halves(lin(h, b["attn_k"]).reshape(T, KV, hd), pos, base, fac)
         v = lin(h, b["attn_v"]).reshape(T, KV, hd)
         k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
         s = np.einsum("thd,shd->hts", q, k) / np.sqrt(hd) + mask
@@ -282,6 +287,14 @@ def write_model(path, hf, cfg, tname, tied, rng):
     w = gguf.GGUFWriter(path, "llama")
     add_meta(w, cfg, tname)
     dec = {"blocks": []}
+    if tname == "f16":  # Llama 3.1's per-frequency divisors
+        hd = cfg["dim"] // H
+        dec["rope_freqs"] = np.linspace(1.0, 8.0, hd // 2).astype(np.float32)
+        w.add_tensor("rope_freqs.weight", dec["rope_freqs"])
+    if tname == "bf16":  # linear rope scaling: positions / 4
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(4.0)
+        dec["rope_linear"] = 4.0
     tt = tensor_type(tname, "token_embd")
     data, e = encode(hf["token_embd"], tt, rng)
     add_weight(w, "token_embd.weight", data, tt)
