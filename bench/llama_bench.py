@@ -15,8 +15,9 @@ valid blocks, no float model quantized), then measures
   - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json (the same two tests,
                as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the binary.
 llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
---tf32 adds a wick row per type with WICK_MATMUL_TF32=1 (prefill's f32 GEMMs on TF32 tensor
-cores; the default rows keep full f32). Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
+--variants adds wick rows per type: f32 (default; every product in f32), tf32
+(WICK_MATMUL_TF32=1: prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16: prefill's
+products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
 --keep (the F16 file is 15 GiB).
 """
 import argparse
@@ -39,10 +40,18 @@ def log_run(cmd, log, env=None):
     return r, time.time() - t0
 
 
-def wick_bench(args, path, log, tf32=False):
-    env = dict(os.environ, WICK_MATMUL_TF32="1" if tf32 else "0")
+VARIANTS = {  # wick's run variants: extra arguments, extra environment
+    "f32": ([], {}),                                   # full f32 products (the default)
+    "tf32": ([], {"WICK_MATMUL_TF32": "1"}),           # prefill's f32 GEMMs on TF32 tensor cores
+    "f16": (["--gemm-dtype", "f16"], {}),              # prefill's products in f16 (f32 accumulate)
+}
+
+
+def wick_bench(args, path, log, variant="f32"):
+    extra, env = VARIANTS[variant]
+    env = {**os.environ, "WICK_MATMUL_TF32": "0", **env}
     r, _ = log_run([args.wick, path, "--device", args.device, "--bench", f"{args.pp},{args.tg}", "--reps",
-                    str(args.reps)], log, env=env)
+                    str(args.reps)] + extra, log, env=env)
     m = re.search(rf"pp{args.pp} ([\d.]+) ± ([\d.]+) tokens/s, tg{args.tg} ([\d.]+) ± ([\d.]+)", r.stdout)
     if r.returncode != 0 or not m:
         return None, (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -75,8 +84,8 @@ def main():
     p.add_argument("--log", default=".")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
-    p.add_argument("--tf32", action="store_true",
-                   help="a second wick row with WICK_MATMUL_TF32=1 (the f32 GEMMs of prefill on TF32)")
+    p.add_argument("--variants", default="f32",
+                   help="wick rows per type, of " + ",".join(VARIANTS) + " (default f32)")
     p.add_argument("--pp", type=int, default=512)
     p.add_argument("--tg", type=int, default=128)
     a = p.parse_args()
@@ -95,13 +104,13 @@ def main():
                 notes.append(f"{t}: generation failed: {r.stderr.strip()[-300:]}")
                 continue
         gen_s = time.time() - t0
-        w, wn = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}.log"))
         c, cn = llama_cpp_bench(a, path, os.path.join(a.log, f"llama_cpp_{t}.log"))
-        rows.append((t, w, c))
-        if a.tf32:
-            w32, wn32 = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}_tf32.log"), True)
-            rows.append((f"{t} (wick TF32)", w32, c))
-            wn = f"{wn or 'ok'}; TF32 {wn32 or 'ok'}"
+        wn = []
+        for v in a.variants.split(","):
+            w, msg = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}_{v}.log"), v)
+            rows.append((t if v == "f32" else f"{t} (wick {v} prefill)", w, c))
+            wn.append(f"{v} {msg or 'ok'}")
+        wn = ", ".join(wn)
         notes.append(f"{t}: generated in {gen_s:.0f} s; wick {wn or 'ok'}; llama.cpp {cn}")
         if not a.keep:
             os.remove(path)
@@ -118,7 +127,8 @@ def main():
     for t, w, c in rows:
         print(f"| {t} | {cell(w, 0)} | {cell(c, 0)} | {ratio(w, c, 0)} | {cell(w, 2)} | "
               f"{cell(c, 2)} | {ratio(w, c, 2)} |")
-    return 0 if all(w for _, w, _ in rows) and len(rows) == len(a.types.split(",")) * (1 + a.tf32) else 1
+    n = len(a.types.split(",")) * len(a.variants.split(","))
+    return 0 if all(w for _, w, _ in rows) and len(rows) == n else 1
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ typedef struct model {
     wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
     wk_storage *qcos, *qsin;          /* the same times 1/sqrt(hd): rope(q) / sqrt(hd) at once */
     int64_t pos;                      /* tokens in the KV cache */
+    wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
     /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
     const wk_gguf *g;
     int64_t tokens_kv;
@@ -186,6 +187,7 @@ static void build_rope(model *m, const wk_gguf *g)
 static void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx)
 {
     memset(m, 0, sizeof *m);
+    m->gemm_dt = WK_DTYPE_F32;
     m->dev = dev;
     m->g = g;
     const int64_t ai = wk_gguf_find_key(g, "general.architecture");
@@ -312,10 +314,24 @@ static void model_free(model *m)
 
 /* ------------------------------------------------------------------ the forward pass */
 /* out (rows, W.n) = x (rows, W.k) @ W^T; lx may be any layout of x. */
-static wk_storage *linear(const wk_storage *x, const wk_layout *lx, const qweight *w)
+/* With --gemm-dtype f16/bf16, products of more than 8 rows (prefill) read x rounded to that type
+ * and round their output to it: on a GPU the weights are then dequantized to it and the GEMM runs
+ * on its tensor cores. */
+static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *lx,
+                          const qweight *w)
 {
-    wk_storage *out = NULL;
-    CK(wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
+    wk_storage *out = NULL, *xc = NULL, *oc = NULL;
+    const int64_t rows = wk_layout_elem_count(lx) / w->k;
+    if (m->gemm_dt == WK_DTYPE_F32 || rows <= 8) {
+        CK(wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
+        return out;
+    }
+    const wk_layout lc = lay(lx->rank, lx->dims), lo = lay2(rows, w->n);
+    CK(wk_to_dtype(&xc, x, lx, m->gemm_dt));
+    CK(wk_qmatmul(&oc, xc, &lc, w->w, w->qt, w->n, w->k));
+    wk_storage_free(xc);
+    CK(wk_to_dtype(&out, oc, &lo, WK_DTYPE_F32));
+    wk_storage_free(oc);
     return out;
 }
 
@@ -432,11 +448,11 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
     const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd, F = m->ffn;
     const wk_layout lx = lay2(T, m->dim);
     wk_storage *h = rmsnorm(*x, &lx, b->attn_norm, m->dim, m->eps);
-    wk_storage *q = linear(h, &lx, &b->wq), *k = NULL, *v = NULL;
+    wk_storage *q = linear(m, h, &lx, &b->wq), *k = NULL, *v = NULL;
     cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
     if (b->wk.w) { /* not stacked */
-        k = linear(h, &lx, &b->wk);
-        v = linear(h, &lx, &b->wv);
+        k = linear(m, h, &lx, &b->wk);
+        v = linear(m, h, &lx, &b->wv);
         ck_ = (cols){k, 0, kvd};
         cv = (cols){v, 0, kvd};
     } else {
@@ -448,7 +464,7 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
     wk_storage_free(k);
     wk_storage_free(v);
     const wk_layout la = lay2(T, qd);
-    wk_storage *o = linear(a, &la, &b->wo);
+    wk_storage *o = linear(m, a, &la, &b->wo);
     wk_storage_free(a);
     wk_storage *x1 = binary(WK_OP_ADD, *x, o, &lx);
     wk_storage_free(o);
@@ -456,11 +472,11 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
 
     /* x = x1 + (silu(h Wg^T) * h Wu^T) Wd^T */
     h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
-    wk_storage *g = linear(h, &lx, &b->wg), *u = NULL, *sg = NULL, *gu = NULL;
+    wk_storage *g = linear(m, h, &lx, &b->wg), *u = NULL, *sg = NULL, *gu = NULL;
     const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
     const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
     if (b->wu.w)
-        u = linear(h, &lx, &b->wu);
+        u = linear(m, h, &lx, &b->wu);
     wk_storage_free(h);
     const wk_layout lf = lay2(T, F);
     CK(wk_unary(&sg, WK_OP_SILU, g, &lg));
@@ -468,7 +484,7 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
     wk_storage_free(sg);
     wk_storage_free(g);
     wk_storage_free(u);
-    wk_storage *d = linear(gu, &lf, &b->wd);
+    wk_storage *d = linear(m, gu, &lf, &b->wd);
     wk_storage_free(gu);
     *x = binary(WK_OP_ADD, x1, d, &lx);
     wk_storage_free(x1);
@@ -499,7 +515,7 @@ static float *forward(model *m, const uint32_t *ids, int64_t T, int all_rows)
     wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
     wk_storage_free(x);
     const wk_layout lh = lay2(rows, m->dim);
-    wk_storage *lg = linear(h, &lh, &m->out);
+    wk_storage *lg = linear(m, h, &lh, &m->out);
     wk_storage_free(h);
     float *logits = malloc((size_t)(rows * m->vocab) * sizeof *logits);
     if (!logits)
@@ -512,6 +528,7 @@ static float *forward(model *m, const uint32_t *ids, int64_t T, int all_rows)
 typedef struct opts {
     const char *path, *device, *prompt, *force, *logits;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
+    wk_dtype gemm_dt;
     double temp, top_p;
     uint64_t seed;
 } opts;
@@ -523,13 +540,14 @@ static void usage(void)
             "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
+            "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
     exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", "1", NULL, NULL, 32, 0, 0, 0, 3, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", "1", NULL, NULL, 32, 0, 0, 0, 3, WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -550,6 +568,12 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--top-p")) o.top_p = atof(v);
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reps")) o.reps = atoll(v);
+        else if (!strcmp(a, "--gemm-dtype")) {
+            if (!strcmp(v, "f16")) o.gemm_dt = WK_DTYPE_F16;
+            else if (!strcmp(v, "bf16")) o.gemm_dt = WK_DTYPE_BF16;
+            else if (!strcmp(v, "f32")) o.gemm_dt = WK_DTYPE_F32;
+            else usage();
+        }
         else if (!strcmp(a, "--bench")) {
             long long pp = 0, tg = 0;
             if (sscanf(v, "%lld,%lld", &pp, &tg) != 2 || pp <= 0 || tg <= 0)
@@ -694,6 +718,7 @@ int main(int argc, char **argv)
         ctx = o.bench_pp > o.bench_tg ? o.bench_pp : o.bench_tg;
     const double t0 = now_s();
     model_load(&m, g, dev, ctx);
+    m.gemm_dt = o.gemm_dt;
     fprintf(stderr,
             "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
             "ctx %lld, weights %s, loaded in %.2f s\n",

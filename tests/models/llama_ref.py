@@ -202,9 +202,20 @@ def act_quant(x):
     return (q * d32).reshape(x.shape)
 
 
-def forward(m, cfg, ids, quant_from=None):
+def round16(x, dt):
+    """x rounded to f16 or bf16 (nearest even), back in float64."""
+    if dt == "f16":
+        return x.astype(np.float16).astype(np.float64)
+    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    return b.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def forward(m, cfg, ids, quant_from=None, gemm16=None):
     """float64 logits (T, vocab) of the causal model on token ids (T,) with weights m (HF layout).
-    quant_from: rows >= quant_from get act_quant on every linear input (the GPU decode steps)."""
+    quant_from: rows >= quant_from get act_quant on every linear input (the GPU decode steps).
+    gemm16 = (dt, rows): with wick_llama --gemm-dtype dt, every linear of more than 8 rows (the
+    prefill of `rows` tokens) reads its input rounded to dt and rounds its output to dt."""
     H, KV, eps, base = cfg["n_head"], cfg["n_kv"], cfg["eps"], cfg["rope_base"]
     T = len(ids)
     hd = cfg["dim"] // H
@@ -215,6 +226,10 @@ def forward(m, cfg, ids, quant_from=None):
         if quant_from is not None:
             x = x.copy()
             x[quant_from:] = act_quant(x[quant_from:])
+        if gemm16 is not None:
+            dt, r = gemm16
+            y = round16(x[:r], dt) @ w.T
+            return np.concatenate([round16(y, dt), x[r:] @ w.T])
         return x @ w.T
     x = m["token_embd"][ids].astype(np.float64)
     mask = np.triu(np.full((T, T), -np.inf), 1)
@@ -405,7 +420,28 @@ def cmd_test(args):
     print(f"llama logits: {len(types) - fails} of {len(types)} types within bounds on {args.device}")
     if "f32" in types:
         fails += not check_sampling(args)
+        fails += not check_gemm16(args, ids, prompt, force)
     return 1 if fails else 0
+
+
+def check_gemm16(args, ids, prompt, force):
+    """--gemm-dtype f16 / bf16 on the f32 model: the prefill's products round x and their output
+    to that type. As for the GPU's activation rounding, the reference applies exactly that
+    rounding itself; e16 = its effect on the reference, and wick must lie within 1e-4 + 2 e16."""
+    ok = True
+    ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
+    for dt in ("f16", "bf16"):
+        emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
+        out = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
+        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
+                 ["--prompt", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt])
+        got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
+        e16, err = row_err(emu, ref), row_err(got, ref)
+        bound = BOUND_F32 + 2.0 * e16
+        ok &= bool(err <= bound)
+        print(f"--gemm-dtype {dt}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
+              f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+    return ok
 
 
 def check_sampling(args):

@@ -8,7 +8,7 @@
 #   LLAMA_BENCH      path of llama.cpp's llama-bench (built beside the project, never by it);
 #                    without it the benchmark prints wick's figures only
 #   LLAMA_TYPES      benchmark types (default q4_0,q4_k,q8_0,f16)   LLAMA_REPS (default 2)
-#   LLAMA_TF32       1 (default): also a wick row with TF32 prefill GEMMs; 0: not
+#   LLAMA_VARIANTS   wick rows per type (bench/llama_bench.py --variants; default f32,f16)
 #   LLAMA_MODEL_DIR  where the 8B-shaped GGUFs are written and deleted (default /tmp/wick_llama_models;
 #                    up to 15 GiB at a time)
 #   LLAMA_STAGES     default "test greedy bench"
@@ -52,7 +52,7 @@ fi
 if has bench; then
   python3 bench/llama_bench.py --wick $B/wick_llama --device cuda:0 --types "${LLAMA_TYPES:-q4_0,q4_k,q8_0,f16}" \
     --reps "${LLAMA_REPS:-2}" --log "$O" ${LLAMA_BENCH:+--llama-bench "$LLAMA_BENCH"} \
-    $( [ "${LLAMA_TF32:-1}" = 1 ] && echo --tf32 ) >"$O/bench.log" 2>&1
+    --variants "${LLAMA_VARIANTS:-f32,f16}" >"$O/bench.log" 2>&1
   step "bench (8B-shaped)" "rc=$?"
 fi
 
