@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""llama_bench.py: wick's Llama decoder beside llama.cpp's llama-bench on the same GGUF files.
+
+  python3 bench/llama_bench.py [--wick build-gpu/wick_llama] [--llama-bench PATH]
+                               [--device cuda:0] [--types q4_0,q4_k,q8_0,f16] [--reps 3]
+                               [--models /tmp/wick_llama_models] [--log DIR] [--keep]
+
+For each type: writes a Llama-3-8B-shaped GGUF with random weights (dim 4096, 32 blocks, 32
+heads, 8 KV heads, ffn 14336, vocabulary 128256; tests/models/llama_ref.py bench-model: random
+valid blocks, no float model quantized), then measures
+  - wick:      wick_llama FILE --bench 512,128 --device DEV --reps R
+               (pp512: one 512-token prefill into an empty cache; tg128: 128 single-token steps
+               from an empty cache; one warm-up run, the mean of R runs; logits of the last
+               position copied to the host after every step);
+  - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json (the same two tests,
+               as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the binary.
+llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
+--variants adds wick rows per type: f32 (default; every product in f32), tf32
+(WICK_MATMUL_TF32=1: prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16: prefill's
+products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
+--keep (the F16 file is 15 GiB).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REF = os.path.join(HERE, "..", "tests", "models", "llama_ref.py")
+
+
+def log_run(cmd, log, env=None):
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+    return r, time.time() - t0
+
+
+VARIANTS = {  # wick's run variants: extra arguments, extra environment
+    "f32": ([], {}),                                   # full f32 products (the default)
+    "tf32": ([], {"WICK_MATMUL_TF32": "1"}),           # prefill's f32 GEMMs on TF32 tensor cores
+    "f16": (["--gemm-dtype", "f16"], {}),              # prefill's products in f16 (f32 accumulate)
+}
+
+
+def wick_bench(args, path, log, variant="f32"):
+    extra, env = VARIANTS[variant]
+    env = {**os.environ, "WICK_MATMUL_TF32": "0", **env}
+    r, _ = log_run([args.wick, path, "--device", args.device, "--bench", f"{args.pp},{args.tg}", "--reps",
+                    str(args.reps)] + extra, log, env=env)
+    m = re.search(rf"pp{args.pp} ([\d.]+) ± ([\d.]+) tokens/s, tg{args.tg} ([\d.]+) ± ([\d.]+)", r.stdout)
+    if r.returncode != 0 or not m:
+        return None, (r.stderr.strip().splitlines() or ["?"])[-1]
+    return (float(m.group(1)), float(m.group(2)), float(m.group(3)), float(m.group(4))), ""
+
+
+def llama_cpp_bench(args, path, log):
+    if not args.llama_bench:
+        return None, "no llama-bench given"
+    r, _ = log_run([args.llama_bench, "-m", path, "-p", str(args.pp), "-n", str(args.tg), "-ngl", "99", "-r",
+                    str(args.reps), "-o", "json"], log)
+    try:
+        rows = json.loads(r.stdout)
+        pp = [x for x in rows if x["n_prompt"] == args.pp and x["n_gen"] == 0][0]
+        tg = [x for x in rows if x["n_gen"] == args.tg and x["n_prompt"] == 0][0]
+        return (pp["avg_ts"], pp["stddev_ts"], tg["avg_ts"], tg["stddev_ts"]), \
+            f"{pp.get('build_commit', '?')} {pp.get('gpu_info', '')}".strip()
+    except (ValueError, KeyError, IndexError):
+        return None, f"llama-bench failed (rc {r.returncode}): see {log}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--wick", default="build-gpu/wick_llama")
+    p.add_argument("--llama-bench", default=os.environ.get("LLAMA_BENCH", ""))
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--types", default="q4_0,q4_k,q8_0,f16")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--models", default=os.environ.get("LLAMA_MODEL_DIR", "/tmp/wick_llama_models"))
+    p.add_argument("--log", default=".")
+    p.add_argument("--keep", action="store_true")
+    p.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
+    p.add_argument("--variants", default="f32",
+                   help="wick rows per type, of " + ",".join(VARIANTS) + " (default f32)")
+    p.add_argument("--pp", type=int, default=512)
+    p.add_argument("--tg", type=int, default=128)
+    a = p.parse_args()
+    os.makedirs(a.models, exist_ok=True)
+    os.makedirs(a.log, exist_ok=True)
+    rows, notes = [], []
+    for t in a.types.split(","):
+        path = os.path.join(a.models, f"llama8b_{t}.gguf")
+        t0 = time.time()
+        if not os.path.exists(path):
+            cmd = [sys.executable, REF, "bench-model", "--out", path, "--type", t]
+            if a.n_layer:
+                cmd += ["--n-layer", str(a.n_layer)]
+            r, _ = log_run(cmd, os.path.join(a.log, f"llama_gen_{t}.log"))
+            if r.returncode != 0:
+                notes.append(f"{t}: generation failed: {r.stderr.strip()[-300:]}")
+                continue
+        gen_s = time.time() - t0
+        c, cn = llama_cpp_bench(a, path, os.path.join(a.log, f"llama_cpp_{t}.log"))
+        wn = []
+        for v in a.variants.split(","):
+            w, msg = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}_{v}.log"), v)
+            rows.append((t if v == "f32" else f"{t} (wick {v} prefill)", w, c))
+            wn.append(f"{v} {msg or 'ok'}")
+        wn = ", ".join(wn)
+        notes.append(f"{t}: generated in {gen_s:.0f} s; wick {wn or 'ok'}; llama.cpp {cn}")
+        if not a.keep:
+            os.remove(path)
+    print("\n".join(notes))
+    print(f"\nLlama-3-8B-shaped, random weights, {a.device}, {a.reps} reps (tokens/s, mean ± sd)")
+    print(f"| type | wick pp{a.pp} | llama.cpp pp{a.pp} | ratio | wick tg{a.tg} | llama.cpp tg{a.tg} | ratio |")
+    print("|---|---|---|---|---|---|---|")
+
+    def cell(x, i):
+        return f"{x[i]:.1f} ± {x[i + 1]:.1f}" if x else "n/a"
+
+    def ratio(w, c, i):
+        return f"{w[i] / c[i]:.2f}×" if w and c and c[i] > 0 else "n/a"
+    for t, w, c in rows:
+        print(f"| {t} | {cell(w, 0)} | {cell(c, 0)} | {ratio(w, c, 0)} | {cell(w, 2)} | "
+              f"{cell(c, 2)} | {ratio(w, c, 2)} |")
+    n = len(a.types.split(",")) * len(a.variants.split(","))
+    return 0 if all(w for _, w, _ in rows) and len(rows) == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
