@@ -14,8 +14,8 @@
  *   qmv<R><v>_<q>(w, xq, xd, xs, out, dt, n, k, rows)
  *       out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (R = 1, 2, 4, 8), variant v of the
  *       table WK_QMV_VARIANTS (one group of G threads per NC adjacent weight rows, L threads per
- *       32-element sub-block, each multiplying V = 8 / L words of it, U sub-blocks per thread
- *       loaded before any is used). Adjacent threads read adjacent parts of a row, so a group
+ *       32-element sub-block, each multiplying V = 8 / L words of it, consecutive or, with P,
+ *       V/2 of each half; U sub-blocks per thread loaded before any is used). Adjacent threads read adjacent parts of a row, so a group
  *       streams its rows' bytes contiguously. Per sub-block part and activation row: V dp4a
  *       per weight row against one V*4-byte activation load (16 bytes for V = 4), then
  *           acc += dx * sum over halves h of (dw[h] * isum[h] + mw[h] * xsum[h] * share)
@@ -102,18 +102,22 @@ template <int V> WK_DEV void wk_qmv_ldx(const uint32_t *p, uint32_t *xv)
     }
 }
 
-template <int Q, int R, int NC, int G, int L, int U>
+template <int Q, int R, int NC, int G, int L, int U, bool P>
 WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
                     void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
 {
-    const int SUBS = wk_q<Q>::QK / 32, V = 8 / L, NH = V == 8 ? 2 : 1, S = G / L;
+    /* P (paired): a part is H2 words of each half (words base.. and base + 4..), so the
+     * lanes of a sub-block read disjoint bytes of the 4-bit types, whose word i and i + 4 are
+     * the two nibbles of the same bytes; else a part is V consecutive words. */
+    const int SUBS = wk_q<Q>::QK / 32, V = 8 / L, H2 = V / 2 > 0 ? V / 2 : 1, S = G / L;
+    const int NH = P || V == 8 ? 2 : 1;
     const int64_t nsub = k / 32;
     const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES;
     const int g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
-    const int i0 = (t % L) * V, h0 = i0 >> 2;
-    /* the share of a half's activation sum this thread's part carries: L/2 parts per half */
-    const float share = L <= 2 ? 1.0f : 2.0f / (float)L;
+    const int i0 = (t % L) * V, h0 = P ? 0 : i0 >> 2, base = (t % L) * H2;
+    /* the share of a half's activation sum this thread's part carries */
+    const float share = P ? (float)H2 / 4.0f : L <= 2 ? 1.0f : 2.0f / (float)L;
     const int64_t col0 = ((int64_t)blockIdx.x * (WK_BLOCK / G) + g) * NC;
 
     /* Columns past n read row n - 1 instead: no branch around the loads; never stored. */
@@ -142,7 +146,7 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
                 const uint8_t *b = wr[c] + blk * wk_q<Q>::BYTES;
 #pragma unroll
                 for (int v = 0; v < V; v++)
-                    wq[j][c][v] = wk_qp<Q>::qi(b, s, i0 + v);
+                    wq[j][c][v] = wk_qp<Q>::qi(b, s, P ? base + v % H2 + (v / H2) * 4 : i0 + v);
 #pragma unroll
                 for (int hh = 0; hh < NH; hh++)
                     wk_qp<Q>::sc(b, s, h0 + hh, wd[j][c][hh], wm[j][c][hh]);
@@ -158,7 +162,12 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
                 if (r < rows) {
                     const int64_t xi = (int64_t)r * nsub + u;
                     uint32_t xv[V];
-                    wk_qmv_ldx<V>(xq + xi * 8 + i0, xv);
+                    if (P) {
+                        wk_qmv_ldx<H2>(xq + xi * 8 + base, xv);
+                        wk_qmv_ldx<H2>(xq + xi * 8 + base + 4, xv + (V - H2));
+                    } else {
+                        wk_qmv_ldx<V>(xq + xi * 8 + i0, xv);
+                    }
                     const float dx = xd[xi];
                     float sx[NH];
                     if (wk_q<Q>::MIN) {
@@ -166,8 +175,8 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
                         const float s0 = (float)(int)(short)(sw & 0xFFFFu);
                         const float s1 = (float)(int)(short)(sw >> 16);
                         if (NH == 2) {
-                            sx[0] = s0;
-                            sx[NH - 1] = s1;
+                            sx[0] = s0 * share;
+                            sx[NH - 1] = s1 * share;
                         } else {
                             sx[0] = (h0 ? s1 : s0) * share;
                         }
@@ -180,7 +189,10 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
                             is[hh] = 0;
 #pragma unroll
                         for (int v = 0; v < V; v++)
-                            is[NH == 2 ? v >> 2 : 0] = WK_DP4A(wq[j][c][v], xv[v], is[NH == 2 ? v >> 2 : 0]);
+                        {
+                            const int hv = P ? v / H2 : NH == 2 ? v >> 2 : 0;
+                            is[hv] = WK_DP4A(wq[j][c][v], xv[v], is[hv]);
+                        }
                         float p = 0.0f;
 #pragma unroll
                         for (int hh = 0; hh < NH; hh++) {
@@ -240,45 +252,47 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     }
 }
 
-/* ---- variants: X(v, R, G, NC, L, U). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
+/* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
  * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.
- *   w: a 32-lane group per weight row (per 2 for R = 8), half a sub-block per lane
- *   q: the same with a quarter sub-block (2 words) per lane
- *   f: a 32-lane group per row, a whole sub-block per lane
- *   b: 64 lanes per 2 rows (4 for R = 8), half a sub-block per lane */
+ *   w: a 32-lane group per weight row (per 2 for R = 4, 8), half a sub-block per lane
+ *   p: as w, the halves paired (P: words 2p, 2p+1, 2p+4, 2p+5 of lane p of a sub-block)
+ *   q: as w with a quarter sub-block (2 consecutive words) per lane
+ *   f: as w with a whole sub-block per lane
+ *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves */
 #define WK_QMV_VARIANTS(X)                                                                     \
-    X(w, 1, 32, 1, 2, 2) X(w, 2, 32, 1, 2, 2) X(w, 4, 32, 2, 2, 1) X(w, 8, 32, 2, 2, 1)         \
-    X(q, 1, 32, 1, 4, 2) X(q, 2, 32, 1, 4, 2) X(q, 4, 32, 2, 4, 1) X(q, 8, 32, 2, 4, 1)         \
-    X(f, 1, 32, 1, 1, 2) X(f, 2, 32, 1, 1, 1) X(f, 4, 32, 2, 1, 1) X(f, 8, 32, 2, 1, 1)         \
-    X(b, 1, 64, 2, 2, 1) X(b, 2, 64, 2, 2, 1) X(b, 4, 64, 4, 2, 1) X(b, 8, 64, 4, 2, 1)
+    X(w, 1, 32, 1, 2, 2, 0) X(w, 2, 32, 1, 2, 2, 0) X(w, 4, 32, 2, 2, 1, 0) X(w, 8, 32, 2, 2, 1, 0) \
+    X(p, 1, 32, 1, 2, 2, 1) X(p, 2, 32, 1, 2, 2, 1) X(p, 4, 32, 2, 2, 1, 1) X(p, 8, 32, 2, 2, 1, 1) \
+    X(q, 1, 32, 1, 4, 2, 0) X(q, 2, 32, 1, 4, 2, 0) X(q, 4, 32, 2, 4, 1, 0) X(q, 8, 32, 2, 4, 1, 0) \
+    X(f, 1, 32, 1, 1, 2, 0) X(f, 2, 32, 1, 1, 1, 0) X(f, 4, 32, 2, 1, 1, 0) X(f, 8, 32, 2, 1, 1, 0) \
+    X(b, 1, 64, 2, 2, 1, 1) X(b, 2, 64, 2, 2, 1, 1) X(b, 4, 64, 4, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)
 
-#define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U)                                                   \
+#define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
     WK_KERNEL qmv##R##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,          \
                                const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
                                int rows)                                                       \
     {                                                                                          \
-        wk_qmv2<Q, R, NC, G, L, U>(w, xq, xd, xs, out, dt, n, k, rows);                        \
+        wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                        \
     }
 /* the block type list, expanded once per variant row */
-#define WK_QMV_Q4_0(V, R, G, NC, L, U) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U)
-#define WK_QMV_Q4_1(V, R, G, NC, L, U) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U)
-#define WK_QMV_Q5_0(V, R, G, NC, L, U) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U)
-#define WK_QMV_Q5_1(V, R, G, NC, L, U) WK_QMV_ONE(q5_1, WK_Q5_1, V, R, G, NC, L, U)
-#define WK_QMV_Q8_0(V, R, G, NC, L, U) WK_QMV_ONE(q8_0, WK_Q8_0, V, R, G, NC, L, U)
-#define WK_QMV_Q8_1(V, R, G, NC, L, U) WK_QMV_ONE(q8_1, WK_Q8_1, V, R, G, NC, L, U)
-#define WK_QMV_Q2_K(V, R, G, NC, L, U) WK_QMV_ONE(q2_k, WK_Q2_K, V, R, G, NC, L, U)
-#define WK_QMV_Q3_K(V, R, G, NC, L, U) WK_QMV_ONE(q3_k, WK_Q3_K, V, R, G, NC, L, U)
-#define WK_QMV_Q4_K(V, R, G, NC, L, U) WK_QMV_ONE(q4_k, WK_Q4_K, V, R, G, NC, L, U)
-#define WK_QMV_Q5_K(V, R, G, NC, L, U) WK_QMV_ONE(q5_k, WK_Q5_K, V, R, G, NC, L, U)
-#define WK_QMV_Q6_K(V, R, G, NC, L, U) WK_QMV_ONE(q6_k, WK_Q6_K, V, R, G, NC, L, U)
-#define WK_QMV_Q8_K(V, R, G, NC, L, U) WK_QMV_ONE(q8_k, WK_Q8_K, V, R, G, NC, L, U)
-#define WK_QMV_ALL(V, R, G, NC, L, U)                                                          \
-    WK_QMV_Q4_0(V, R, G, NC, L, U) WK_QMV_Q4_1(V, R, G, NC, L, U)                              \
-    WK_QMV_Q5_0(V, R, G, NC, L, U) WK_QMV_Q5_1(V, R, G, NC, L, U)                              \
-    WK_QMV_Q8_0(V, R, G, NC, L, U) WK_QMV_Q8_1(V, R, G, NC, L, U)                              \
-    WK_QMV_Q2_K(V, R, G, NC, L, U) WK_QMV_Q3_K(V, R, G, NC, L, U)                              \
-    WK_QMV_Q4_K(V, R, G, NC, L, U) WK_QMV_Q5_K(V, R, G, NC, L, U)                              \
-    WK_QMV_Q6_K(V, R, G, NC, L, U) WK_QMV_Q8_K(V, R, G, NC, L, U)
+#define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_1, WK_Q5_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_0, WK_Q8_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_1, WK_Q8_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q2_k, WK_Q2_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q3_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q3_k, WK_Q3_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_k, WK_Q4_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_k, WK_Q5_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q6_k, WK_Q6_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_k, WK_Q8_K, V, R, G, NC, L, U, P)
+#define WK_QMV_ALL(V, R, G, NC, L, U, P)                                                          \
+    WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_Q4_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_Q5_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_Q8_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_Q3_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_Q5_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_Q8_K(V, R, G, NC, L, U, P)
 WK_QMV_VARIANTS(WK_QMV_ALL)
 
 #define WK_QMVQ(DN, D)                                                                         \

@@ -1,6 +1,6 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, q, f, b: see kernels/qmv.cu), x and out in f32 and
+ * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu), x and out in f32 and
  * bf16. Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
@@ -126,13 +126,13 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "q", "f", "b"};
+    static const char *const gpu_variants[] = {"old", "w", "p", "q", "f", "b"};
     for (int d = 0; d < nd; d++) {
         wk_device *dev;
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
             continue;
         const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
-        const int nvar = gpu ? 5 : 1;
+        const int nvar = gpu ? 6 : 1;
         for (int v = 0; v < nvar; v++) {
             setenv("WICK_QMV", gpu_variants[v], 1);
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {

@@ -240,11 +240,12 @@ static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
     {'q', 1, 32, 1}, {'q', 2, 32, 1}, {'q', 4, 32, 2}, {'q', 8, 32, 2},
     {'f', 1, 32, 1}, {'f', 2, 32, 1}, {'f', 4, 32, 2}, {'f', 8, 32, 2},
+    {'p', 1, 32, 1}, {'p', 2, 32, 1}, {'p', 4, 32, 2}, {'p', 8, 32, 2},
     {'b', 1, 64, 2}, {'b', 2, 64, 2}, {'b', 4, 64, 4}, {'b', 8, 64, 4},
 };
 #define QMV_DEFAULT 'w'
 
-/* The matvec variant: WICK_QMV = old | w | q | f | b (a benchmarking switch, read per call so a
+/* The matvec variant: WICK_QMV = old | w | p | q | f | b (a benchmarking switch, read per call so a
  * benchmark can compare them in one process), else QMV_DEFAULT. */
 static char qmv_variant(void)
 {
