@@ -242,7 +242,7 @@ int main(int argc, char **argv)
                     setenv("WICK_QMV", vl[vi], 1);
                     wk_storage *o;
                     CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
-                    CHECK(wk_storage_to_host(vi ? got : first, no * sizeof(float), o));
+                    CHECK(wk_storage_to_host(vi ? got : first, no, o));
                     wk_storage_free(o);
                     const double e = vi ? nmse(got, first, no) : 0.0;
                     c.cold = 1;
