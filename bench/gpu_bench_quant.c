@@ -1,16 +1,24 @@
 /* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
  * for docs/performance.md (not a test).
- *   build: part of `make` (target wick_gpu_bench_quant); run: build/wick_gpu_bench_quant [--device D]
+ *   build: part of `make` (target wick_gpu_bench_quant); run:
+ *   build/wick_gpu_bench_quant [--device D] [--variants old,w,p,q,f,b] [--types q4_0,q8_0,..|all]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
- *   - matvec rows (m = 1 and 8, x f32): effective bandwidth = weight bytes / time, as % of the
- *     device-to-device copy bandwidth measured here (clone of 1 GiB: 2 GiB moved);
- *     "cold": each call uses the next of several weight copies whose total exceeds 256 MiB (more
- *     than the L2 of any current GPU), "warm": one weight buffer reused;
- *   - batched rows (m = 512, x bf16): TFLOP/s (2 m n k) beside wick's dense bf16 matmul of the
- *     same shape;
+ *   - matvec rows (m = 1 and 8, x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
+ *     4096), every block type, each matvec variant of kernels/quant.cu / qmv.cu (selected by the
+ *     environment variable WICK_QMV, set here between measurements): time per call (wick_qmatmul:
+ *     activation quantization, the product, output allocation), effective bandwidth = weight
+ *     bytes / time as % of the device-to-device copy bandwidth measured here (clone of 1 GiB:
+ *     2 GiB moved); "cold": each call uses the next of several weight copies whose total exceeds
+ *     256 MiB (more than the L2 of any current GPU: no call finds its weights in L2), "warm": one
+ *     weight buffer reused (as ggml's test-backend-ops perf measures). Each variant's output is
+ *     compared with the first variant's (normalised MSE; the variants differ only in float
+ *     summation order, so anything above 1e-8 is reported as MISMATCH);
+ *   - batched rows (m = 512, x bf16; Q4_0 Q8_0 Q4_K Q6_K at 14336 x 4096): TFLOP/s (2 m n k)
+ *     beside wick's dense bf16 matmul of the same shape;
  *   - dequantize Q4_0 -> f32: (block bytes read + f32 bytes written) / time, % of copy.
- * The table is printed last. */
+ * Lines starting "QMV " are machine-readable (tools/device/decode.sh joins them with ggml's);
+ * the table is printed last. */
 #include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,12 +145,57 @@ static void call_clone(void *p, int i)
     wk_storage_free(o);
 }
 
+/* Normalised MSE of a against b (n floats). */
+static double nmse(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+static const wk_qtype ALL_QT[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q8_0, WK_QTYPE_Q4_K, WK_QTYPE_Q6_K,
+                                  WK_QTYPE_Q4_1, WK_QTYPE_Q5_0, WK_QTYPE_Q5_1, WK_QTYPE_Q8_1,
+                                  WK_QTYPE_Q2_K, WK_QTYPE_Q3_K, WK_QTYPE_Q5_K, WK_QTYPE_Q8_K};
+#define NQT ((int)(sizeof ALL_QT / sizeof ALL_QT[0]))
+
+static int want_type(const char *list, wk_qtype qt)
+{
+    if (!list || strcmp(list, "all") == 0)
+        return 1;
+    const char *name = wk_qtype_name(qt);
+    const size_t ln = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        const size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == ln && strncmp(p, name, l) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *spec = "cuda:0";
-    for (int i = 1; i + 1 < argc; i++)
+    const char *spec = "cuda:0", *types = "all";
+    char variants[128] = "old,w,p,q,f,b";
+    for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--device") == 0)
             spec = argv[i + 1];
+        else if (strcmp(argv[i], "--types") == 0)
+            types = argv[i + 1];
+        else if (strcmp(argv[i], "--variants") == 0)
+            snprintf(variants, sizeof variants, "%s", argv[i + 1]);
+    }
+    char *vl[16];
+    int nv = 0;
+    for (char *tok = strtok(variants, ","); tok && nv < 16; tok = strtok(NULL, ","))
+        vl[nv++] = tok;
     CHECK(wk_device_open(&dev, spec));
     CHECK(wk_device_open(&cpu, "cpu"));
     printf("device %s\n", wk_device_name(dev));
@@ -153,16 +206,17 @@ int main(int argc, char **argv)
     wk_storage_free(big);
     printf("copy bandwidth %.0f GB/s\n", copy_bw / 1e9);
 
-    char lines[64][160];
+    static char lines[1024][200];
     int nl = 0;
-    const wk_qtype qts[4] = {WK_QTYPE_Q4_0, WK_QTYPE_Q8_0, WK_QTYPE_Q4_K, WK_QTYPE_Q6_K};
-    const int64_t shapes[2][2] = {{14336, 4096}, {4096, 4096}}; /* (n, k) */
-    for (int si = 0; si < 2; si++) {
-        for (int qi = 0; qi < 4; qi++) {
-            const wk_qtype qt = qts[qi];
+    const int64_t shapes[3][2] = {{4096, 14336}, {14336, 4096}, {4096, 4096}}; /* (n, k) */
+    for (int si = 0; si < 3; si++) {
+        for (int qi = 0; qi < NQT; qi++) {
+            const wk_qtype qt = ALL_QT[qi];
             const int64_t n = shapes[si][0], k = shapes[si][1];
+            if (!want_type(types, qt))
+                continue;
             if (!wk_device_supports_quant(dev, WK_OP_QMATMUL, qt, WK_DTYPE_F32)) {
-                snprintf(lines[nl++], 160, "%-6s %5lldx%-5lld  not supported on this device",
+                snprintf(lines[nl++], 200, "%-6s %5lldx%-5lld  not supported on this device",
                          wk_qtype_name(qt), (long long)n, (long long)k);
                 continue;
             }
@@ -178,20 +232,42 @@ int main(int argc, char **argv)
                 int64_t dx[2] = {m, k};
                 CHECK(wk_layout_contiguous(&c.lx, 2, dx));
                 CHECK(wk_rand_uniform(&c.x, dev, WK_DTYPE_F32, (size_t)(m * k), -1, 1));
-                c.cold = 1;
-                const double tc = timeit(call_qmm, &c, 50);
-                c.cold = 0;
-                const double tw = timeit(call_qmm, &c, 50);
-                snprintf(lines[nl++], 160,
-                         "%-6s %5lldx%-5lld m=%-3lld cold %6.0f GB/s %4.0f%% | warm %6.0f GB/s %4.0f%%  (%.1f us)",
-                         wk_qtype_name(qt), (long long)n, (long long)k, (long long)m,
-                         (double)q.bytes / tc / 1e9, 100.0 * (double)q.bytes / tc / copy_bw,
-                         (double)q.bytes / tw / 1e9, 100.0 * (double)q.bytes / tw / copy_bw,
-                         tc * 1e6);
+                const size_t no = (size_t)(m * n);
+                float *first = malloc(no * sizeof(float)), *got = malloc(no * sizeof(float));
+                if (!first || !got) {
+                    fprintf(stderr, "out of host memory\n");
+                    return 1;
+                }
+                for (int vi = 0; vi < nv; vi++) {
+                    setenv("WICK_QMV", vl[vi], 1);
+                    wk_storage *o;
+                    CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
+                    CHECK(wk_storage_to_host(vi ? got : first, no, o));
+                    wk_storage_free(o);
+                    const double e = vi ? nmse(got, first, no) : 0.0;
+                    c.cold = 1;
+                    const double tc = timeit(call_qmm, &c, 50);
+                    c.cold = 0;
+                    const double tw = timeit(call_qmm, &c, 50);
+                    const double pc = 100.0 * (double)q.bytes / tc / copy_bw;
+                    const double pw = 100.0 * (double)q.bytes / tw / copy_bw;
+                    printf("QMV %s %lld %lld %lld %s %.2f %.2f %.1f %.1f %.3g%s\n",
+                           wk_qtype_name(qt), (long long)n, (long long)k, (long long)m, vl[vi],
+                           tc * 1e6, tw * 1e6, pc, pw, e, e > 1e-8 ? " MISMATCH" : "");
+                    snprintf(lines[nl++], 200,
+                             "%-6s %5lldx%-5lld m=%lld %-3s cold %7.1f us %4.0f%% | warm %7.1f us %4.0f%%  nmse/first %.1e%s",
+                             wk_qtype_name(qt), (long long)n, (long long)k, (long long)m, vl[vi],
+                             tc * 1e6, pc, tw * 1e6, pw, e, e > 1e-8 ? " MISMATCH" : "");
+                }
+                unsetenv("WICK_QMV");
+                free(first);
+                free(got);
                 wk_storage_free(c.x);
             }
+            const int main4 = qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0 ||
+                              qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q6_K;
             /* batched: m = 512, x bf16, beside the dense bf16 matmul x @ W^T */
-            {
+            if (main4 && si == 1) {
                 const int64_t m = 512;
                 qmm_ctx c = {&q, NULL, {0}, 0};
                 int64_t dx[2] = {m, k};
@@ -210,22 +286,21 @@ int main(int argc, char **argv)
                 CHECK(wk_rand_uniform(&d.b, dev, WK_DTYPE_BF16, (size_t)(n * k), -1, 1));
                 const double td = timeit(call_mm, &d, 10);
                 const double fl = 2.0 * (double)m * (double)n * (double)k;
-                snprintf(lines[nl++], 160,
+                snprintf(lines[nl++], 200,
                          "%-6s %5lldx%-5lld m=512 x bf16: %6.1f TFLOP/s | dense bf16 %6.1f TFLOP/s (%.0f%%)",
                          wk_qtype_name(qt), (long long)n, (long long)k,
                          tq > 0 ? fl / tq / 1e12 : 0.0, fl / td / 1e12, tq > 0 ? 100.0 * td / tq : 0.0);
                 wk_storage_free(d.b);
                 wk_storage_free(c.x);
             }
-            if (qt == WK_QTYPE_Q4_0 && si == 0) {
+            if (qt == WK_QTYPE_Q4_0 && si == 1) {
                 deq_ctx c = {&q};
                 const double t = timeit(call_deq, &c, 20);
                 const double bytes = (double)q.bytes + 4.0 * (double)n * (double)k;
-                snprintf(lines[nl++], 160, "dequantize q4_0 -> f32 %lldx%lld: %6.0f GB/s %4.0f%% of copy",
+                snprintf(lines[nl++], 200, "dequantize q4_0 -> f32 %lldx%lld: %6.0f GB/s %4.0f%% of copy",
                          (long long)n, (long long)k, bytes / t / 1e9, 100.0 * bytes / t / copy_bw);
             }
             qweight_free(&q);
-            printf("%s\n", lines[nl - 1]);
             fflush(stdout);
         }
     }

@@ -137,9 +137,11 @@ typedef enum wk_op {
     WK_OP_SOFTMAX_LAST_DIM = 110, WK_OP_RMS_NORM = 111, WK_OP_LAYER_NORM = 112, WK_OP_ROPE = 113,
     WK_OP_ROPE_I = 114, WK_OP_ROPE_THD = 115, WK_OP_ARG_SORT_LAST_DIM = 116,
     /* quantized tensors (the dtype is the float side: f32, f16 or bf16; see wk_qtype) */
-    WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122
+    WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122,
+    /* decode (float dtypes) */
+    WK_OP_DECODE_ATTENTION = 130
 } wk_op;
-#define WK_OP_ID_LIMIT 123 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 131 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -433,6 +435,20 @@ WK_API wk_status wk_rope_thd(wk_storage **out, const wk_storage *x, const wk_lay
  * descending (0); stable (ties keep their order); NaN sorts last ascending, first descending. */
 WK_API wk_status wk_arg_sort_last_dim(wk_storage **out, const wk_storage *x, const wk_layout *lx,
                                       int ascending);
+/* Decode attention, fused: out = softmax(q k^T * scale [+ causal mask]) v per (batch, head) for a
+ * few query tokens against a KV cache (docs/semantics.md, "Decode attention").
+ *   q (B, Hq, Lq, D); k and v (B, Hkv, Lk, D); Hq a multiple of Hkv (grouped-query: query head h
+ *   reads kv head h / (Hq / Hkv)); 1 <= Lq <= Lk; 1 <= D <= 256; the last dim of q, k and v
+ *   with stride 1, the other strides free (a view of a larger preallocated cache works).
+ *   q f32, f16 or bf16; k and v of one float dtype of the three (may differ from q's).
+ *   causal != 0: query i sits at position Lk - Lq + i and sees keys 0 .. Lk - Lq + i; causal =
+ *   0: every query sees every key. scale: finite (usually 1 / sqrt(D)).
+ * out (B, Hq, Lq, D), contiguous, q's dtype. Arithmetic in f32 with an online (running-max)
+ * softmax; the result rounded once to q's dtype. */
+WK_API wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_layout *lq,
+                                     const wk_storage *k, const wk_layout *lk,
+                                     const wk_storage *v, const wk_layout *lv, float scale,
+                                     int causal);
 
 /* ---------------------------------------------------------------- quantized (GGUF) */
 /* GGML tensor types, with the numeric ids of the GGUF format. Quantized data is a sequence of

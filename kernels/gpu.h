@@ -64,14 +64,18 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 #define WK_BLOCK 256 /* every kernel runs with blocks of 256 threads (a multiple of 32 and 64) */
 
 /* WK_SHFL_DOWN: lane i gets lane i+d's value (its own past the warp's end); every lane of the
- * warp must take part. WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
+ * warp must take part. WK_SHFL_XOR: lane i gets lane i^m's value; for m < 32 the exchange stays
+ * inside aligned groups of 32 lanes, so a reduction over offsets 16..1 is the same on a wave of
+ * 32 and of 64. WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
 #if defined(WK_HIP)
 #define WK_SHFL_DOWN(v, d) __shfl_down((v), (d))
+#define WK_SHFL_XOR(v, m) __shfl_xor((v), (m))
 #define WK_BALLOT(p) ((uint64_t)__ballot(p))
 typedef unsigned int wk_u32x2 __attribute__((ext_vector_type(2)));
 typedef unsigned int wk_u32x4 __attribute__((ext_vector_type(4)));
 #else
 #define WK_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define WK_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
 #define WK_BALLOT(p) ((uint64_t)__ballot_sync(0xffffffffu, (p)))
 typedef uint2 wk_u32x2;
 typedef uint4 wk_u32x4;

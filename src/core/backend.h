@@ -58,6 +58,18 @@ typedef struct wk_index_args {
     const wk_layout *li;
 } wk_index_args;
 
+/* Decode attention (wk_decode_attention, include/wick.h): q (B, Hq, Lq, D), k and v (B, Hkv, Lk,
+ * D) through their layouts (rank 4, last stride 1, offsets applied by the backend); out (B, Hq,
+ * Lq, D) contiguous of qdt. */
+typedef struct wk_attn_args {
+    wk_dtype qdt, kvdt;
+    void *out;
+    const void *q, *k, *v;
+    const wk_layout *lq, *lk, *lv;
+    float scale;
+    int causal;
+} wk_attn_args;
+
 struct wk_backend {
     const char *name;
     wk_backend_kind kind;
@@ -139,6 +151,8 @@ struct wk_backend {
     wk_status (*arg_sort)(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending);
 
+    /* decode attention (api_attn.c has checked everything: shapes, strides, dtypes) */
+    wk_status (*attention)(wk_device *dev, const wk_attn_args *a);
     /* ---- quantized tensors (wk_qtype blocks in a byte buffer; NULL where a backend has none).
      * supports_q: 1 if op (DEQUANTIZE, QMATMUL, QEMBEDDING) runs for block type qt with float
      * dtype dt (the output's, and x's for qmatmul). */

@@ -47,7 +47,7 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_LAYER_NORM] = "layer_norm", [WK_OP_ROPE] = "rope", [WK_OP_ROPE_I] = "rope_i",
     [WK_OP_ROPE_THD] = "rope_thd", [WK_OP_ARG_SORT_LAST_DIM] = "arg_sort_last_dim",
     [WK_OP_DEQUANTIZE] = "dequantize", [WK_OP_QMATMUL] = "qmatmul",
-    [WK_OP_QEMBEDDING] = "qembedding",
+    [WK_OP_QEMBEDDING] = "qembedding", [WK_OP_DECODE_ATTENTION] = "decode_attention",
 };
 
 const char *wk_op_name(wk_op op)
@@ -63,7 +63,8 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     if (!wk_dtype_valid(dt) || (unsigned)op >= WK_OP_ID_LIMIT || !op_names[op])
         return 0;
     /* quantized ops: the float side is f32, f16 or bf16 ("Quantized tensors") */
-    if (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING)
+    if (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING ||
+        op == WK_OP_DECODE_ATTENTION)
         return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
     if (wk_dtype_is_float(dt))
         return 1;

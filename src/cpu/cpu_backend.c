@@ -105,6 +105,7 @@ const wk_backend wk_cpu_backend = {
     .softmax = wk_cpu_softmax,
     .norm = wk_cpu_norm,
     .rope = wk_cpu_rope,
+    .attention = wk_cpu_attention,
     .arg_sort = wk_cpu_arg_sort,
     /* @marker:fused */
     .supports_q = wk_cpu_supports_q,

@@ -76,6 +76,8 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
 wk_status wk_cpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls);
+/* cpu_attn.c: decode attention */
+wk_status wk_cpu_attention(wk_device *dev, const wk_attn_args *a);
 wk_status wk_cpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending);
 /* @marker:fused */

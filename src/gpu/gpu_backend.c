@@ -221,6 +221,7 @@ int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_cou
         .matmul = wk_gpu_matmul, .conv = wk_gpu_conv, .pool2d = wk_gpu_pool2d,               \
         .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
         .norm = wk_gpu_norm, .rope = wk_gpu_rope, .arg_sort = wk_gpu_arg_sort,               \
+        .attention = wk_gpu_attention,                                                       \
         .supports_q = wk_gpu_supports_q, .dequantize = wk_gpu_dequantize,                    \
         .qmatmul = wk_gpu_qmatmul, .qembedding = wk_gpu_qembedding,                          \
     }

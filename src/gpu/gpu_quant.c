@@ -3,14 +3,18 @@
  *   - dequantize: one thread per 16 bytes of output (dequant_<q>_<dt>);
  *   - qembedding: one thread per output sub-block, ids through the strided layout argument,
  *     out-of-range ids recorded in the device error record (qembed_<q>_<dt>);
- *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 in
- *     scratch (qquant_<dt>), then integer dot products against the weight blocks (qmv<R>_<q>);
+ *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 with
+ *     half sums in scratch (kernels/qmv.cu qmvq_<dt>), then integer dot products against the
+ *     weight blocks (qmv<R><v>_<q>, variant v of qmv_variant(); WICK_QMV=old selects the first
+ *     kernels of quant.cu, qquant_<dt> + qmv<R>_<q>, kept for comparison);
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
  * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
  * go through the float ops instead: to_dtype, index_select and the GEMM (plain_*). */
 #include "gpu_ops.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define QMV_MAX_ROWS 8                    /* the vector path's largest row count */
 #define QMV_COLS_PER_GROUP_SMALL 2        /* kernels/quant.cu: NC of qmv1/2/4 */
@@ -226,34 +230,95 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
     return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nunits), 1, 1, args);
 }
 
+/* The launch geometry of the variants of kernels/qmv.cu (its table WK_QMV_VARIANTS): a block
+ * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows. */
+typedef struct qmv_cfg {
+    char v;
+    int r, g, nc;
+} qmv_cfg;
+static const qmv_cfg QMV_CFGS[] = {
+    {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
+    {'q', 1, 32, 1}, {'q', 2, 32, 1}, {'q', 4, 32, 2}, {'q', 8, 32, 2},
+    {'f', 1, 32, 1}, {'f', 2, 32, 1}, {'f', 4, 32, 2}, {'f', 8, 32, 2},
+    {'p', 1, 32, 1}, {'p', 2, 32, 1}, {'p', 4, 32, 2}, {'p', 8, 32, 2},
+    {'b', 1, 64, 2}, {'b', 2, 64, 2}, {'b', 4, 64, 4}, {'b', 8, 64, 4},
+};
+#define QMV_DEFAULT 'w'
+
+/* The matvec variant: WICK_QMV = old | w | p | q | f | b (a benchmarking switch, read per call so a
+ * benchmark can compare them in one process), else QMV_DEFAULT. */
+static char qmv_variant(void)
+{
+    const char *e = getenv("WICK_QMV");
+    if (!e || !*e)
+        return QMV_DEFAULT;
+    if (strcmp(e, "old") == 0)
+        return 'o';
+    for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
+        if (e[0] == QMV_CFGS[i].v && e[1] == 0)
+            return e[0];
+    return QMV_DEFAULT;
+}
+
+/* The first matvec (kernels/quant.cu qmv<R>_<q>): xq and xd from qquant_<dt>. */
+static wk_status qmv_old(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                         int64_t rows, const void *w, int64_t n, int64_t k, void *xq, void *xd)
+{
+    int64_t nblk = rows * (k / 32);
+    char name[64];
+    snprintf(name, sizeof name, "qquant_%s", wk_gpu_dtype_kname(dt));
+    void *qargs[] = {&nblk, &x, &xq, &xd};
+    wk_status s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nblk), 1, 1, qargs);
+    if (s != WK_OK)
+        return s;
+    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    const int nc = r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL;
+    const int64_t gx = ceil_div(n, (int64_t)QMV_GROUPS * nc);
+    if (gx > INT32_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
+    int dti = (int)dt, rowsi = (int)rows;
+    snprintf(name, sizeof name, "qmv%d_%s", r, wk_qtype_name(qt));
+    void *args[] = {&w, &xq, &xd, &out, &dti, &n, &k, &rowsi};
+    return wk_gpu_run(dev, "quant", name, (unsigned)gx, 1, 1, args);
+}
+
 /* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel. */
 static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
                      int64_t rows, const void *w, int64_t n, int64_t k)
 {
     int64_t nsub = k / 32, nblk = rows * nsub;
-    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), then xd: nblk floats */
+    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), xd: nblk floats, xs: nblk
+     * words */
     void *scr;
-    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * sizeof(float),
-                                       &scr);
+    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * 8, &scr);
     if (s != WK_OK)
         return s;
-    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1);
+    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
+    const char v = qmv_variant();
+    if (v == 'o') {
+        s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
+        wk_gpu_scratch_free(dev, scr);
+        return s;
+    }
+    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    const qmv_cfg *cfg = NULL;
+    for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
+        if (QMV_CFGS[i].v == v && QMV_CFGS[i].r == r)
+            cfg = &QMV_CFGS[i];
+    const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
     char name[64];
-    snprintf(name, sizeof name, "qquant_%s", wk_gpu_dtype_kname(dt));
-    void *qargs[] = {&nblk, &x, &xq, &xd};
-    s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nblk), 1, 1, qargs);
+    if (gx > INT32_MAX) {
+        s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
+    } else {
+        snprintf(name, sizeof name, "qmvq_%s", wk_gpu_dtype_kname(dt));
+        void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
+        s = wk_gpu_run(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
+    }
     if (s == WK_OK) {
-        const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-        const int nc = r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL;
-        const int64_t gx = ceil_div(n, (int64_t)QMV_GROUPS * nc);
-        if (gx > INT32_MAX) {
-            s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
-        } else {
-            int dti = (int)dt, rowsi = (int)rows;
-            snprintf(name, sizeof name, "qmv%d_%s", r, wk_qtype_name(qt));
-            void *args[] = {&w, &xq, &xd, &out, &dti, &n, &k, &rowsi};
-            s = wk_gpu_run(dev, "quant", name, (unsigned)gx, 1, 1, args);
-        }
+        int dti = (int)dt, rowsi = (int)rows;
+        snprintf(name, sizeof name, "qmv%d%c_%s", r, v, wk_qtype_name(qt));
+        void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
+        s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
     return s;

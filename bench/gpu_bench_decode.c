@@ -1,0 +1,174 @@
+/* gpu_bench_decode.c: the decode-path figures of docs/performance.md (not a test).
+ *   build: target wick_gpu_bench_decode (cmake/decode.cmake); run:
+ *   build/wick_gpu_bench_decode [--device D]
+ * Rows (the table is printed last; lines starting "ATTN " and "SMALL " are machine-readable for
+ * bench/gpu_compare_decode.py):
+ *   - small ops: 1000 back-to-back wk_binary adds of 1024 f32 elements (each allocating its
+ *     output from the cache and freeing the previous one), us per op = wall time of the loop
+ *     including the final synchronize / 1000; "issue" = the same loop's time before that
+ *     synchronize (the host's share: when it is close to the total, the host is the limit). The
+ *     result of the last add is checked (a + b, exact in f32). Best of 5 loops after one warm-up.
+ *   - decode attention: q (1, 32, 1, 128), k and v (1, 8, L, 128), L = 8192 and 32768, causal,
+ *     q and cache f16, bf16 and f32 (cache f16 with q f32 too); us per call and the bandwidth
+ *     (K + V bytes + q + out) / time as % of the device copy bandwidth measured here (clone of
+ *     1 GiB: 2 GiB moved). Best of 3 trials of 50 calls after 2 warm-ups. */
+#include "bench.h"
+#include <math.h>
+#include <string.h>
+
+static wk_device *dev;
+
+static double copy_bandwidth(void)
+{
+    wk_storage *big, *o;
+    CHECK(wk_storage_zeros(&big, dev, WK_DTYPE_U8, (size_t)1 << 30));
+    CHECK(wk_storage_clone(&o, big));
+    wk_storage_free(o);
+    CHECK(wk_device_synchronize(dev));
+    double best = 1e30;
+    for (int t = 0; t < 3; t++) {
+        const double t0 = now();
+        for (int i = 0; i < 10; i++) {
+            CHECK(wk_storage_clone(&o, big));
+            wk_storage_free(o);
+        }
+        CHECK(wk_device_synchronize(dev));
+        const double dt = (now() - t0) / 10;
+        best = dt < best ? dt : best;
+    }
+    wk_storage_free(big);
+    return 2.0 * (double)(1u << 30) / best;
+}
+
+/* 1000 adds of 1024 f32: returns us per op (total) and the issue share in *issue_us. */
+static double small_adds(double *issue_us)
+{
+    const size_t n = 1024;
+    float ha[1024], hb[1024], hc[1024];
+    for (size_t i = 0; i < n; i++) {
+        ha[i] = (float)i;
+        hb[i] = 0.5f * (float)i;
+    }
+    wk_storage *a, *b;
+    CHECK(wk_storage_from_host(&a, dev, WK_DTYPE_F32, ha, n));
+    CHECK(wk_storage_from_host(&b, dev, WK_DTYPE_F32, hb, n));
+    wk_layout l;
+    const int64_t dims[1] = {(int64_t)n};
+    CHECK(wk_layout_contiguous(&l, 1, dims));
+    double best = 1e30, best_issue = 1e30;
+    for (int trial = 0; trial < 6; trial++) {
+        wk_storage *c = NULL;
+        CHECK(wk_device_synchronize(dev));
+        const double t0 = now();
+        for (int i = 0; i < 1000; i++) {
+            wk_storage *o;
+            CHECK(wk_binary(&o, WK_OP_ADD, a, &l, b, &l));
+            wk_storage_free(c);
+            c = o;
+        }
+        const double t1 = now();
+        CHECK(wk_device_synchronize(dev));
+        const double t2 = now();
+        CHECK(wk_storage_to_host(hc, n, c));
+        for (size_t i = 0; i < n; i++)
+            if (hc[i] != ha[i] + hb[i]) {
+                fprintf(stderr, "small add: element %zu is %g, want %g\n", i, (double)hc[i],
+                        (double)(ha[i] + hb[i]));
+                exit(1);
+            }
+        wk_storage_free(c);
+        if (trial == 0)
+            continue; /* warm-up */
+        if ((t2 - t0) < best) {
+            best = t2 - t0;
+            best_issue = t1 - t0;
+        }
+    }
+    wk_storage_free(a);
+    wk_storage_free(b);
+    *issue_us = best_issue * 1e6 / 1000;
+    return best * 1e6 / 1000;
+}
+
+typedef struct attn_case {
+    wk_dtype qdt, kvdt;
+    int64_t lk;
+} attn_case;
+
+static double attn_time(const attn_case *c, double *bytes)
+{
+    const int64_t hq = 32, hkv = 8, d = 128;
+    wk_storage *q, *k, *v;
+    CHECK(wk_rand_uniform(&q, dev, c->qdt, (size_t)(hq * d), -1, 1));
+    CHECK(wk_rand_uniform(&k, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
+    CHECK(wk_rand_uniform(&v, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
+    wk_layout lq, lk;
+    CHECK(wk_layout_contiguous(&lq, 4, (const int64_t[]){1, hq, 1, d}));
+    CHECK(wk_layout_contiguous(&lk, 4, (const int64_t[]){1, hkv, c->lk, d}));
+    const float scale = 1.0f / sqrtf((float)d);
+    double best = 1e30;
+    for (int trial = 0; trial < 4; trial++) {
+        const int reps = trial ? 50 : 2;
+        CHECK(wk_device_synchronize(dev));
+        const double t0 = now();
+        for (int i = 0; i < reps; i++) {
+            wk_storage *o;
+            CHECK(wk_decode_attention(&o, q, &lq, k, &lk, v, &lk, scale, 1));
+            wk_storage_free(o);
+        }
+        CHECK(wk_device_synchronize(dev));
+        const double t = (now() - t0) / reps;
+        if (trial && t < best)
+            best = t;
+    }
+    *bytes = 2.0 * (double)(hkv * c->lk * d) * (double)wk_dtype_size(c->kvdt) +
+             2.0 * (double)(hq * d) * (double)wk_dtype_size(c->qdt);
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = "cuda:0";
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--device") == 0)
+            spec = argv[i + 1];
+    CHECK(wk_device_open(&dev, spec));
+    printf("device %s\n", wk_device_name(dev));
+    const double bw = copy_bandwidth();
+    printf("copy bandwidth %.0f GB/s\n", bw / 1e9);
+
+    static char lines[64][200];
+    int nl = 0;
+    double issue;
+    const double us = small_adds(&issue);
+    printf("SMALL add_f32_1024 %.3f %.3f\n", us, issue);
+    snprintf(lines[nl++], 200, "small add 1024 f32 x1000: %6.2f us/op (host issue %.2f us/op)",
+             us, issue);
+
+    static const attn_case cases[] = {
+        {WK_DTYPE_F16, WK_DTYPE_F16, 8192},   {WK_DTYPE_F16, WK_DTYPE_F16, 32768},
+        {WK_DTYPE_BF16, WK_DTYPE_BF16, 8192}, {WK_DTYPE_BF16, WK_DTYPE_BF16, 32768},
+        {WK_DTYPE_F32, WK_DTYPE_F32, 8192},   {WK_DTYPE_F32, WK_DTYPE_F32, 32768},
+        {WK_DTYPE_F32, WK_DTYPE_F16, 8192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double bytes;
+        const double t = attn_time(&cases[i], &bytes);
+        printf("ATTN %s %s %lld %.2f %.1f\n", wk_dtype_name(cases[i].qdt),
+               wk_dtype_name(cases[i].kvdt), (long long)cases[i].lk, t * 1e6,
+               100.0 * bytes / t / bw);
+        snprintf(lines[nl++], 200,
+                 "decode attention q %-4s kv %-4s 32/8 heads D 128 L %6lld: %8.1f us %6.0f GB/s %4.0f%% of copy",
+                 wk_dtype_name(cases[i].qdt), wk_dtype_name(cases[i].kvdt),
+                 (long long)cases[i].lk, t * 1e6, bytes / t / 1e9, 100.0 * bytes / t / bw);
+        fflush(stdout);
+    }
+    printf("\n== table (copy bandwidth %.0f GB/s)\n", bw / 1e9);
+    for (int i = 0; i < nl; i++)
+        printf("%s\n", lines[i]);
+    wk_device_close(dev);
+    return 0;
+}

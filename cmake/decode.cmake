@@ -1,0 +1,5 @@
+# decode.cmake: the decode-speed area (issue 10): its benchmark program. Its tests are
+# tests/test_qmv.c, test_attn.c, test_bad_attn.c (globbed by CMakeLists.txt).
+add_executable(wick_gpu_bench_decode bench/gpu_bench_decode.c)
+target_compile_options(wick_gpu_bench_decode PRIVATE ${WICK_WARNINGS})
+target_link_libraries(wick_gpu_bench_decode PRIVATE wick_static m)

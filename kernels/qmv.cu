@@ -1,0 +1,305 @@
+/* qmv.cu: the quantized matrix-vector products of decode (x with rows <= 8 against a GGML
+ * block-quantized weight W (n, k)), module "qmv"; host side src/gpu/gpu_quant.c. The first
+ * kernel of quant.cu (qmv<R>_<q>, one thread per whole sub-block, 64 threads per pair of
+ * weight rows) stays there for comparison (WICK_QMV=old).
+ *
+ *   qmvq_<dt>(nblk, x, xq, xd, xs)
+ *       activations quantized once per call, ggml's q8_1 rule: block b of 32 contiguous
+ *       elements of x (f32/f16/bf16) -> xq[8b..8b+7] = 32 int8 round(x / d), d = max|x| / 127,
+ *       xd[b] = d, xs[b] = the sums of the two halves' int8 values (int16 each, low half first);
+ *       a block holding a NaN or infinity gets d = NaN (its outputs become NaN, as the float
+ *       reference's would be NaN or infinite). A team of 8 lanes per block, 4 elements each:
+ *       coalesced loads, one 32-bit store per lane, maximum and sums by xor shuffles inside the
+ *       team (aligned groups of 8 lanes: the same on waves of 32 and 64).
+ *   qmv<R><v>_<q>(w, xq, xd, xs, out, dt, n, k, rows)
+ *       out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (R = 1, 2, 4, 8), variant v of the
+ *       table WK_QMV_VARIANTS (one group of G threads per NC adjacent weight rows, L threads per
+ *       32-element sub-block, each multiplying V = 8 / L words of it, consecutive or, with P,
+ *       V/2 of each half; U sub-blocks per thread loaded before any is used). Adjacent threads read adjacent parts of a row, so a group
+ *       streams its rows' bytes contiguously. Per sub-block part and activation row: V dp4a
+ *       per weight row against one V*4-byte activation load (16 bytes for V = 4), then
+ *           acc += dx * sum over halves h of (dw[h] * isum[h] + mw[h] * xsum[h] * share)
+ *       with xsum the precomputed half sum of the activation bytes and share the fraction of
+ *       that half this thread covers (1 or 1/2: exact). Reduction: xor shuffles over offsets
+ *       min(G, 32) / 2 .. 1 (inside aligned 32-lane groups, so wave64-correct), then for G > 32
+ *       the 32-lane partial sums through shared memory.
+ *
+ * Accuracy against dequantize + exact matmul: the activations carry the int8 rounding error (at
+ * most d/2 = max|x|/254 per element), the integer dot products are exact, the float sums add
+ * f32 rounding (see quant.cu's header and docs/parity.md). */
+#include "qmv.h"
+
+/* ---- activations to int8 blocks of 32, with half sums */
+template <int D>
+WK_DEV void wk_qmvq(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
+                    uint32_t *__restrict__ xq, float *__restrict__ xd, uint32_t *__restrict__ xs)
+{
+    /* Every lane runs the same number of trips (the bound rounded up to the grid's size), so
+     * the team shuffles always see all lanes of the warp. */
+    const int64_t total = nblk * 8, step = wk_nthreads();
+    const int64_t lim = (total + step - 1) / step * step;
+    for (int64_t i = wk_tid(); i < lim; i += step) {
+        const bool ok = i < total;
+        const int64_t b = i >> 3;
+        const int lane = (int)(i & 7);
+        float v[4];
+        float amax = 0.0f;
+        int bad = 0;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            v[e] = ok ? wk_t<D>::ld(x[i * 4 + e]) : 0.0f;
+            const float a = fabsf(v[e]);
+            bad |= !(a <= 3.40282347e38f); /* NaN and infinities */
+            amax = a > amax ? a : amax;
+        }
+#pragma unroll
+        for (int o = 4; o > 0; o >>= 1) {
+            const float oa = WK_SHFL_XOR(amax, o);
+            amax = oa > amax ? oa : amax;
+            bad |= WK_SHFL_XOR(bad, o);
+        }
+        const float d = bad ? __int_as_float(0x7fc00000) : amax / 127.0f;
+        const float id = !bad && amax > 0.0f ? 1.0f / d : 0.0f;
+        uint32_t word = 0;
+        int sum = 0;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float r = roundf(v[e] * id);
+            r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+            word |= ((uint32_t)(int)r & 0xFFu) << (8 * e);
+            sum += (int)r;
+        }
+        /* half sums: lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31 */
+        sum += WK_SHFL_XOR(sum, 1);
+        sum += WK_SHFL_XOR(sum, 2);
+        const int other = WK_SHFL_XOR(sum, 4);
+        if (ok) {
+            xq[i] = word;
+            if (lane == 0) {
+                xd[b] = d;
+                xs[b] = ((uint32_t)sum & 0xFFFFu) | ((uint32_t)other << 16);
+            }
+        }
+    }
+}
+
+/* V words of activation at p (V * 4 bytes, aligned to that: xq is 16-byte aligned and each
+ * thread's part starts at a multiple of V words). */
+template <int V> WK_DEV void wk_qmv_ldx(const uint32_t *p, uint32_t *xv)
+{
+    if (V == 8) {
+        const wk_u32x4 a = ((const wk_u32x4 *)p)[0], c = ((const wk_u32x4 *)p)[1];
+        xv[0] = a.x, xv[1] = a.y, xv[2] = a.z, xv[3] = a.w;
+        xv[4 % V] = c.x, xv[5 % V] = c.y, xv[6 % V] = c.z, xv[7 % V] = c.w;
+    } else if (V == 4) {
+        const wk_u32x4 a = *(const wk_u32x4 *)p;
+        xv[0] = a.x, xv[1 % V] = a.y, xv[2 % V] = a.z, xv[3 % V] = a.w;
+    } else if (V == 2) {
+        const wk_u32x2 a = *(const wk_u32x2 *)p;
+        xv[0] = a.x, xv[1 % V] = a.y;
+    } else {
+        xv[0] = p[0];
+    }
+}
+
+template <int Q, int R, int NC, int G, int L, int U, bool P>
+WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                    const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                    void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+{
+    /* P (paired): a part is H2 words of each half (words base.. and base + 4..), so the
+     * lanes of a sub-block read disjoint bytes of the 4-bit types, whose word i and i + 4 are
+     * the two nibbles of the same bytes; else a part is V consecutive words. */
+    const int SUBS = wk_q<Q>::QK / 32, V = 8 / L, H2 = V / 2 > 0 ? V / 2 : 1, S = G / L;
+    const int NH = P || V == 8 ? 2 : 1;
+    const int64_t nsub = k / 32;
+    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES;
+    const int g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
+    const int i0 = (t % L) * V, h0 = P ? 0 : i0 >> 2, base = (t % L) * H2;
+    /* the share of a half's activation sum this thread's part carries */
+    const float share = P ? (float)H2 / 4.0f : L <= 2 ? 1.0f : 2.0f / (float)L;
+    const int64_t col0 = ((int64_t)blockIdx.x * (WK_BLOCK / G) + g) * NC;
+
+    /* Columns past n read row n - 1 instead: no branch around the loads; never stored. */
+    const uint8_t *wr[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+        wr[c] = w + (col0 + c < n ? col0 + c : n - 1) * rowbytes;
+
+    float acc[R][NC];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            acc[r][c] = 0.0f;
+
+    for (int64_t u0 = t / L; u0 < nsub; u0 += (int64_t)U * S) {
+        uint32_t wq[U][NC][V];
+        float wd[U][NC][NH], wm[U][NC][NH];
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const int64_t uj = u0 + (int64_t)j * S < nsub ? u0 + (int64_t)j * S : u0;
+            const int64_t blk = uj / SUBS;
+            const int s = (int)(uj - blk * SUBS);
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                const uint8_t *b = wr[c] + blk * wk_q<Q>::BYTES;
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    wq[j][c][v] = wk_qp<Q>::qi(b, s, P ? base + v % H2 + (v / H2) * 4 : i0 + v);
+#pragma unroll
+                for (int hh = 0; hh < NH; hh++)
+                    wk_qp<Q>::sc(b, s, h0 + hh, wd[j][c][hh], wm[j][c][hh]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const int64_t u = u0 + (int64_t)j * S;
+            if (u >= nsub)
+                break;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (r < rows) {
+                    const int64_t xi = (int64_t)r * nsub + u;
+                    uint32_t xv[V];
+                    if (P) {
+                        wk_qmv_ldx<H2>(xq + xi * 8 + base, xv);
+                        wk_qmv_ldx<H2>(xq + xi * 8 + base + 4, xv + (V - H2));
+                    } else {
+                        wk_qmv_ldx<V>(xq + xi * 8 + i0, xv);
+                    }
+                    const float dx = xd[xi];
+                    float sx[NH];
+                    if (wk_q<Q>::MIN) {
+                        const uint32_t sw = xs[xi];
+                        const float s0 = (float)(int)(short)(sw & 0xFFFFu);
+                        const float s1 = (float)(int)(short)(sw >> 16);
+                        if (NH == 2) {
+                            sx[0] = s0 * share;
+                            sx[NH - 1] = s1 * share;
+                        } else {
+                            sx[0] = (h0 ? s1 : s0) * share;
+                        }
+                    }
+#pragma unroll
+                    for (int c = 0; c < NC; c++) {
+                        int is[NH];
+#pragma unroll
+                        for (int hh = 0; hh < NH; hh++)
+                            is[hh] = 0;
+#pragma unroll
+                        for (int v = 0; v < V; v++)
+                        {
+                            const int hv = P ? v / H2 : NH == 2 ? v >> 2 : 0;
+                            is[hv] = WK_DP4A(wq[j][c][v], xv[v], is[hv]);
+                        }
+                        float p = 0.0f;
+#pragma unroll
+                        for (int hh = 0; hh < NH; hh++) {
+                            p += wd[j][c][hh] * (float)is[hh];
+                            if (wk_q<Q>::MIN)
+                                p += wm[j][c][hh] * sx[hh];
+                        }
+                        acc[r][c] += dx * p;
+                    }
+                }
+            }
+        }
+    }
+
+    /* sums over the group: xor shuffles inside 32-lane groups, then shared memory */
+    const int W32 = G < 32 ? G : 32;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            float v = acc[r][c];
+#pragma unroll
+            for (int o = W32 / 2; o > 0; o >>= 1)
+                v += WK_SHFL_XOR(v, o);
+            acc[r][c] = v;
+        }
+    if (G <= 32) {
+        if (t == 0) {
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    if (r < rows && col0 + c < n)
+                        wk_stf(out, (int64_t)r * n + col0 + c, dt, acc[r][c]);
+        }
+        return;
+    }
+    __shared__ float red[WK_BLOCK / 32][R * NC];
+    if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                red[threadIdx.x / 32][r * NC + c] = acc[r][c];
+    }
+    __syncthreads();
+    const int per = G / 32; /* 32-lane parts per group */
+    for (int i = (int)threadIdx.x; i < (WK_BLOCK / G) * R * NC; i += WK_BLOCK) {
+        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
+        const int64_t col = ((int64_t)blockIdx.x * (WK_BLOCK / G) + gg) * NC + c;
+        if (r < rows && col < n) {
+            float v = 0.0f;
+            for (int q = 0; q < per; q++)
+                v += red[gg * per + q][rc];
+            wk_stf(out, (int64_t)r * n + col, dt, v);
+        }
+    }
+}
+
+/* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
+ * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.
+ *   w: a 32-lane group per weight row (per 2 for R = 4, 8), half a sub-block per lane
+ *   p: as w, the halves paired (P: words 2p, 2p+1, 2p+4, 2p+5 of lane p of a sub-block)
+ *   q: as w with a quarter sub-block (2 consecutive words) per lane
+ *   f: as w with a whole sub-block per lane
+ *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves */
+#define WK_QMV_VARIANTS(X)                                                                     \
+    X(w, 1, 32, 1, 2, 2, 0) X(w, 2, 32, 1, 2, 2, 0) X(w, 4, 32, 2, 2, 1, 0) X(w, 8, 32, 2, 2, 1, 0) \
+    X(p, 1, 32, 1, 2, 2, 1) X(p, 2, 32, 1, 2, 2, 1) X(p, 4, 32, 2, 2, 1, 1) X(p, 8, 32, 2, 2, 1, 1) \
+    X(q, 1, 32, 1, 4, 2, 0) X(q, 2, 32, 1, 4, 2, 0) X(q, 4, 32, 2, 4, 1, 0) X(q, 8, 32, 2, 4, 1, 0) \
+    X(f, 1, 32, 1, 1, 2, 0) X(f, 2, 32, 1, 1, 1, 0) X(f, 4, 32, 2, 1, 1, 0) X(f, 8, 32, 2, 1, 1, 0) \
+    X(b, 1, 64, 2, 2, 1, 1) X(b, 2, 64, 2, 2, 1, 1) X(b, 4, 64, 4, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)
+
+#define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
+    WK_KERNEL qmv##R##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,          \
+                               const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
+                               int rows)                                                       \
+    {                                                                                          \
+        wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                        \
+    }
+/* the block type list, expanded once per variant row */
+#define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_1, WK_Q5_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_0, WK_Q8_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_1, WK_Q8_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q2_k, WK_Q2_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q3_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q3_k, WK_Q3_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_k, WK_Q4_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_k, WK_Q5_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q6_k, WK_Q6_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_k, WK_Q8_K, V, R, G, NC, L, U, P)
+#define WK_QMV_ALL(V, R, G, NC, L, U, P)                                                          \
+    WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_Q4_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_Q5_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_Q8_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_Q3_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_Q5_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_Q8_K(V, R, G, NC, L, U, P)
+WK_QMV_VARIANTS(WK_QMV_ALL)
+
+#define WK_QMVQ(DN, D)                                                                         \
+    WK_KERNEL qmvq_##DN(int64_t nblk, const void *x, uint32_t *xq, float *xd, uint32_t *xs)     \
+    {                                                                                          \
+        wk_qmvq<D>(nblk, (const wk_t<D>::S *)x, xq, xd, xs);                                   \
+    }
+WK_QMVQ(f32, WK_DT_F32)
+WK_QMVQ(f16, WK_DT_F16)
+WK_QMVQ(bf16, WK_DT_BF16)

@@ -1,0 +1,87 @@
+/* gpu_attn.c: decode attention on the GPU through kernels/attn.cu (its header comment describes
+ * the two kernels). Here: the split of the sequence, the query set per block, the alignment test
+ * for 16-byte loads, the scratch for the partial results, and the two launches. */
+#include "gpu_ops.h"
+#include <stdio.h>
+
+#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: one per thread) */
+
+/* Mirrors struct attn_geom of kernels/attn.cu field for field (all int64: no padding). */
+typedef struct attn_geom {
+    int64_t nb, hq, hkv, lq, lk, d;
+    int64_t qs[3], ks[3], vs[3];
+    int64_t nsplit, span;
+    int64_t nq;
+    int64_t causal, vec;
+} attn_geom;
+_Static_assert(sizeof(attn_geom) == 20 * 8, "attn_geom layout");
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* 16-byte loads of K and V rows: every row start 16-byte aligned and D a multiple of the
+ * elements per load. */
+static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
+{
+    const int64_t ve = (int64_t)(16 / esz);
+    if ((uintptr_t)p % 16 != 0 || l->dims[3] % ve != 0)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (l->dims[i] > 1 && l->strides[i] % ve != 0)
+            return false;
+    return true;
+}
+
+wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
+{
+    const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
+    const size_t qsz = wk_dtype_size(a->qdt), ksz = wk_dtype_size(a->kvdt);
+    const void *q = wk_gpu_at(a->q, lq->offset, qsz);
+    const void *k = wk_gpu_at(a->k, lk->offset, ksz), *v = wk_gpu_at(a->v, lv->offset, ksz);
+    attn_geom g = {
+        .nb = lq->dims[0], .hq = lq->dims[1], .hkv = lk->dims[1], .lq = lq->dims[2],
+        .lk = lk->dims[2], .d = lq->dims[3],
+        .qs = {lq->strides[0], lq->strides[1], lq->strides[2]},
+        .ks = {lk->strides[0], lk->strides[1], lk->strides[2]},
+        .vs = {lv->strides[0], lv->strides[1], lv->strides[2]},
+        .causal = a->causal != 0,
+    };
+    g.nq = g.hq / g.hkv * g.lq;
+    g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
+    const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
+    const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
+    /* enough blocks for about 4 per multiprocessor, whole chunks per split */
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    int64_t want = cdiv(4 * sm, g.nb * g.hkv * nz);
+    if (want > chunks)
+        want = chunks;
+    if (want < 1)
+        want = 1;
+    g.span = cdiv(chunks, want) * ATTN_CHUNK;
+    g.nsplit = cdiv(g.lk, g.span);
+    if (g.nsplit > 65535 || g.nb * g.hkv > 65535 || nz > 65535)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "decode_attention: grid too large (B * Hkv = %lld)",
+                      (long long)(g.nb * g.hkv));
+    /* partials: po (bh, s, gq, D), pm and pl (bh, s, gq) */
+    const size_t np = (size_t)(g.nb * g.hkv * g.nsplit * g.nq);
+    void *scr;
+    wk_status st = wk_gpu_scratch_alloc(dev, np * (size_t)(g.d + 2) * sizeof(float), &scr);
+    if (st != WK_OK)
+        return st;
+    float *po = scr, *pm = po + np * (size_t)g.d, *pl = pm + np;
+    float scale = a->scale;
+    char name[64];
+    snprintf(name, sizeof name, "attn_part_%s_%s_%d", wk_gpu_dtype_kname(a->qdt),
+             wk_gpu_dtype_kname(a->kvdt), qb);
+    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale};
+    st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
+                    (unsigned)nz, args);
+    if (st == WK_OK) {
+        void *out = a->out;
+        snprintf(name, sizeof name, "attn_combine_%s", wk_gpu_dtype_kname(a->qdt));
+        void *cargs[] = {&po, &pm, &pl, &out, &g};
+        st = wk_gpu_run(dev, "attn", name, wk_gpu_blocks(dev, g.nb * g.hq * g.lq * g.d), 1, 1,
+                        cargs);
+    }
+    wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the kernels that use it */
+    return st;
+}

@@ -1,0 +1,180 @@
+/* test_attn.c: wk_decode_attention on every device.
+ *   - known answers: one query, two keys, D = 2 (out = sum_j e^(s_j) v_j / sum_j e^(s_j), the
+ *     formula evaluated here in double), and the causal rule (the first of two query tokens sees
+ *     only the first key, so its output is v_0 exactly);
+ *   - against the float64 reference (tests/reference/ref_attn.c): q f32/f16/bf16 x cache
+ *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads) and plain (4 on
+ *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80 and 7 (no 16-byte
+ *     loads), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
+ *     permuted (B, Lq, Hq, D) tensor. Bound: normalised MSE <= u^2 + 1e-8, u the unit roundoff
+ *     of the output dtype (2^-24 f32, 2^-11 f16, 2^-8 bf16): the one rounding of each output
+ *     (|err| <= u |x|, so at most u^2 in normalised MSE) plus the f32 arithmetic: scores of at
+ *     most 128 products and sums of at most 5000 weights, each a sum of terms of both signs
+ *     rounded at 2^-24, whose errors grow like sqrt(D + Lk) 2^-24 ~ 4e-6 relative (1.6e-11
+ *     squared), bounded with a wide margin by 1e-8 (worst case, all errors aligned:
+ *     (D + Lk) 2^-24 ~ 3e-4, 1e-7 squared: the margin is not that);
+ *   - a NaN in q gives NaN in its row only. */
+#include "ref_attn.h"
+#include "testlib.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t rs = 777u;
+static double urand(void)
+{
+    rs = rs * 1664525u + 1013904223u;
+    return ((double)(rs >> 8) / 16777216.0) * 2.0 - 1.0;
+}
+
+static double unit_roundoff(wk_dtype dt)
+{
+    return dt == WK_DTYPE_BF16 ? 1.0 / 256 : dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 16777216;
+}
+
+static void known_answers(wk_device *dev)
+{
+    /* q (1,1,1,2) = [1, 0]; k (1,1,2,2) = [[1,0],[0,1]]; v = [[1,2],[3,4]]; scale 1 */
+    const double qv[2] = {1, 0}, kv[4] = {1, 0, 0, 1}, vv[4] = {1, 2, 3, 4};
+    wk_storage *q = testlib_upload_f64(dev, WK_DTYPE_F32, qv, 2);
+    wk_storage *k = testlib_upload_f64(dev, WK_DTYPE_F32, kv, 4);
+    wk_storage *v = testlib_upload_f64(dev, WK_DTYPE_F32, vv, 4);
+    wk_storage *o = NULL;
+    const wk_layout lq = testlib_layout(4, (const int64_t[]){1, 1, 1, 2});
+    const wk_layout lk = testlib_layout(4, (const int64_t[]){1, 1, 2, 2});
+    double got[4];
+    if (q && k && v && TEST_EQ_STATUS(wk_decode_attention(&o, q, &lq, k, &lk, v, &lk, 1.0f, 0), WK_OK) &&
+        !testlib_download_f64(got, 2, o)) {
+        const double e = exp(1.0);
+        TEST_NEAR(got[0], (e * 1 + 3) / (e + 1), 1e-6);
+        TEST_NEAR(got[1], (e * 2 + 4) / (e + 1), 1e-6);
+    }
+    wk_storage_free(o);
+    o = NULL;
+    /* two query tokens, causal: token 0 sees key 0 only -> v_0 exactly; token 1 sees both */
+    const double q2[4] = {1, 0, 0, 1};
+    wk_storage *qq = testlib_upload_f64(dev, WK_DTYPE_F32, q2, 4);
+    const wk_layout lq2 = testlib_layout(4, (const int64_t[]){1, 1, 2, 2});
+    if (qq && TEST_EQ_STATUS(wk_decode_attention(&o, qq, &lq2, k, &lk, v, &lk, 1.0f, 1), WK_OK) &&
+        !testlib_download_f64(got, 4, o)) {
+        const double e = exp(1.0);
+        TEST_NEAR(got[0], 1.0, 0);
+        TEST_NEAR(got[1], 2.0, 0);
+        TEST_NEAR(got[2], (1 + 3 * e) / (e + 1), 1e-6);
+        TEST_NEAR(got[3], (2 + 4 * e) / (e + 1), 1e-6);
+    }
+    wk_storage_free(o);
+    wk_storage_free(qq);
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+}
+
+typedef struct acase {
+    int64_t b, hq, hkv, lq, lk, d;
+    int causal;
+} acase;
+
+/* q: a permuted (B, Lq, Hq, D) tensor viewed as (B, Hq, Lq, D); k, v: (B, Hkv, Lmax, D) caches
+ * (Lmax = lk + 3, k at offset 0, v at offset D) viewed as (B, Hkv, Lk, D). */
+static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c, int nan_row)
+{
+    const int64_t lmax = c->lk + 3;
+    const size_t nqe = (size_t)(c->b * c->lq * c->hq * c->d);
+    const size_t nce = (size_t)(c->b * c->hkv * lmax * c->d) + (size_t)c->d;
+    const size_t no = nqe;
+    double *hq = malloc(nqe * sizeof(double)), *hk = malloc(nce * sizeof(double));
+    double *hv = malloc(nce * sizeof(double)), *got = malloc(no * sizeof(double));
+    double *want = malloc(no * sizeof(double));
+    wk_storage *q = NULL, *k = NULL, *v = NULL, *o = NULL;
+    if (!TEST_CHECK(hq && hk && hv && got && want, "out of host memory"))
+        goto out;
+    for (size_t i = 0; i < nqe; i++)
+        hq[i] = urand() * 2;
+    for (size_t i = 0; i < nce; i++) {
+        hk[i] = urand() * 2;
+        hv[i] = urand();
+    }
+    if (nan_row)
+        hq[3] = NAN; /* element 3 of (b 0, token 0, head 0) */
+    q = testlib_upload_f64(dev, qdt, hq, nqe);
+    k = testlib_upload_f64(dev, kvdt, hk, nce);
+    v = testlib_upload_f64(dev, kvdt, hv, nce);
+    if (!q || !k || !v)
+        goto out;
+    /* the stored (rounded) values are what the reference reads */
+    if (testlib_download_f64(hq, nqe, q) || testlib_download_f64(hk, nce, k) ||
+        testlib_download_f64(hv, nce, v))
+        goto out;
+    wk_layout lq = {.rank = 4, .dims = {c->b, c->hq, c->lq, c->d},
+                    .strides = {c->lq * c->hq * c->d, c->d, c->hq * c->d, 1}, .offset = 0};
+    wk_layout lk = {.rank = 4, .dims = {c->b, c->hkv, c->lk, c->d},
+                    .strides = {c->hkv * lmax * c->d, lmax * c->d, c->d, 1}, .offset = 0};
+    wk_layout lv = lk;
+    lv.offset = c->d;
+    const float scale = 1.0f / sqrtf((float)c->d);
+    if (!TEST_EQ_STATUS(wk_decode_attention(&o, q, &lq, k, &lk, v, &lv, scale, c->causal), WK_OK) ||
+        testlib_download_f64(got, no, o))
+        goto out;
+    /* the reference reads f64 copies of the stored values through the same layouts */
+    if (!TEST_EQ_STATUS(ref_decode_attention(want, WK_DTYPE_F64, WK_DTYPE_F64, hq, &lq, hk, &lk,
+                                             hv, &lv, (double)scale, c->causal), WK_OK))
+        goto out;
+    double num = 0, den = 0;
+    int nan_bad = 0;
+    for (size_t i = 0; i < no; i++) {
+        const int64_t row = (int64_t)(i / (size_t)c->d);
+        const int in_nan_row = nan_row && row == 0;
+        if (in_nan_row) {
+            nan_bad |= !isnan(got[i]);
+            continue;
+        }
+        const double w = want[i];
+        num += (got[i] - w) * (got[i] - w);
+        den += w * w;
+        nan_bad |= isnan(got[i]);
+    }
+    const double u = unit_roundoff(qdt), bound = u * u + 1e-8;
+    const double e = den > 0 ? num / den : num;
+    TEST_CHECK(e <= bound && !nan_bad,
+               "%s: q %s kv %s B=%lld Hq=%lld Hkv=%lld Lq=%lld Lk=%lld D=%lld causal=%d%s: "
+               "nmse %.3g (bound %.3g)%s", wk_device_name(dev), wk_dtype_name(qdt),
+               wk_dtype_name(kvdt), (long long)c->b, (long long)c->hq, (long long)c->hkv,
+               (long long)c->lq, (long long)c->lk, (long long)c->d, c->causal,
+               nan_row ? " nan row" : "", e, bound, nan_bad ? " (NaN misplaced)" : "");
+out:
+    wk_storage_free(o);
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+    free(hq);
+    free(hk);
+    free(hv);
+    free(got);
+    free(want);
+}
+
+int main(void)
+{
+    const char *specs[TESTLIB_MAX_DEVICES];
+    const int nd = testlib_devices(specs);
+    static const wk_dtype dts[3] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
+    static const acase cases[] = {
+        {2, 8, 2, 1, 300, 128, 1}, {1, 8, 2, 3, 1100, 64, 1}, {2, 4, 4, 1, 5, 80, 0},
+        {1, 8, 2, 5, 5, 7, 1},     {1, 2, 1, 1, 1, 128, 1},   {1, 8, 2, 2, 5000, 64, 1},
+        {1, 4, 1, 1, 777, 128, 0},
+    };
+    for (int di = 0; di < nd; di++) {
+        wk_device *dev;
+        if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[di]), WK_OK))
+            continue;
+        known_answers(dev);
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+                    ref_case(dev, dts[a], dts[b], &cases[c], 0);
+        ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+        wk_device_close(dev);
+    }
+    return testlib_summary();
+}

@@ -1,0 +1,155 @@
+/* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
+ * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
+ * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu), x and out in f32 and
+ * bf16. Expected values: f64 sums of x times W decoded by the independent reference decoder
+ * (tests/reference/ref_quant.c).
+ *
+ * Bound per output element (derived, not fitted): with s = sum x_i w_i and sa = sum |x_i w_i|,
+ *   |got - s| <= ulp(dt) |s| + 1e-5 sa                    (f32 sums, rounding to dt)
+ *              + sum over blocks b of amax_b / 254 * sum_{i in b} |w_i|   (GPU only)
+ * (ulp: 2^-24 f32, 2^-11 f16, 2^-8 bf16) the last term because the GPU kernels quantize x to int8 per block of 32 (scale amax / 127,
+ * so each element moves by at most half a step); the integer dot products are exact. For bf16,
+ * x is first rounded to bf16 (the values compared are those of the uploaded bf16 x). Also: a
+ * NaN in x makes its row's outputs NaN; n not a multiple of any group's column count, k of
+ * one block (fewer sub-blocks than lanes) and k = 2048 (several trips per lane). */
+#include "ref_quant.h"
+#include "testlib.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const wk_qtype QTS[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q4_1, WK_QTYPE_Q5_0, WK_QTYPE_Q5_1,
+                               WK_QTYPE_Q8_0, WK_QTYPE_Q8_1, WK_QTYPE_Q2_K, WK_QTYPE_Q3_K,
+                               WK_QTYPE_Q4_K, WK_QTYPE_Q5_K, WK_QTYPE_Q6_K, WK_QTYPE_Q8_K};
+
+static uint32_t rng_state = 12345u;
+static double urand(void)
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return ((double)(rng_state >> 8) / 16777216.0) * 2.0 - 1.0;
+}
+
+/* One case: W (n, k) of qt quantized on the CPU from random values, x (m, k) of dt on dev. */
+static void qmv_case(wk_device *dev, wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m,
+                     int64_t n, int64_t k, const char *variant, int with_nan)
+{
+    const size_t nx = (size_t)(m * k), nw = (size_t)(n * k), no = (size_t)(m * n);
+    double *xv = malloc(nx * sizeof(double)), *wd = malloc(nw * sizeof(double));
+    double *wsrc = malloc(nw * sizeof(double)), *got = malloc(no * sizeof(double));
+    float *wdf = malloc(nw * sizeof(float));
+    wk_storage *wf = NULL, *wq = NULL, *wqd = NULL, *xs = NULL, *o = NULL;
+    unsigned char *qbytes = NULL;
+    if (!TEST_CHECK(xv && wd && wsrc && got && wdf, "out of host memory"))
+        goto out;
+    for (size_t i = 0; i < nw; i++)
+        wsrc[i] = urand();
+    for (size_t i = 0; i < nx; i++)
+        xv[i] = urand() * (1 + (double)(i % 7)); /* blocks of different scales */
+    if (with_nan)
+        xv[(size_t)(m - 1) * (size_t)k + (size_t)k / 2] = NAN;
+    wf = testlib_upload_f64(cpu, WK_DTYPE_F32, wsrc, nw);
+    const wk_layout lw = testlib_layout(2, (const int64_t[]){n, k});
+    if (!wf || !TEST_EQ_STATUS(wk_quantize(&wq, qt, wf, &lw), WK_OK))
+        goto out;
+    const size_t qb = (size_t)(n * k / ref_qblock_elems(qt) * ref_qblock_bytes(qt));
+    qbytes = malloc(qb);
+    if (!TEST_CHECK(qbytes != NULL, "out of host memory") ||
+        !TEST_EQ_STATUS(wk_storage_to_host(qbytes, qb, wq), WK_OK) ||
+        !TEST_EQ_STATUS(ref_dequantize(wdf, WK_DTYPE_F32, qt, qbytes, (int64_t)nw), WK_OK))
+        goto out;
+    for (size_t i = 0; i < nw; i++)
+        wd[i] = wdf[i];
+    wqd = testlib_upload(dev, WK_DTYPE_U8, qbytes, qb);
+    xs = testlib_upload_f64(dev, dt, xv, nx);
+    if (!wqd || !xs || testlib_download_f64(xv, nx, xs)) /* x as stored in dt */
+        goto out;
+    const wk_layout lx = testlib_layout(2, (const int64_t[]){m, k});
+    if (!TEST_EQ_STATUS(wk_qmatmul(&o, xs, &lx, wqd, qt, n, k), WK_OK) ||
+        testlib_download_f64(got, no, o))
+        goto out;
+    const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
+    const double ulp = dt == WK_DTYPE_BF16 ? 1.0 / 256 : dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 16777216;
+    int bad = 0;
+    for (int64_t r = 0; r < m && !bad; r++) {
+        const double *x = xv + r * k;
+        int row_nan = 0;
+        for (int64_t i = 0; i < k; i++)
+            row_nan |= isnan(x[i]);
+        for (int64_t j = 0; j < n && !bad; j++) {
+            const double *w = wd + j * k;
+            if (row_nan) {
+                bad = !TEST_CHECK(isnan(got[r * n + j]), "qmv %s %s m=%lld variant %s: "
+                                  "out[%lld,%lld] = %g, want NaN", wk_qtype_name(qt),
+                                  wk_dtype_name(dt), (long long)m, variant, (long long)r,
+                                  (long long)j, got[r * n + j]);
+                continue;
+            }
+            double s = 0, sa = 0;
+            for (int64_t i = 0; i < k; i++) {
+                s += x[i] * w[i];
+                sa += fabs(x[i] * w[i]);
+            }
+            double tol = ulp * fabs(s) + 1e-5 * sa;
+            for (int64_t b0 = 0; gpu && b0 < k; b0 += 32) {
+                double amax = 0, sw = 0;
+                for (int64_t i = b0; i < b0 + 32; i++) {
+                    amax = fmax(amax, fabs(x[i]));
+                    sw += fabs(w[i]);
+                }
+                tol += amax / 254.0 * sw * (1 + 1e-6);
+            }
+            bad = !TEST_CHECK(fabs(got[r * n + j] - s) <= tol,
+                              "qmv %s %s m=%lld n=%lld k=%lld variant %s: out[%lld,%lld] = %.9g, "
+                              "want %.9g (tol %.3g)", wk_qtype_name(qt), wk_dtype_name(dt),
+                              (long long)m, (long long)n, (long long)k, variant, (long long)r,
+                              (long long)j, got[r * n + j], s, tol);
+        }
+    }
+out:
+    wk_storage_free(o);
+    wk_storage_free(xs);
+    wk_storage_free(wqd);
+    wk_storage_free(wq);
+    wk_storage_free(wf);
+    free(qbytes);
+    free(xv);
+    free(wd);
+    free(wsrc);
+    free(got);
+    free(wdf);
+}
+
+int main(void)
+{
+    const char *specs[TESTLIB_MAX_DEVICES];
+    const int nd = testlib_devices(specs);
+    wk_device *cpu;
+    if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
+        return testlib_summary();
+    static const char *const gpu_variants[] = {"old", "w", "p", "q", "f", "b"};
+    for (int d = 0; d < nd; d++) {
+        wk_device *dev;
+        if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
+            continue;
+        const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
+        const int nvar = gpu ? 6 : 1;
+        for (int v = 0; v < nvar; v++) {
+            setenv("WICK_QMV", gpu_variants[v], 1);
+            for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
+                const wk_qtype qt = QTS[q];
+                const int64_t be = ref_qblock_elems(qt);
+                for (int64_t m = 1; m <= 8; m++) {
+                    qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 37, 2048, gpu_variants[v], 0);
+                    qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 5, be, gpu_variants[v], 0);
+                }
+                qmv_case(dev, cpu, qt, WK_DTYPE_BF16, 3, 19, 512, gpu_variants[v], 0);
+                qmv_case(dev, cpu, qt, WK_DTYPE_F16, 8, 19, 512, gpu_variants[v], 0);
+                qmv_case(dev, cpu, qt, WK_DTYPE_F32, 2, 11, 512, gpu_variants[v], 1);
+            }
+        }
+        unsetenv("WICK_QMV");
+        wk_device_close(dev);
+    }
+    wk_device_close(cpu);
+    return testlib_summary();
+}
