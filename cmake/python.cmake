@@ -1,0 +1,1 @@
+# python.cmake: the Python package's pytest suite under ctest (next commit).

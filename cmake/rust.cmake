@@ -1,0 +1,1 @@
+# rust.cmake: the Rust crates' cargo test under ctest (a later commit).
