@@ -15,7 +15,7 @@ if(WICK_CARGO)
            COMMAND ${_wick_cargo} test --offline --manifest-path ${_wick_rs}/Cargo.toml)
   add_test(NAME rust_example_basic
            COMMAND ${_wick_cargo} run --offline --manifest-path ${_wick_rs}/Cargo.toml
-                   --example basic)
+                   -p wick --example basic)
   set_tests_properties(rust_cargo_test PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
   set_tests_properties(rust_example_basic PROPERTIES DEPENDS rust_cargo_test RUN_SERIAL TRUE
                        PASS_REGULAR_EXPRESSION "argmax per row")

@@ -9,8 +9,8 @@
  * Ownership, in one paragraph:
  *   - export (wk_dlpack_export*) hands out a new managed tensor that holds one reference on the
  *     storage (wk_storage_retain); the consumer calls its deleter exactly once, which drops that
- *     reference. The storage may be freed by its owner before or after: the memory lives until
- *     both are done. Export does not synchronize: work queued on the device's stream may still be
+ *     reference. The storage may be freed by its owner, and its device closed, before or after:
+ *     the memory (and the device) live until both are done. Export does not synchronize: work queued on the device's stream may still be
  *     running (see "streams").
  *   - import (wk_dlpack_import*) takes ownership of the managed tensor on success only: the
  *     returned storage views its memory (no copy) and calls the tensor's deleter once, when the

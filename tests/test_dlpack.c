@@ -429,6 +429,29 @@ static void test_import_errors(wk_device *cpu)
     wk_storage_retain(NULL); /* a no-op */
 }
 
+/* The consumer may hold an export past the owner's storage and device: the device stays open
+ * until the deleter drops the last reference (valgrind / ASan see no use after free). */
+static void test_export_outlives_device(void)
+{
+    wk_device *dev = NULL;
+    if (!TEST_EQ_STATUS(wk_device_open(&dev, "cpu"), WK_OK))
+        return;
+    const int32_t v[3] = {4, 5, 6};
+    wk_storage *s = testlib_upload(dev, WK_DTYPE_I32, v, 3);
+    const wk_layout l = testlib_layout1(3);
+    DLManagedTensorVersioned *mt = NULL;
+    if (s && TEST_EQ_STATUS(wk_dlpack_export(&mt, s, &l), WK_OK)) {
+        wk_storage_free(s);
+        wk_device_close(dev); /* the export still holds both */
+        const int32_t *p = mt->dl_tensor.data;
+        TEST_CHECK(p[0] == 4 && p[2] == 6, "export readable after its device was closed");
+        mt->deleter(mt); /* frees the storage, then closes the device */
+    } else {
+        wk_storage_free(s);
+        wk_device_close(dev);
+    }
+}
+
 /* On a GPU: its stream exists, export names the device, and a GPU tensor is refused by the CPU. */
 static void test_gpu(wk_device *dev, wk_device *cpu)
 {
@@ -460,6 +483,7 @@ int main(void)
     test_import_cpu(cpu);
     test_readonly(cpu);
     test_import_errors(cpu);
+    test_export_outlives_device();
     for (int i = 0; i < n; i++) {
         wk_device *dev = NULL;
         g_spec = specs[i];

@@ -27,6 +27,16 @@ def test_wick_to_numpy_shares_memory():
     assert (a == 7).all()  # the capsule's reference keeps the storage alive
 
 
+def test_export_outlives_its_device():
+    dev = wick.Device("cpu")  # a handle of its own, not the shared one
+    a = np.from_dlpack(wick.from_numpy(np.arange(5, dtype=np.int32), dev))
+    del dev
+    gc.collect()  # the wick tensor and device objects are gone; numpy's export keeps both open
+    np.testing.assert_array_equal(a, np.arange(5))
+    del a
+    gc.collect()
+
+
 def test_numpy_to_wick_shares_memory():
     a = np.arange(10, dtype=np.float64)
     before = sys.getrefcount(a)

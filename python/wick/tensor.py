@@ -166,7 +166,7 @@ class _Storage:
         self.device = dev
 
     def __del__(self):
-        if self.h:
+        if self.h and lib is not None:  # lib is None only late in interpreter shutdown
             lib().wk_storage_free(self.h)
             self.h = None
 

@@ -25,6 +25,7 @@ wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_
     s->dtype = dtype;
     s->len = n;
     atomic_init(&s->refs, 1);
+    wk_device_retain(dev);
     wk_live_add(1);
     *out = s;
     return WK_OK;
@@ -34,12 +35,14 @@ void wk_storage_free(wk_storage *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) > 1)
         return;
+    wk_device *dev = s->dev;
     if (s->release)
         s->release(s->release_ctx);
     else
-        s->dev->be->free(s->dev, s->data);
+        dev->be->free(dev, s->data);
     wk_free(s);
     wk_live_add(-1);
+    wk_device_release(dev);
 }
 
 wk_status wk_check_writable(const wk_storage *s, const char *op)

@@ -311,6 +311,7 @@ static wk_status import_tensor(wk_storage **out, wk_layout *lout, wk_device *dev
     s->readonly = readonly;
     s->release = release;
     s->release_ctx = ctx;
+    wk_device_retain(dev);
     wk_live_add(1);
     *out = s;
     *lout = l;

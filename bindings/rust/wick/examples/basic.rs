@@ -1,5 +1,5 @@
 //! basic: a tiny attention-like computation on the first available device.
-//!   WICK_LIB_DIR=build cargo run --offline --example basic   (from bindings/rust)
+//!   WICK_LIB_DIR=$PWD/../../build cargo run --offline -p wick --example basic   (from bindings/rust)
 use wick::{Device, Layout, ReduceOp, UnaryOp};
 
 fn main() -> Result<(), wick::Error> {
