@@ -1,8 +1,8 @@
 #!/bin/sh
 # interop.sh: the GPU half of wick's interop (issue 11) on an NVIDIA GPU with PyTorch. From the
 # repository root:   sh tools/device/interop.sh OUTDIR        (OUTDIR default: $OUT, else ./gpu-out)
-# Uses the CUDA build in build-gpu (made by `sh tools/gpu_check.sh "$OUT" build`); configures and
-# builds just libwick.so and test_dlpack there when it is missing. Steps:
+# Uses the CUDA build in build-gpu (made by `sh tools/gpu_check.sh "$OUT" build`), configuring it
+# when missing, and (re)builds just libwick.so and test_dlpack there. Steps:
 #   1. test_dlpack          the C DLPack tests, cuda:0 cases included (export names the device,
 #                           the stream exists, a CUDA tensor is refused by the CPU device)
 #   2. zero-copy            a PyTorch cuda:0 tensor into wick and back, and a wick cuda:0 storage
@@ -22,14 +22,12 @@ step() { printf '%-28s %s\n' "$1" "$2" | tee -a "$S"; }
 export PATH="$PATH:/usr/local/cuda/bin"
 PY=${PYTHON:-python3}
 
-if [ ! -f $B/libwick.so ] || [ ! -x $B/test_dlpack ]; then
-  t0=$(date +%s)
-  if cmake -S . -B $B -DWICK_CUDA=ON -DWICK_HIP=OFF >"$O/interop_configure.log" 2>&1 &&
-     cmake --build $B -j"$(nproc)" --target wick test_dlpack >"$O/interop_build.log" 2>&1; then
-    step build "ok ($(( $(date +%s) - t0 )) s)"
-  else
-    step build FAIL; grep -E "error|Error" "$O/interop_build.log" | head -20; cat "$S"; exit 1
-  fi
+t0=$(date +%s)
+{ [ -f $B/CMakeCache.txt ] || cmake -S . -B $B -DWICK_CUDA=ON -DWICK_HIP=OFF; } >"$O/interop_configure.log" 2>&1
+if cmake --build $B -j"$(nproc)" --target wick test_dlpack >"$O/interop_build.log" 2>&1; then
+  step build "ok ($(( $(date +%s) - t0 )) s; incremental over build-gpu)"
+else
+  step build FAIL; grep -E "error|Error" "$O/interop_build.log" | head -20; cat "$S"; exit 1
 fi
 LIB=$(pwd)/$B/libwick.so
 
