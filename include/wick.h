@@ -197,7 +197,8 @@ WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "roc
 /* out: a device handle for spec "cpu", "cuda:N", "rocm:N" or "auto" (first CUDA device, else
  * first ROCm device, else the CPU). "cuda" means "cuda:0". Close it with wk_device_close. */
 WK_API wk_status wk_device_open(wk_device **out, const char *spec);
-/* Frees the handle. Storages of the device must be freed first. NULL is a no-op. */
+/* Frees the handle. Storages still alive keep the device open until the last of them is freed
+ * (one exported through DLPack, for instance). NULL is a no-op. */
 WK_API void wk_device_close(wk_device *dev);
 WK_API wk_backend_kind wk_device_backend(const wk_device *dev);
 WK_API int wk_device_ordinal(const wk_device *dev);

@@ -9,6 +9,8 @@
 /* out: a new storage of n elements (no checks on dev/dtype; overflow checked). */
 wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_t n, const char *op);
 
+/* s may be written in place (not a read-only import; else WK_ERR_INVALID_ARGUMENT). */
+wk_status wk_check_writable(const wk_storage *s, const char *op);
 /* s and l non-NULL, l well-formed and inside s. `what` names the operand in messages. */
 wk_status wk_check_operand(const wk_storage *s, const wk_layout *l, const char *op, const char *what);
 /* b on the same device as a. */

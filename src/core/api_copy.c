@@ -8,7 +8,8 @@ wk_status wk_const_set(wk_storage *s, const wk_layout *l, const void *value)
     wk_status st;
     if (!value)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL value", name);
-    if ((st = wk_check_operand(s, l, name, "destination")) || (st = wk_check_op(s->dev, WK_OP_CONST_SET, s->dtype)))
+    if ((st = wk_check_operand(s, l, name, "destination")) || (st = wk_check_writable(s, name)) ||
+        (st = wk_check_op(s->dev, WK_OP_CONST_SET, s->dtype)))
         return st;
     if (wk_layout_elem_count(l) == 0)
         return WK_OK;
@@ -22,7 +23,8 @@ wk_status wk_copy_strided_src(wk_storage *dst, size_t dst_offset, const wk_stora
     wk_status st;
     if (!dst)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL destination", name);
-    if ((st = wk_check_operand(src, ls, name, "source")) || (st = wk_check_same_device(dst, src, name)))
+    if ((st = wk_check_operand(src, ls, name, "source")) || (st = wk_check_same_device(dst, src, name)) ||
+        (st = wk_check_writable(dst, name)))
         return st;
     if (dst->dtype != src->dtype)
         return wk_err(WK_ERR_DTYPE, "%s: source is %s, destination is %s", name,
@@ -64,7 +66,7 @@ wk_status wk_copy2d(wk_storage *dst, const wk_storage *src, size_t d1, size_t d2
     wk_status st;
     if (!dst || !src)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL %s", name, dst ? "source" : "destination");
-    if ((st = wk_check_same_device(dst, src, name)))
+    if ((st = wk_check_same_device(dst, src, name)) || (st = wk_check_writable(dst, name)))
         return st;
     if (dst->dtype != src->dtype)
         return wk_err(WK_ERR_DTYPE, "%s: source is %s, destination is %s", name,

@@ -168,7 +168,8 @@ static wk_status scatter(wk_op op, wk_storage *dst, const wk_layout *ld, const w
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL storage for dst", c.name);
     if (!ld)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL layout for dst", c.name);
-    if ((st = check_common(&c, ld)) || (st = check_same_rank(&c, ld)))
+    if ((st = check_common(&c, ld)) || (st = check_same_rank(&c, ld)) ||
+        (st = wk_check_writable(dst, c.name)))
         return st;
     if (!wk_layout_same_dims(li, ls))
         return shape_err(&c, "ids and src must have the same dims");

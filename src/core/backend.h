@@ -13,6 +13,7 @@
 #define WK_BACKEND_H
 
 #include "wick.h"
+#include <stdatomic.h>
 #include <stdbool.h>
 
 typedef struct wk_backend wk_backend;
@@ -25,13 +26,26 @@ struct wk_device {
     void *impl; /* backend-private state */
     uint64_t rng_seed;   /* wk_device_set_seed */
     uint64_t rng_offset; /* elements drawn since */
+    atomic_int refs;     /* 1 for the opener + 1 per live storage: closed when it reaches 0 */
 };
+
+/* A storage takes a reference on its device (wk_device_retain) and drops it when freed, so a
+ * device closed while storages live (one exported through DLPack, say) stays open until the last
+ * of them goes. wk_device_close drops the opener's reference. */
+void wk_device_retain(wk_device *dev);
+void wk_device_release(wk_device *dev);
 
 struct wk_storage {
     wk_device *dev;
     wk_dtype dtype;
     size_t len;  /* elements */
     void *data;  /* host pointer (CPU) or device address (GPU) */
+    atomic_int refs;  /* owners: 1 at creation, +1 per wk_storage_retain, -1 per wk_storage_free */
+    bool readonly;    /* memory lent read-only (a DLPack import): in-place ops refuse it */
+    /* Memory wick does not own (a DLPack import): release(release_ctx) runs once, on the last
+     * free, instead of the backend's free. NULL for memory from be->alloc. */
+    void (*release)(void *ctx);
+    void *release_ctx;
 };
 
 /* Parameters of the parametrised unary ops (affine: p0 = mul, p1 = add; powf: p0 = e;
@@ -80,6 +94,9 @@ struct wk_backend {
     void (*device_close)(wk_device *dev);
     wk_status (*synchronize)(wk_device *dev);
     bool (*supports)(const wk_device *dev, wk_op op, wk_dtype dtype);
+    /* The native stream the device's work is ordered on (CUstream / hipStream_t), the device made
+     * current in the calling thread. NULL entry: the backend has no stream (the CPU). */
+    wk_status (*stream)(wk_device *dev, void **stream);
 
     /* memory (bytes) */
     wk_status (*alloc)(wk_device *dev, size_t bytes, void **ptr);

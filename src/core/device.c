@@ -150,18 +150,27 @@ wk_status wk_device_open(wk_device **out, const char *spec)
         wk_free(dev);
         return st;
     }
+    atomic_init(&dev->refs, 1);
     wk_live_add(1);
     *out = dev;
     return WK_OK;
 }
 
-void wk_device_close(wk_device *dev)
+void wk_device_retain(wk_device *dev) { atomic_fetch_add(&dev->refs, 1); }
+
+void wk_device_release(wk_device *dev)
 {
-    if (!dev)
+    if (atomic_fetch_sub(&dev->refs, 1) > 1)
         return;
     dev->be->device_close(dev);
     wk_free(dev);
     wk_live_add(-1);
+}
+
+void wk_device_close(wk_device *dev)
+{
+    if (dev)
+        wk_device_release(dev);
 }
 
 wk_backend_kind wk_device_backend(const wk_device *dev) { return dev ? dev->kind : WK_BACKEND_CPU; }

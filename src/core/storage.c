@@ -24,6 +24,8 @@ wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_
     s->dev = dev;
     s->dtype = dtype;
     s->len = n;
+    atomic_init(&s->refs, 1);
+    wk_device_retain(dev);
     wk_live_add(1);
     *out = s;
     return WK_OK;
@@ -31,11 +33,24 @@ wk_status wk_storage_new(wk_storage **out, wk_device *dev, wk_dtype dtype, size_
 
 void wk_storage_free(wk_storage *s)
 {
-    if (!s)
+    if (!s || atomic_fetch_sub(&s->refs, 1) > 1)
         return;
-    s->dev->be->free(s->dev, s->data);
+    wk_device *dev = s->dev;
+    if (s->release)
+        s->release(s->release_ctx);
+    else
+        dev->be->free(dev, s->data);
     wk_free(s);
     wk_live_add(-1);
+    wk_device_release(dev);
+}
+
+wk_status wk_check_writable(const wk_storage *s, const char *op)
+{
+    if (s && s->readonly)
+        return wk_err(WK_ERR_INVALID_ARGUMENT,
+                      "%s: the destination is read-only (imported with DLPack's read-only flag)", op);
+    return WK_OK;
 }
 
 static wk_status check_new(wk_storage **out, wk_device *dev, wk_dtype dtype, const char *op)

@@ -213,6 +213,7 @@ int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_cou
         .name = NAME, .kind = KIND, .device_count = PREFIX##_device_count,                   \
         .device_open = PREFIX##_device_open, .device_close = gpu_device_close,               \
         .synchronize = gpu_synchronize, .supports = gpu_supports, .alloc = gpu_alloc,        \
+        .stream = wk_gpu_bind,                                                               \
         .free = gpu_free, .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy,  \
         .memset_zero = gpu_memset_zero, .unary = wk_gpu_unary, .binary = wk_gpu_binary,      \
         .where_cond = wk_gpu_where_cond, .to_dtype = wk_gpu_to_dtype,                        \
