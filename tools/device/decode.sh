@@ -48,9 +48,9 @@ done
 SAN=$(command -v compute-sanitizer)
 if [ -n "$SAN" ]; then
   for t in test_qmv test_attn; do
-    WICK_GPU_NO_CACHE=1 timeout 600 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 $B/$t >"$O/memcheck_$t.log" 2>&1
+    WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 400 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 $B/$t >"$O/memcheck_$t.log" 2>&1
     step "memcheck $t" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_$t.log" | tail -1)"
-    timeout 600 "$SAN" --tool racecheck --error-exitcode 99 $B/$t >"$O/racecheck_$t.log" 2>&1
+    WICK_TEST_QUICK=1 timeout 400 "$SAN" --tool racecheck --error-exitcode 99 $B/$t >"$O/racecheck_$t.log" 2>&1
     step "racecheck $t" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck_$t.log" | tail -1)"
   done
 else
@@ -65,7 +65,7 @@ step "gpu_compare_decode.py" "rc=$?"
 
 # ---- 4. ggml
 if [ -n "${GGML_TBO:-}" ] && [ -x "$GGML_TBO" ]; then
-  timeout 600 "$GGML_TBO" perf -o MUL_MAT -b CUDA0 >"$O/ggml_mul_mat.log" 2>&1
+  timeout 300 "$GGML_TBO" perf -o MUL_MAT -b CUDA0 >"$O/ggml_mul_mat.log" 2>&1
   step "ggml test-backend-ops perf MUL_MAT" "rc=$? $(grep -c 'us/run' "$O/ggml_mul_mat.log") rows"
 else
   step "ggml" "GGML_TBO not set: wick only"
