@@ -7,7 +7,8 @@
 #   2. compute-sanitizer memcheck and racecheck on test_qmv and test_attn;
 #   3. bench: build-gpu/wick_gpu_bench_quant (every variant, every type, 3 shapes, m = 1 and 8,
 #      cold and warm L2, % of copy bandwidth); bench/gpu_compare_decode.py (decode attention at
-#      8k and 32k beside torch sdpa, 1000 small adds beside torch);
+#      8k and 32k beside torch sdpa, 1000 small adds beside torch); wick_gpu_bench_host (the
+#      host path of one small add, step by step);
 #   4. ggml beside it when GGML_TBO names llama.cpp's test-backend-ops binary:
 #      $GGML_TBO perf -o MUL_MAT -b CUDA0, joined with wick on the shapes both ran;
 #   5. the summary table last.
@@ -60,6 +61,8 @@ fi
 # ---- 3. wick benchmarks
 timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-old,w,p,q,f,b}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
 step "wick_gpu_bench_quant" "rc=$?"
+timeout 120 $B/wick_gpu_bench_host >"$O/bench_host.log" 2>&1
+step "wick_gpu_bench_host" "rc=$?"
 timeout 600 python3 bench/gpu_compare_decode.py $B/wick_gpu_bench_decode >"$O/bench_decode.log" 2>&1
 step "gpu_compare_decode.py" "rc=$?"
 
@@ -77,5 +80,6 @@ echo "== decode (issue 10) $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt")"
 grep -E '^(copy bandwidth|device)' "$O/bench_quant.log"
 python3 tools/device/decode_join.py "$O/bench_quant.log" "$O/ggml_mul_mat.log" | tee "$O/qmv_table.txt"
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
+sed -n '/^== host path/,$p' "$O/bench_host.log"
 echo
 cat "$S"
