@@ -21,6 +21,13 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
  * dynamic shared memory, args as for cuLaunchKernel. */
 wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args);
+/* Hot kernels by number instead of by name: wk_gpu_fn_slot gives the function stored under slot
+ * (< WK_GPU_FN_SLOTS) on dev, or NULL before the first wk_gpu_fn_slot_set. Slots: binary ops on
+ * contiguous f32/f16/bf16 (gpu_binary.c) from WK_GPU_SLOT_BINARY, 6 ops x 3 dtypes. */
+#define WK_GPU_FN_SLOTS 64
+#define WK_GPU_SLOT_BINARY 0
+wk_gpu_fn wk_gpu_fn_slot(const wk_device *dev, unsigned slot);
+void wk_gpu_fn_slot_set(wk_device *dev, unsigned slot, wk_gpu_fn fn);
 /* Device facts, read from the device at open. */
 int wk_gpu_warp_size(const wk_device *dev);   /* 32 on NVIDIA and RDNA, 64 on CDNA/GCN */
 int wk_gpu_sm_count(const wk_device *dev);    /* multiprocessors / compute units */
