@@ -73,6 +73,11 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
+/* gpu_graph.c: graph capture and replay (contracts in src/core/backend.h) */
+wk_status wk_gpu_graph_begin(wk_device *dev);
+wk_status wk_gpu_graph_end(wk_device *dev, void **graph);
+wk_status wk_gpu_graph_launch(wk_device *dev, void *graph);
+void wk_gpu_graph_free(wk_device *dev, void *graph);
 wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls); /* gpu_rope.c */

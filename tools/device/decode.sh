@@ -33,7 +33,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 step gpu "$(head -1 "$O/gpu.txt") commit $(git rev-parse --short HEAD 2>/dev/null)"
 
 # ---- 1. tests
-for t in test_qmv test_attn test_bad_attn test_quant_kat test_bad_quant; do
+for t in test_qmv test_attn test_bad_attn test_graph test_quant_kat test_bad_quant; do
   [ -x $B/$t ] || { step "$t" "missing"; continue; }
   timeout 600 $B/$t >"$O/$t.log" 2>&1
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
@@ -48,7 +48,7 @@ done
 # ---- 2. sanitizers
 SAN=$(command -v compute-sanitizer)
 if [ -n "$SAN" ]; then
-  for t in test_qmv test_attn; do
+  for t in test_qmv test_attn test_graph; do
     WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 400 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 $B/$t >"$O/memcheck_$t.log" 2>&1
     step "memcheck $t" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_$t.log" | tail -1)"
     WICK_TEST_QUICK=1 timeout 400 "$SAN" --tool racecheck --error-exitcode 99 $B/$t >"$O/racecheck_$t.log" 2>&1
