@@ -3,7 +3,8 @@
 # build-gpu (sh tools/gpu_check.sh "$OUT" build); builds the targets added since, then:
 #   1. tests: test_qmv (every block type, rows 1..8, every matvec variant of kernels/qmv.cu
 #      and the first one of quant.cu), test_attn, test_bad_attn, test_quant_kat, test_bad_quant,
-#      the qmatmul parity rows (wick check --op qmatmul) under each matvec variant;
+#      the qmatmul parity rows (wick check --op qmatmul) under each matvec variant, the
+#      decode_attention parity row;
 #   2. compute-sanitizer memcheck and racecheck on test_qmv and test_attn;
 #   3. bench: build-gpu/wick_gpu_bench_quant (every variant, every type, 3 shapes, m = 1 and 8,
 #      cold and warm L2, % of copy bandwidth); bench/gpu_compare_decode.py (decode attention at
@@ -44,6 +45,10 @@ for v in old w p q f b; do
   step "wick check --op qmatmul (WICK_QMV=$v)" "rc=$? $(grep summary "$O/parity_qmatmul_$v.txt" | sed 's/.*summary/summary/')"
   grep -m5 'FAIL' "$O/parity_qmatmul_$v.txt" | grep -v summary
 done
+
+timeout 300 $B/wick check --device cuda:0 --op decode_attention -v >"$O/parity_decode_attention.txt" 2>&1
+step "wick check --op decode_attention" "rc=$? $(grep summary "$O/parity_decode_attention.txt" | sed 's/.*summary/summary/')"
+grep -m5 'FAIL' "$O/parity_decode_attention.txt" | grep -v summary
 
 # ---- 2. sanitizers
 SAN=$(command -v compute-sanitizer)
