@@ -243,21 +243,24 @@ static const qmv_cfg QMV_CFGS[] = {
     {'p', 1, 32, 1}, {'p', 2, 32, 1}, {'p', 4, 32, 2}, {'p', 8, 32, 2},
     {'b', 1, 64, 2}, {'b', 2, 64, 2}, {'b', 4, 64, 4}, {'b', 8, 64, 4},
 };
-#define QMV_DEFAULT 'w'
+/* The default variant per row count (1, 2, 4, 8); see docs/performance.md ("Decode path"). */
+static const char QMV_DEFAULT[4] = {'w', 'w', 'w', 'w'};
 
-/* The matvec variant: WICK_QMV = old | w | p | q | f | b (a benchmarking switch, read per call so a
- * benchmark can compare them in one process), else QMV_DEFAULT. */
-static char qmv_variant(void)
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
+ * benchmarking switch, read per call so a benchmark can compare them in one process), else the
+ * default. 'o' = the first kernel. */
+static char qmv_variant(int r)
 {
+    const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const char *e = getenv("WICK_QMV");
     if (!e || !*e)
-        return QMV_DEFAULT;
+        return dflt;
     if (strcmp(e, "old") == 0)
         return 'o';
     for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
         if (e[0] == QMV_CFGS[i].v && e[1] == 0)
             return e[0];
-    return QMV_DEFAULT;
+    return dflt;
 }
 
 /* The first matvec (kernels/quant.cu qmv<R>_<q>): xq and xd from qquant_<dt>. */
@@ -294,13 +297,13 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (s != WK_OK)
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
-    const char v = qmv_variant();
+    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    const char v = qmv_variant(r);
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
         return s;
     }
-    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
     const qmv_cfg *cfg = NULL;
     for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
         if (QMV_CFGS[i].v == v && QMV_CFGS[i].r == r)
