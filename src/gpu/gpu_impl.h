@@ -28,6 +28,19 @@ wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, 
 #define WK_GPU_SLOT_BINARY 0
 wk_gpu_fn wk_gpu_fn_slot(const wk_device *dev, unsigned slot);
 void wk_gpu_fn_slot_set(wk_device *dev, unsigned slot, wk_gpu_fn fn);
+/* buf <- the n parts joined by '_' (truncated to cap - 1 characters): a kernel name without
+ * snprintf, whose format parsing costs a few hundred ns per call on a hot path. */
+static inline void wk_gpu_kname(char *buf, size_t cap, const char *const *parts, int n)
+{
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && o + 1 < cap)
+            buf[o++] = '_';
+        for (const char *p = parts[i]; *p && o + 1 < cap; p++)
+            buf[o++] = *p;
+    }
+    buf[o] = 0;
+}
 /* Device facts, read from the device at open. */
 int wk_gpu_warp_size(const wk_device *dev);   /* 32 on NVIDIA and RDNA, 64 on CDNA/GCN */
 int wk_gpu_sm_count(const wk_device *dev);    /* multiprocessors / compute units */

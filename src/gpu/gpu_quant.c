@@ -313,13 +313,16 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (gx > INT32_MAX) {
         s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
     } else {
-        snprintf(name, sizeof name, "qmvq_%s", wk_gpu_dtype_kname(dt));
+        const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
+        wk_gpu_kname(name, sizeof name, qparts, 2);
         void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
         s = wk_gpu_run(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        snprintf(name, sizeof name, "qmv%d%c_%s", r, v, wk_qtype_name(qt));
+        const char head[6] = {'q', 'm', 'v', (char)('0' + r), v, 0};
+        const char *parts[2] = {head, wk_qtype_name(qt)};
+        wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
     }
