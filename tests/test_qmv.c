@@ -1,7 +1,8 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu), x and out in f32 and
- * bf16. Expected values: f64 sums of x times W decoded by the independent reference decoder
+ * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu; p, q, f and b have
+ * kernels for 1 and 8 rows, the other counts run w's), x and out in f32, f16 and bf16.
+ * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
  * Bound per output element (derived, not fitted): with s = sum x_i w_i and sa = sum |x_i w_i|,

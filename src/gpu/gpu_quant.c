@@ -238,12 +238,12 @@ typedef struct qmv_cfg {
 } qmv_cfg;
 static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
-    {'q', 1, 32, 1}, {'q', 2, 32, 1}, {'q', 4, 32, 2}, {'q', 8, 32, 2},
-    {'f', 1, 32, 1}, {'f', 2, 32, 1}, {'f', 4, 32, 2}, {'f', 8, 32, 2},
-    {'p', 1, 32, 1}, {'p', 2, 32, 1}, {'p', 4, 32, 2}, {'p', 8, 32, 2},
-    {'b', 1, 64, 2}, {'b', 2, 64, 2}, {'b', 4, 64, 4}, {'b', 8, 64, 4},
+    {'p', 1, 32, 1}, {'p', 8, 32, 2}, {'q', 1, 32, 1}, {'q', 8, 32, 2},
+    {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
 };
-/* The default variant per row count (1, 2, 4, 8); see docs/performance.md ("Decode path"). */
+
+/* The default variant per row count (1, 2, 4, 8); see docs/performance.md ("Decode path").
+ * Only w has kernels for 2 and 4 rows (kernels/qmv.cu). */
 static const char QMV_DEFAULT[4] = {'w', 'w', 'w', 'w'};
 
 /* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
@@ -304,10 +304,12 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         wk_gpu_scratch_free(dev, scr);
         return s;
     }
+    /* the variant's kernel for r rows, else w's (the other variants have r = 1 and 8 only) */
     const qmv_cfg *cfg = NULL;
-    for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
-        if (QMV_CFGS[i].v == v && QMV_CFGS[i].r == r)
-            cfg = &QMV_CFGS[i];
+    for (int pass = 0; pass < 2 && !cfg; pass++)
+        for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
+            if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == r)
+                cfg = &QMV_CFGS[i];
     const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
     char name[64];
     if (gx > INT32_MAX) {
@@ -320,7 +322,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        const char head[6] = {'q', 'm', 'v', (char)('0' + r), v, 0};
+        const char head[6] = {'q', 'm', 'v', (char)('0' + r), cfg->v, 0};
         const char *parts[2] = {head, wk_qtype_name(qt)};
         wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
