@@ -2,10 +2,11 @@
 # decode.sh OUTDIR: the GPU half of issue 10 (decode speed) on cuda:0. Assumes the CUDA build in
 # build-gpu (sh tools/gpu_check.sh "$OUT" build); builds the targets added since, then:
 #   1. tests: test_qmv (every block type, rows 1..8, every matvec variant of kernels/qmv.cu
-#      and the first one of quant.cu), test_attn, test_bad_attn, test_quant_kat, test_bad_quant,
+#      and the first one of quant.cu), test_attn, test_bad_attn, test_graph, test_quant_kat,
+#      test_bad_quant,
 #      the qmatmul parity rows (wick check --op qmatmul) under each matvec variant, the
 #      decode_attention parity row;
-#   2. compute-sanitizer memcheck and racecheck on test_qmv and test_attn;
+#   2. compute-sanitizer memcheck and racecheck on test_qmv (rows 1, 3, 8), test_attn, test_graph;
 #   3. bench: build-gpu/wick_gpu_bench_quant (every variant, every type, 3 shapes, m = 1 and 8,
 #      cold and warm L2, % of copy bandwidth); bench/gpu_compare_decode.py (decode attention at
 #      8k and 32k beside torch sdpa, 1000 small adds beside torch); wick_gpu_bench_host (the
