@@ -80,6 +80,8 @@ def main():
             t = torch_attn(qdt, kvdt, L)
             rows.append(("attn q %s kv %s L %d" % (qdt, kvdt, L), us, pct,
                          t * 1e6 if t else None))
+        elif p[:1] == ["GRAPH"]:
+            rows.append(("small add 1024 f32, graph replay (us/op)", float(p[2]), None, None))
         elif p[:1] == ["SMALL"]:
             t = torch_small_add()
             rows.append(("small add 1024 f32 (us/op, issue %s)" % p[3], float(p[2]), None, t * 1e6))

@@ -451,6 +451,24 @@ WK_API wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, cons
                                      const wk_storage *v, const wk_layout *lv, float scale,
                                      int causal);
 
+/* ---------------------------------------------------------------- graphs */
+/* Capture and replay (docs/semantics.md, "Graphs"). wk_graph_begin(dev) opens a capture: every
+ * op then issued on dev is recorded instead of run (outputs are allocated as usual; their
+ * contents are undefined until a replay). wk_graph_end(dev, &g) closes it and returns the
+ * graph; wk_graph_launch(g) runs the recorded sequence once, asynchronously, as one launch,
+ * writing the same storages as the captured calls, bit for bit what eager execution writes
+ * (for deterministic ops). While a capture is open, a synchronize, a download or an upload
+ * fails with WK_ERR_NOT_SUPPORTED (and the capture stays usable); captures do not nest. The
+ * storages a graph reads or writes must stay alive while it is replayed; memory the captured
+ * calls allocated and freed stays reserved until wk_graph_free (which waits for the replays).
+ * Free every graph before closing its device. GPU devices only: on the CPU wk_graph_begin
+ * returns WK_ERR_NOT_SUPPORTED (CPU ops run at the call; there is no launch cost to save). */
+typedef struct wk_graph wk_graph;
+WK_API wk_status wk_graph_begin(wk_device *dev);
+WK_API wk_status wk_graph_end(wk_device *dev, wk_graph **out);
+WK_API wk_status wk_graph_launch(wk_graph *g);
+WK_API void wk_graph_free(wk_graph *g); /* NULL: nothing */
+
 /* ---------------------------------------------------------------- quantized (GGUF) */
 /* GGML tensor types, with the numeric ids of the GGUF format. Quantized data is a sequence of
  * blocks (wk_qtype_block_elems elements in wk_qtype_block_bytes bytes each), byte-compatible with

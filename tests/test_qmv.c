@@ -1,7 +1,8 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu), x and out in f32 and
- * bf16. Expected values: f64 sums of x times W decoded by the independent reference decoder
+ * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu; p, q, f and b have
+ * kernels for 1 and 8 rows, the other counts run w's), x and out in f32, f16 and bf16.
+ * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
  * Bound per output element (derived, not fitted): with s = sum x_i w_i and sa = sum |x_i w_i|,
@@ -127,6 +128,9 @@ int main(void)
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
     static const char *const gpu_variants[] = {"old", "w", "p", "q", "f", "b"};
+    /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
+    const char *quick_env = getenv("WICK_TEST_QUICK");
+    const int quick = quick_env && *quick_env && *quick_env != '0';
     for (int d = 0; d < nd; d++) {
         wk_device *dev;
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
@@ -138,7 +142,7 @@ int main(void)
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
                 const wk_qtype qt = QTS[q];
                 const int64_t be = ref_qblock_elems(qt);
-                for (int64_t m = 1; m <= 8; m++) {
+                for (int64_t m = 1; m <= 8; m += quick ? (m == 1 ? 2 : 5) : 1) {
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 37, 2048, gpu_variants[v], 0);
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 5, be, gpu_variants[v], 0);
                 }

@@ -170,6 +170,14 @@ struct wk_backend {
 
     /* decode attention (api_attn.c has checked everything: shapes, strides, dtypes) */
     wk_status (*attention)(wk_device *dev, const wk_attn_args *a);
+    /* graphs (api_graph.c; NULL: the backend cannot capture). graph_begin: ops issued on dev are
+     * recorded, not run, until graph_end, which returns the backend's graph (freed by
+     * graph_free, after waiting for its replays) or fails, ending the capture either way.
+     * graph_launch: one replay, asynchronous like any op. */
+    wk_status (*graph_begin)(wk_device *dev);
+    wk_status (*graph_end)(wk_device *dev, void **graph);
+    wk_status (*graph_launch)(wk_device *dev, void *graph);
+    void (*graph_free)(wk_device *dev, void *graph);
     /* ---- quantized tensors (wk_qtype blocks in a byte buffer; NULL where a backend has none).
      * supports_q: 1 if op (DEQUANTIZE, QMATMUL, QEMBEDDING) runs for block type qt with float
      * dtype dt (the output's, and x's for qmatmul). */

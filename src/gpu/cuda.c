@@ -41,6 +41,13 @@ typedef struct cu_api {
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*GetErrorName)(CUresult, const char **);
+    /* graphs: optional (all NULL when any is missing) */
+    CUresult (*StreamBeginCapture)(CUstream, CUstreamCaptureMode);
+    CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+    CUresult (*GraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*GraphExecDestroy)(CUgraphExec);
+    CUresult (*GraphDestroy)(CUgraph);
 } cu_api;
 static cu_api cu;
 
@@ -104,6 +111,24 @@ static int cu_load(void *lib)
             return 0;
         }
         memcpy((char *)&cu + syms[i].off, &p, sizeof p);
+    }
+    /* the graph entry points (CUDA 11.4+): optional */
+    static const struct {
+        size_t off;
+        const char *sym;
+    } gsyms[] = {
+#define S(field, sym) {offsetof(cu_api, field), sym}
+        S(StreamBeginCapture, "cuStreamBeginCapture_v2"), S(StreamEndCapture, "cuStreamEndCapture"),
+        S(GraphInstantiate, "cuGraphInstantiateWithFlags"), S(GraphLaunch, "cuGraphLaunch"),
+        S(GraphExecDestroy, "cuGraphExecDestroy"), S(GraphDestroy, "cuGraphDestroy"),
+#undef S
+    };
+    bool all = true;
+    for (size_t i = 0; i < sizeof gsyms / sizeof gsyms[0]; i++)
+        all = all && dlsym(lib, gsyms[i].sym) != NULL;
+    for (size_t i = 0; all && i < sizeof gsyms / sizeof gsyms[0]; i++) {
+        void *p = dlsym(lib, gsyms[i].sym);
+        memcpy((char *)&cu + gsyms[i].off, &p, sizeof p);
     }
     return 1;
 }
@@ -336,13 +361,56 @@ static wk_status cu_bind(void *ctx, void **stream)
     return WK_OK;
 }
 
+static bool cu_graph_ok(void) { return cu.GraphLaunch != NULL; }
+
+static wk_status cu_capture_begin(void *ctx)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.StreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
+    return WK_OK;
+}
+
+static wk_status cu_capture_end(void *ctx, void **exec)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CUgraph gr = NULL;
+    CUresult r = cu.StreamEndCapture(c->stream, &gr);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(r, "cuStreamEndCapture");
+    CUgraphExec e = NULL;
+    r = cu.GraphInstantiate(&e, gr, 0);
+    (void)cu.GraphDestroy(gr);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(r, "cuGraphInstantiateWithFlags");
+    *exec = e;
+    return WK_OK;
+}
+
+static wk_status cu_graph_launch(void *ctx, void *exec)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CU_CHECK(cu.GraphLaunch((CUgraphExec)exec, c->stream), "cuGraphLaunch");
+    return WK_OK;
+}
+
+static void cu_graph_destroy(void *ctx, void *exec)
+{
+    if (cu_current(ctx) == WK_OK)
+        (void)cu.GraphExecDestroy((CUgraphExec)exec);
+}
+
 const wk_gpu_driver wk_gpu_cuda_driver = {
     .name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init, .props = cu_props,
     .ctx_create = cu_ctx_create, .ctx_destroy = cu_ctx_destroy, .mem_alloc = cu_mem_alloc,
     .mem_free = cu_mem_free, .mem_info = cu_mem_info, .h2d = cu_h2d, .d2h = cu_d2h, .d2d = cu_d2d,
     .memset_zero = cu_memset_zero, .sync = cu_sync, .module_load = cu_module_load,
     .module_unload = cu_module_unload, .function = cu_function, .launch = cu_launch,
-    .bind = cu_bind,
+    .bind = cu_bind, .graph_ok = cu_graph_ok, .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end, .graph_launch = cu_graph_launch,
+    .graph_destroy = cu_graph_destroy,
 };
 
 #else /* !WK_HAVE_CUDA_H */

@@ -19,6 +19,7 @@
 typedef struct blk {
     void *ptr;
     size_t size;
+    const void *pin; /* the graph that owns the block until it is freed (gpu_graph.c), or NULL */
 } blk;
 
 struct wk_gpu_alloc {
@@ -28,6 +29,13 @@ struct wk_gpu_alloc {
     size_t ncache, cache_cap;
     blk *live;       /* blocks handed out: open addressing on ptr, NULL = empty slot */
     size_t nlive, live_cap; /* live_cap is a power of two */
+    /* Graph capture (gpu_graph.c): blocks handed out while capture_owner is set are pinned to
+     * it; a pinned block, or any block freed during a capture, is parked (neither cached nor
+     * freed) until the graph is freed, so a replay never writes memory that was handed out again
+     * after the capture. */
+    const void *capture_owner;
+    blk *parked;
+    size_t nparked, parked_cap;
     wk_gpu_mem_stats stats;
 };
 
@@ -162,7 +170,7 @@ static bool cache_insert(struct wk_gpu_alloc *A, blk b)
 /* Takes a cached block of size in [size, size + size/8]; false if none. */
 static bool cache_take(struct wk_gpu_alloc *A, size_t size, blk *out)
 {
-    size_t i = cache_lower(A, (blk){NULL, size});
+    size_t i = cache_lower(A, (blk){NULL, size, NULL});
     if (i == A->ncache || A->cache[i].size > size + size / 8)
         return false;
     *out = A->cache[i];
@@ -170,6 +178,70 @@ static bool cache_take(struct wk_gpu_alloc *A, size_t size, blk *out)
     A->ncache--;
     A->stats.cached_bytes -= out->size;
     return true;
+}
+
+/* ---- parked blocks (graph capture) */
+static bool park(struct wk_gpu_alloc *A, blk b)
+{
+    if (A->nparked == A->parked_cap) {
+        size_t cap = A->parked_cap ? 2 * A->parked_cap : 16;
+        blk *t = wk_malloc(cap * sizeof *t);
+        if (!t)
+            return false;
+        if (A->nparked)
+            memcpy(t, A->parked, A->nparked * sizeof *t);
+        wk_free(A->parked);
+        A->parked = t;
+        A->parked_cap = cap;
+    }
+    A->parked[A->nparked++] = b;
+    return true;
+}
+
+void wk_gpu_alloc_capture(wk_gpu_device *g, const void *owner)
+{
+    struct wk_gpu_alloc *A = g->alloc;
+    pthread_mutex_lock(&A->mu);
+    A->capture_owner = owner;
+    pthread_mutex_unlock(&A->mu);
+}
+
+void wk_gpu_alloc_release(wk_gpu_device *g, const void *owner)
+{
+    struct wk_gpu_alloc *A = g->alloc;
+    blk *gone = NULL;
+    size_t ngone = 0;
+    pthread_mutex_lock(&A->mu);
+    for (size_t i = 0; i < A->live_cap; i++)
+        if (A->live[i].ptr && A->live[i].pin == owner)
+            A->live[i].pin = NULL; /* still held by a storage: an ordinary block from now on */
+    for (size_t i = 0; i < A->nparked;) {
+        blk b = A->parked[i];
+        if (b.pin != owner) {
+            i++;
+            continue;
+        }
+        A->parked[i] = A->parked[--A->nparked];
+        b.pin = NULL;
+        if (A->caching && cache_insert(A, b))
+            continue;
+        /* not cached: freed below, outside the lock (the caller has synchronized) */
+        blk *t = wk_malloc((ngone + 1) * sizeof *t);
+        if (!t) {
+            park(A, b); /* cannot fail: the slot was just vacated */
+            A->parked[A->nparked - 1].pin = NULL; /* stays parked, owned by nobody */
+            continue;
+        }
+        if (ngone)
+            memcpy(t, gone, ngone * sizeof *t);
+        wk_free(gone);
+        gone = t;
+        gone[ngone++] = b;
+    }
+    pthread_mutex_unlock(&A->mu);
+    for (size_t i = 0; i < ngone; i++)
+        g->drv->mem_free(g->ctx, gone[i].ptr);
+    wk_free(gone);
 }
 
 /* ---- public */
@@ -198,6 +270,9 @@ void wk_gpu_alloc_destroy(wk_gpu_device *g)
     for (size_t i = 0; i < A->live_cap; i++)
         if (A->live[i].ptr) /* storages the caller did not free: the device is going away */
             g->drv->mem_free(g->ctx, A->live[i].ptr);
+    for (size_t i = 0; i < A->nparked; i++)
+        g->drv->mem_free(g->ctx, A->parked[i].ptr);
+    wk_free(A->parked);
     wk_free(A->cache);
     wk_free(A->live);
     pthread_mutex_destroy(&A->mu);
@@ -232,10 +307,12 @@ wk_status wk_gpu_mem_alloc(wk_gpu_device *g, size_t bytes, void **ptr)
     size_t size;
     if (!round_size(bytes, &size))
         return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", g->drv->name, bytes);
-    blk b = {NULL, size};
+    blk b = {NULL, size, NULL};
 
     pthread_mutex_lock(&A->mu);
+    const void *owner = A->capture_owner;
     if (A->caching && cache_take(A, size, &b)) {
+        b.pin = owner;
         if (!live_reserve(A)) { /* keep the block cached, report the host failure */
             cache_insert(A, b);
             pthread_mutex_unlock(&A->mu);
@@ -252,7 +329,8 @@ wk_status wk_gpu_mem_alloc(wk_gpu_device *g, size_t bytes, void **ptr)
 
     /* A new block from the driver (outside the lock: it may take a while). */
     wk_status st = g->drv->mem_alloc(g->ctx, &b.ptr, size);
-    if (st == WK_ERR_OUT_OF_MEMORY) {
+    b.pin = owner;
+    if (st == WK_ERR_OUT_OF_MEMORY && !owner) { /* (releasing the cache synchronizes: not in a capture) */
         pthread_mutex_lock(&A->mu);
         A->stats.oom_retries++;
         pthread_mutex_unlock(&A->mu);
@@ -296,6 +374,20 @@ void wk_gpu_mem_free(wk_gpu_device *g, void *ptr)
     blk b = A->live[i];
     live_remove_at(A, i);
     A->stats.live_bytes -= b.size;
+    if (b.pin || A->capture_owner) {
+        if (!b.pin)
+            b.pin = A->capture_owner;
+        if (park(A, b)) {
+            pthread_mutex_unlock(&A->mu);
+            return;
+        }
+        /* out of host memory to park it: keep it handed out (a leak until the device closes,
+         * never a block a replay could overwrite) */
+        live_put(A, b);
+        A->stats.live_bytes += b.size;
+        pthread_mutex_unlock(&A->mu);
+        return;
+    }
     bool cached = A->caching && cache_insert(A, b);
     pthread_mutex_unlock(&A->mu);
     if (!cached) {

@@ -2,7 +2,6 @@
  * the two kernels). Here: the split of the sequence, the query set per block, the alignment test
  * for 16-byte loads, the scratch for the partial results, and the two launches. */
 #include "gpu_ops.h"
-#include <stdio.h>
 
 #define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: one per thread) */
 
@@ -70,14 +69,16 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     float *po = scr, *pm = po + np * (size_t)g.d, *pl = pm + np;
     float scale = a->scale;
     char name[64];
-    snprintf(name, sizeof name, "attn_part_%s_%s_%d", wk_gpu_dtype_kname(a->qdt),
-             wk_gpu_dtype_kname(a->kvdt), qb);
+    const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
+                            wk_gpu_dtype_kname(a->kvdt), qb == 1 ? "1" : qb == 4 ? "4" : "8"};
+    wk_gpu_kname(name, sizeof name, parts, 5);
     void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale};
     st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
     if (st == WK_OK) {
         void *out = a->out;
-        snprintf(name, sizeof name, "attn_combine_%s", wk_gpu_dtype_kname(a->qdt));
+        const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
+        wk_gpu_kname(name, sizeof name, cparts, 3);
         void *cargs[] = {&po, &pm, &pl, &out, &g};
         st = wk_gpu_run(dev, "attn", name, wk_gpu_blocks(dev, g.nb * g.hq * g.lq * g.d), 1, 1,
                         cargs);

@@ -153,7 +153,21 @@ static wk_status gpu_wait(wk_gpu_device *g)
                   g->drv->name, g->ordinal, wk_gpu_kerr_name(rec[0]), rec[1]);
 }
 
-static wk_status gpu_synchronize(wk_device *dev) { return gpu_wait(wk_gpu_dev(dev)); }
+/* What a graph capture cannot record (docs/semantics.md, "Graphs"): fails before touching the
+ * stream, so the capture stays valid. */
+static wk_status no_capture(const wk_gpu_device *g, const char *what)
+{
+    if (!g->capture)
+        return WK_OK;
+    return wk_err(WK_ERR_NOT_SUPPORTED, "%s:%d: %s cannot be captured in a graph (it waits for "
+                  "the device); end the capture first", g->drv->name, g->ordinal, what);
+}
+
+static wk_status gpu_synchronize(wk_device *dev)
+{
+    wk_status st = no_capture(wk_gpu_dev(dev), "synchronize");
+    return st != WK_OK ? st : gpu_wait(wk_gpu_dev(dev));
+}
 
 static bool gpu_supports(const wk_device *dev, wk_op op, wk_dtype dt)
 {
@@ -178,16 +192,20 @@ static void gpu_free(wk_device *dev, void *ptr) { wk_gpu_mem_free(wk_gpu_dev(dev
 static wk_status gpu_upload(wk_device *dev, void *dst, const void *host_src, size_t bytes)
 {
     wk_gpu_device *g = wk_gpu_dev(dev);
-    if (!bytes)
-        return WK_OK;
-    wk_status st = g->drv->h2d(g->ctx, dst, host_src, bytes);
+    wk_status st = no_capture(g, "an upload from host memory");
+    if (st != WK_OK || !bytes)
+        return st;
+    st = g->drv->h2d(g->ctx, dst, host_src, bytes);
     return st != WK_OK ? st : g->drv->sync(g->ctx);
 }
 
 static wk_status gpu_download(wk_device *dev, void *host_dst, const void *src, size_t bytes)
 {
     wk_gpu_device *g = wk_gpu_dev(dev);
-    wk_status st = bytes ? g->drv->d2h(g->ctx, host_dst, src, bytes) : WK_OK;
+    wk_status st = no_capture(g, "a download to host memory");
+    if (st != WK_OK)
+        return st;
+    st = bytes ? g->drv->d2h(g->ctx, host_dst, src, bytes) : WK_OK;
     return st != WK_OK ? st : gpu_wait(g);
 }
 
@@ -222,7 +240,9 @@ int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_cou
         .matmul = wk_gpu_matmul, .conv = wk_gpu_conv, .pool2d = wk_gpu_pool2d,               \
         .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
         .norm = wk_gpu_norm, .rope = wk_gpu_rope, .arg_sort = wk_gpu_arg_sort,               \
-        .attention = wk_gpu_attention,                                                       \
+        .attention = wk_gpu_attention, .graph_begin = wk_gpu_graph_begin,                     \
+        .graph_end = wk_gpu_graph_end, .graph_launch = wk_gpu_graph_launch,                  \
+        .graph_free = wk_gpu_graph_free,                                                     \
         .supports_q = wk_gpu_supports_q, .dequantize = wk_gpu_dequantize,                    \
         .qmatmul = wk_gpu_qmatmul, .qembedding = wk_gpu_qembedding,                          \
     }

@@ -24,12 +24,23 @@ wk_status wk_gpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
     const void *ap = wk_gpu_at(a, la->offset, esz), *bp = wk_gpu_at(b, lb->offset, esz);
 
     if (binary_hot(op, dt) && wk_layout_is_contiguous(la) && wk_layout_is_contiguous(lb)) {
-        char name[64];
-        snprintf(name, sizeof name, "binary_%s_%s", wk_gpu_op_kname(op), wk_gpu_dtype_kname(dt));
+        /* the hot path of small ops: the kernel by slot (no name, no lock after the first) */
+        const unsigned slot = WK_GPU_SLOT_BINARY + (unsigned)(op - WK_OP_ADD) * 3u +
+                              (dt == WK_DTYPE_F32 ? 0u : dt == WK_DTYPE_F16 ? 1u : 2u);
+        wk_gpu_fn fn = wk_gpu_fn_slot(dev, slot);
+        if (!fn) {
+            char name[64];
+            snprintf(name, sizeof name, "binary_%s_%s", wk_gpu_op_kname(op),
+                     wk_gpu_dtype_kname(dt));
+            wk_status st = wk_gpu_function(&fn, dev, "binary", name);
+            if (st != WK_OK)
+                return st;
+            wk_gpu_fn_slot_set(dev, slot, fn);
+        }
         void *args[] = {&n, &ap, &bp, &out};
         const int64_t vec = (int64_t)(16 / esz);
-        return wk_gpu_run(dev, "binary", name, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
-                          args);
+        return wk_gpu_launch(dev, fn, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
+                             WK_GPU_BLOCK, 1, 1, 0, args);
     }
 
     wk_klay2 k;

@@ -64,6 +64,15 @@ typedef struct wk_gpu_driver {
                         unsigned shmem, void **args);
     /* Makes the device current in the calling thread; *stream: the native stream. */
     wk_status (*bind)(void *ctx, void **stream);
+    /* Graphs (gpu_graph.c). graph_ok: the library has the graph entry points (else the others
+     * are never called). capture_begin: the stream's work is recorded, not run (relaxed mode:
+     * allocations stay possible), until capture_end, which always ends the capture and returns
+     * an executable graph in *exec, or fails. graph_launch: one replay on the stream. */
+    bool (*graph_ok)(void);
+    wk_status (*capture_begin)(void *ctx);
+    wk_status (*capture_end)(void *ctx, void **exec);
+    wk_status (*graph_launch)(void *ctx, void *exec);
+    void (*graph_destroy)(void *ctx, void *exec);
 } wk_gpu_driver;
 
 extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */
@@ -86,6 +95,7 @@ typedef struct wk_gpu_device {
     void *blas;       /* vendor BLAS state (gpu_blas.c); NULL until first used */
     pthread_mutex_t blas_mu;
     pthread_mutex_t error_mu;
+    const void *capture; /* the graph being captured on this device (gpu_graph.c), or NULL */
 } wk_gpu_device;
 
 static inline wk_gpu_device *wk_gpu_dev(const wk_device *dev) { return (wk_gpu_device *)dev->impl; }
@@ -104,6 +114,10 @@ wk_status wk_gpu_mem_alloc(wk_gpu_device *g, size_t bytes, void **ptr);
 void wk_gpu_mem_free(wk_gpu_device *g, void *ptr);
 /* Returns every cached block to the driver. */
 void wk_gpu_mem_release_cache(wk_gpu_device *g);
+/* Graph capture: owner non-NULL pins every block handed out, and parks every block freed, until
+ * wk_gpu_alloc_release(owner) (after the graph's last replay has finished); NULL ends pinning. */
+void wk_gpu_alloc_capture(wk_gpu_device *g, const void *owner);
+void wk_gpu_alloc_release(wk_gpu_device *g, const void *owner);
 /* Counters, for tests and `wick devices`. */
 typedef struct wk_gpu_mem_stats {
     size_t live_bytes, cached_bytes;

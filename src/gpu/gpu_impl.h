@@ -21,6 +21,26 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
  * dynamic shared memory, args as for cuLaunchKernel. */
 wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args);
+/* Hot kernels by number instead of by name: wk_gpu_fn_slot gives the function stored under slot
+ * (< WK_GPU_FN_SLOTS) on dev, or NULL before the first wk_gpu_fn_slot_set. Slots: binary ops on
+ * contiguous f32/f16/bf16 (gpu_binary.c) from WK_GPU_SLOT_BINARY, 6 ops x 3 dtypes. */
+#define WK_GPU_FN_SLOTS 64
+#define WK_GPU_SLOT_BINARY 0
+wk_gpu_fn wk_gpu_fn_slot(const wk_device *dev, unsigned slot);
+void wk_gpu_fn_slot_set(wk_device *dev, unsigned slot, wk_gpu_fn fn);
+/* buf <- the n parts joined by '_' (truncated to cap - 1 characters): a kernel name without
+ * snprintf, whose format parsing costs a few hundred ns per call on a hot path. */
+static inline void wk_gpu_kname(char *buf, size_t cap, const char *const *parts, int n)
+{
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && o + 1 < cap)
+            buf[o++] = '_';
+        for (const char *p = parts[i]; *p && o + 1 < cap; p++)
+            buf[o++] = *p;
+    }
+    buf[o] = 0;
+}
 /* Device facts, read from the device at open. */
 int wk_gpu_warp_size(const wk_device *dev);   /* 32 on NVIDIA and RDNA, 64 on CDNA/GCN */
 int wk_gpu_sm_count(const wk_device *dev);    /* multiprocessors / compute units */
@@ -66,6 +86,11 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
+/* gpu_graph.c: graph capture and replay (contracts in src/core/backend.h) */
+wk_status wk_gpu_graph_begin(wk_device *dev);
+wk_status wk_gpu_graph_end(wk_device *dev, void **graph);
+wk_status wk_gpu_graph_launch(wk_device *dev, void *graph);
+void wk_gpu_graph_free(wk_device *dev, void *graph);
 wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls); /* gpu_rope.c */

@@ -9,6 +9,7 @@
 #include "gpu_driver.h"
 #include "wk_core.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct wk_gpu_modules {
     fn_entry *fns;   /* open addressing, load <= 1/2 */
     size_t nfns, cap;
     int embedded, compiled;
+    _Atomic(void *) slots[WK_GPU_FN_SLOTS]; /* wk_gpu_fn_slot: hot kernels, no lock, no name */
 };
 
 /* ---- run-time compiled images, shared by every device of a process */
@@ -200,6 +202,21 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
     if (st == WK_OK)
         *fn = f;
     return st;
+}
+
+/* The hot-kernel slots: a kernel looked up once by name is remembered under a small number the
+ * caller owns (gpu_impl.h, WK_GPU_SLOT_*), so the next call skips the name and the lock. A
+ * slot's function is the same on every later read (a kernel handle lives as long as its
+ * module, which lives as long as the device), so a relaxed race between two first calls only
+ * stores the same value twice. */
+wk_gpu_fn wk_gpu_fn_slot(const wk_device *dev, unsigned slot)
+{
+    return atomic_load_explicit(&wk_gpu_dev(dev)->modules->slots[slot], memory_order_acquire);
+}
+
+void wk_gpu_fn_slot_set(wk_device *dev, unsigned slot, wk_gpu_fn fn)
+{
+    atomic_store_explicit(&wk_gpu_dev(dev)->modules->slots[slot], fn, memory_order_release);
 }
 
 wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,

@@ -238,26 +238,29 @@ typedef struct qmv_cfg {
 } qmv_cfg;
 static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
-    {'q', 1, 32, 1}, {'q', 2, 32, 1}, {'q', 4, 32, 2}, {'q', 8, 32, 2},
-    {'f', 1, 32, 1}, {'f', 2, 32, 1}, {'f', 4, 32, 2}, {'f', 8, 32, 2},
-    {'p', 1, 32, 1}, {'p', 2, 32, 1}, {'p', 4, 32, 2}, {'p', 8, 32, 2},
-    {'b', 1, 64, 2}, {'b', 2, 64, 2}, {'b', 4, 64, 4}, {'b', 8, 64, 4},
+    {'p', 1, 32, 1}, {'p', 8, 32, 2}, {'q', 1, 32, 1}, {'q', 8, 32, 2},
+    {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
 };
-#define QMV_DEFAULT 'w'
 
-/* The matvec variant: WICK_QMV = old | w | p | q | f | b (a benchmarking switch, read per call so a
- * benchmark can compare them in one process), else QMV_DEFAULT. */
-static char qmv_variant(void)
+/* The default variant per row count (1, 2, 4, 8); see docs/performance.md ("Decode path").
+ * Only w has kernels for 2 and 4 rows (kernels/qmv.cu). */
+static const char QMV_DEFAULT[4] = {'w', 'w', 'w', 'w'};
+
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
+ * benchmarking switch, read per call so a benchmark can compare them in one process), else the
+ * default. 'o' = the first kernel. */
+static char qmv_variant(int r)
 {
+    const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const char *e = getenv("WICK_QMV");
     if (!e || !*e)
-        return QMV_DEFAULT;
+        return dflt;
     if (strcmp(e, "old") == 0)
         return 'o';
     for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
         if (e[0] == QMV_CFGS[i].v && e[1] == 0)
             return e[0];
-    return QMV_DEFAULT;
+    return dflt;
 }
 
 /* The first matvec (kernels/quant.cu qmv<R>_<q>): xq and xd from qquant_<dt>. */
@@ -294,29 +297,34 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (s != WK_OK)
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
-    const char v = qmv_variant();
+    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    const char v = qmv_variant(r);
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
         return s;
     }
-    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    /* the variant's kernel for r rows, else w's (the other variants have r = 1 and 8 only) */
     const qmv_cfg *cfg = NULL;
-    for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
-        if (QMV_CFGS[i].v == v && QMV_CFGS[i].r == r)
-            cfg = &QMV_CFGS[i];
+    for (int pass = 0; pass < 2 && !cfg; pass++)
+        for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
+            if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == r)
+                cfg = &QMV_CFGS[i];
     const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
     char name[64];
     if (gx > INT32_MAX) {
         s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
     } else {
-        snprintf(name, sizeof name, "qmvq_%s", wk_gpu_dtype_kname(dt));
+        const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
+        wk_gpu_kname(name, sizeof name, qparts, 2);
         void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
         s = wk_gpu_run(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        snprintf(name, sizeof name, "qmv%d%c_%s", r, v, wk_qtype_name(qt));
+        const char head[6] = {'q', 'm', 'v', (char)('0' + r), cfg->v, 0};
+        const char *parts[2] = {head, wk_qtype_name(qt)};
+        wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
     }

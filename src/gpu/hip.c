@@ -38,6 +38,13 @@ typedef struct hip_api {
     hipError_t (*ModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned,
                                      unsigned, unsigned, unsigned, hipStream_t, void **, void **);
     const char *(*GetErrorName)(hipError_t);
+    /* graphs: optional (all NULL when any is missing) */
+    hipError_t (*StreamBeginCapture)(hipStream_t, hipStreamCaptureMode);
+    hipError_t (*StreamEndCapture)(hipStream_t, hipGraph_t *);
+    hipError_t (*GraphInstantiate)(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
+    hipError_t (*GraphLaunch)(hipGraphExec_t, hipStream_t);
+    hipError_t (*GraphExecDestroy)(hipGraphExec_t);
+    hipError_t (*GraphDestroy)(hipGraph_t);
 } hip_api;
 static hip_api hip;
 
@@ -101,6 +108,24 @@ static int hip_load(void *lib)
     if (!p)
         p = dlsym(lib, "hipGetDeviceProperties");
     memcpy(&hip.GetDeviceProperties, &p, sizeof p);
+    /* the graph entry points: optional */
+    static const struct {
+        size_t off;
+        const char *sym;
+    } gsyms[] = {
+#define S(field, sym) {offsetof(hip_api, field), sym}
+        S(StreamBeginCapture, "hipStreamBeginCapture"), S(StreamEndCapture, "hipStreamEndCapture"),
+        S(GraphInstantiate, "hipGraphInstantiate"), S(GraphLaunch, "hipGraphLaunch"),
+        S(GraphExecDestroy, "hipGraphExecDestroy"), S(GraphDestroy, "hipGraphDestroy"),
+#undef S
+    };
+    bool all = true;
+    for (size_t i = 0; i < sizeof gsyms / sizeof gsyms[0]; i++)
+        all = all && dlsym(lib, gsyms[i].sym) != NULL;
+    for (size_t i = 0; all && i < sizeof gsyms / sizeof gsyms[0]; i++) {
+        void *g = dlsym(lib, gsyms[i].sym);
+        memcpy((char *)&hip + gsyms[i].off, &g, sizeof g);
+    }
     return 1;
 }
 
@@ -355,13 +380,56 @@ static wk_status hip_bind(void *ctx, void **stream)
     return WK_OK;
 }
 
+static bool hip_graph_ok(void) { return hip.GraphLaunch != NULL; }
+
+static wk_status hip_capture_begin(void *ctx)
+{
+    const hip_ctx *c = ctx;
+    HIP_CURRENT(c);
+    HIP_CHECK(hip.StreamBeginCapture(c->stream, hipStreamCaptureModeRelaxed), "hipStreamBeginCapture");
+    return WK_OK;
+}
+
+static wk_status hip_capture_end(void *ctx, void **exec)
+{
+    const hip_ctx *c = ctx;
+    HIP_CURRENT(c);
+    hipGraph_t gr = NULL;
+    hipError_t r = hip.StreamEndCapture(c->stream, &gr);
+    if (r != hipSuccess)
+        return hip_fail(r, "hipStreamEndCapture");
+    hipGraphExec_t e = NULL;
+    r = hip.GraphInstantiate(&e, gr, NULL, NULL, 0);
+    (void)hip.GraphDestroy(gr);
+    if (r != hipSuccess)
+        return hip_fail(r, "hipGraphInstantiate");
+    *exec = (void *)e;
+    return WK_OK;
+}
+
+static wk_status hip_graph_launch(void *ctx, void *exec)
+{
+    const hip_ctx *c = ctx;
+    HIP_CURRENT(c);
+    HIP_CHECK(hip.GraphLaunch((hipGraphExec_t)exec, c->stream), "hipGraphLaunch");
+    return WK_OK;
+}
+
+static void hip_graph_destroy(void *ctx, void *exec)
+{
+    if (hip_current(ctx) == WK_OK)
+        (void)hip.GraphExecDestroy((hipGraphExec_t)exec);
+}
+
 const wk_gpu_driver wk_gpu_hip_driver = {
     .name = "rocm", .kind = WK_BACKEND_ROCM, .init = hip_init, .props = hip_props,
     .ctx_create = hip_ctx_create, .ctx_destroy = hip_ctx_destroy, .mem_alloc = hip_mem_alloc,
     .mem_free = hip_mem_free, .mem_info = hip_mem_info, .h2d = hip_h2d, .d2h = hip_d2h,
     .d2d = hip_d2d, .memset_zero = hip_memset_zero, .sync = hip_sync,
     .module_load = hip_module_load, .module_unload = hip_module_unload, .function = hip_function,
-    .launch = hip_launch, .bind = hip_bind,
+    .launch = hip_launch, .bind = hip_bind, .graph_ok = hip_graph_ok,
+    .capture_begin = hip_capture_begin, .capture_end = hip_capture_end,
+    .graph_launch = hip_graph_launch, .graph_destroy = hip_graph_destroy,
 };
 
 #else /* !WK_HAVE_HIP_H */

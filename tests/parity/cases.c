@@ -110,5 +110,7 @@ const pt_row pt_rows[] = {
     QROWS("q2_k"), QROWS("q3_k"), QROWS("q4_k"),
     QROWS("q5_k"), QROWS("q6_k"), QROWS("q8_k"),
     QROWS("f32"), QROWS("f16"), QROWS("bf16"),
+    /* decode attention: f32 sums (scores, softmax, weighted values), the output rounded once */
+    {"decode_attention", WK_OP_DECODE_ATTENTION, PK_ATTN, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
 };
 const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

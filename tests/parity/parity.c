@@ -31,6 +31,7 @@ static const pt_runner runners[PK_COUNT] = {
     [PK_ARG_SORT] = pt_run_arg_sort,
     /* @marker:fused */
     [PK_QUANT] = pt_run_quant,
+    [PK_ATTN] = pt_run_attn,
 };
 
 #define PARITY_BASE_SEED 0x77696b6bULL /* "wikk": change it and every case changes */

@@ -105,6 +105,7 @@ typedef enum pt_kind {
     PK_ARG_SORT,     /* wk_arg_sort_last_dim, ascending and descending */
     /* @marker:fused */
     PK_QUANT,        /* wk_dequantize, wk_qmatmul, wk_qembedding for row.qtype */
+    PK_ATTN,         /* wk_decode_attention */
     PK_COUNT
 } pt_kind;
 
@@ -160,6 +161,7 @@ void pt_run_rope(pt_ctx *c, pt_rng *r);
 void pt_run_arg_sort(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
 void pt_run_quant(pt_ctx *c, pt_rng *r); /* run_quant.c */
+void pt_run_attn(pt_ctx *c, pt_rng *r);  /* run_attn.c */
 /* PK_QUANT rows are named "<op>_<qtype name>": the block type of such a row. */
 wk_qtype pt_row_qtype(const pt_row *row);
 
