@@ -252,10 +252,11 @@ static wk_status import_layout(wk_layout *l, size_t *len, const DLTensor *t, siz
         else
             row *= d;
     }
-    if (wk_layout_elem_count(l) == 0) {
-        *len = 0;
-        return WK_OK;
-    }
+    for (int32_t k = 0; k < l->rank; k++)
+        if (l->dims[k] == 0) { /* empty (checked per dim: the product may overflow) */
+            *len = 0;
+            return WK_OK;
+        }
     /* the highest element reached, with overflow checks, in elements and then bytes */
     uint64_t hi = 0;
     for (int32_t k = 0; k < l->rank; k++) {
