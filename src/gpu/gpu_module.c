@@ -81,6 +81,8 @@ static wk_status module_load(wk_gpu_device *g, int mi, void **out)
 {
     const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
     const unsigned char *obj = g->drv->kind == WK_BACKEND_CUDA ? e->cuda : e->hip;
+    if (g->drv->kind == WK_BACKEND_SIMT) /* its modules are compiled in, found by name */
+        return g->drv->module_load(g->ctx, out, e->name);
     char why[320];
     if (g->force_rtc)
         snprintf(why, sizeof why, "WICK_FORCE_RTC=1");
