@@ -5,8 +5,9 @@
  * order shuffled by the launch's seed, so code that silently relies on lockstep execution sees
  * its assumption broken.
  *
- * A warp operation completes when every lane of the warp present in the block has reached it
- * (at the same call site); a barrier, when every thread of the block has. The hazards:
+ * A warp operation completes when every lane of the warp present in the block has reached one
+ * of its kind; a barrier, when every thread of the block has. (Call sites are not compared: the
+ * compiler may duplicate one source-level barrier into several.) The hazards:
  *   - a lane at a warp operation while another lane of its warp has exited, waits at a
  *     barrier or is at another warp operation;
  *   - a thread at __syncthreads while another has exited or waits at another __syncthreads;
@@ -259,8 +260,7 @@ static void sched_hazard(const lane *a, const lane *b, const char *what)
                    a->state == L_BAR ? "waits at __syncthreads" : "is at a warp operation", tb,
                    b->state == L_DONE   ? "has exited"
                    : b->state == L_BAR  ? "waits at __syncthreads"
-                   : b->op != a->op     ? "is at a warp operation of another kind"
-                                        : "is at a warp operation of another call site");
+                                        : "is at a warp operation of another kind");
     abort_block = true;
 }
 
@@ -311,7 +311,7 @@ static bool warp_resolve(int w)
         lane *l = lanes[i];
         if (l->state == L_RUN)
             return false;
-        if (l->state != L_WARP || l->op != first->op || l->site != first->site) {
+        if (l->state != L_WARP || l->op != first->op) {
             sched_hazard(first, l, "warp operation not reached by every lane of the warp");
             return false;
         }
@@ -332,7 +332,7 @@ static bool warp_resolve(int w)
     return true;
 }
 
-/* Releases the block's barrier if every thread waits at it (at one call site). */
+/* Releases the block's barrier if every thread waits at it. */
 static bool barrier_resolve(void)
 {
     lane *first = NULL;
@@ -346,7 +346,7 @@ static bool barrier_resolve(void)
         return false;
     for (int i = 0; i < nthreads; i++) {
         lane *l = lanes[i];
-        if (l->state == L_DONE || l->site != first->site) {
+        if (l->state == L_DONE) {
             sched_hazard(first, l, "barrier not reached by every thread of the block");
             return false;
         }
