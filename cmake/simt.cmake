@@ -5,7 +5,7 @@
 # Each kernels/<X>.cu is preprocessed with -DWK_SIMT to find its kernels (cmake/simt_table.cmake
 # writes gen/simt/simt_<X>.cpp: the file included, then its table), and compiled into the object
 # library wick_simt_obj, whose objects go into libwick. The kernels are compiled with
-# -fsanitize=kernel-address and outline instrumentation: every load and store calls a hook of
+# -fsanitize=thread instrumentation but not its runtime: every load and store calls a hook of
 # src/simt/simt_mem.c (bounds and shared-memory race checks); in the ASan build (WICK_SANITIZE)
 # they get ASan itself instead. The runtime (src/simt/*.c) is C11 like the rest of the library.
 set(WICK_SIMT "AUTO" CACHE STRING "Build the simt device (ON, OFF, AUTO = if a C++ compiler is found)")
@@ -73,13 +73,10 @@ if(_wick_simt_on)
   target_compile_options(wick_simt_obj PRIVATE -std=c++17 -O1 -fno-exceptions -fno-rtti
     -fno-threadsafe-statics -fvisibility=hidden ${WICK_FPFLAGS} -Wno-unknown-pragmas)
   if(NOT WICK_SANITIZE)
-    target_compile_options(wick_simt_obj PRIVATE -fsanitize=kernel-address)
+    # Access hooks without libtsan: src/simt/simt_mem.c defines the __tsan_* entry points.
+    target_compile_options(wick_simt_obj PRIVATE -fsanitize=thread)
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-      target_compile_options(wick_simt_obj PRIVATE --param=asan-instrumentation-with-call-threshold=0
-        --param=asan-stack=0 --param=asan-globals=0)
-    else()
-      target_compile_options(wick_simt_obj PRIVATE -mllvm -asan-instrumentation-with-call-threshold=0
-        -mllvm -asan-stack=0 -mllvm -asan-globals=0)
+      target_compile_options(wick_simt_obj PRIVATE --param=tsan-instrument-func-entry-exit=0)
     endif()
   endif()
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_simt_obj>)
@@ -108,3 +105,32 @@ endif()
 target_sources(wick_obj PRIVATE ${_c})
 target_include_directories(wick_obj PRIVATE src/simt)
 message(STATUS "wick simt: ${_wick_simt_on} (${CMAKE_CXX_COMPILER}), ${_wick_simt_n} kernel module(s)")
+
+# ---- tests: the planted-hazard kernels (tests/simt/hazards.cu, for simt only) and the parity
+# matrix on both warp widths.
+function(_wick_simt_tests)
+  set(cu ${CMAKE_CURRENT_SOURCE_DIR}/tests/simt/hazards.cu)
+  set(cpp ${_wick_simt_gen}/simt_hazards.cpp)
+  add_custom_command(OUTPUT ${cpp}
+    COMMAND ${CMAKE_CXX_COMPILER} -x c++ -std=c++17 -E -DWK_SIMT ${_wick_simt_inc} -o ${_wick_simt_gen}/hazards.ii ${cu}
+    COMMAND ${CMAKE_COMMAND} -DII=${_wick_simt_gen}/hazards.ii -DCU=${cu} -DMOD=hazards -DOUT=${cpp}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/simt_table.cmake
+    DEPENDS ${cu} ${_wick_simt_hdr} ${CMAKE_CURRENT_SOURCE_DIR}/cmake/simt_table.cmake
+    COMMENT "simt: tests/simt/hazards.cu -> table of its kernels"
+    VERBATIM)
+  add_executable(test_simt_hazards tests/simt/test_simt_hazards.c tests/testlib.c ${cpp})
+  target_include_directories(test_simt_hazards PRIVATE tests src src/core src/simt kernels)
+  target_compile_options(test_simt_hazards PRIVATE $<$<COMPILE_LANGUAGE:C>:${WICK_WARNINGS}>)
+  get_target_property(_opts wick_simt_obj COMPILE_OPTIONS)
+  set_source_files_properties(${cpp} PROPERTIES COMPILE_OPTIONS "${_opts}" COMPILE_DEFINITIONS WK_SIMT=1)
+  target_link_libraries(test_simt_hazards PRIVATE wick_parity wick_static)
+  add_test(NAME test_simt_hazards COMMAND test_simt_hazards)
+  # The whole parity matrix on the simt device, 32 and 64 lanes (about 35 s each on one core of
+  # the CI machine; see docs/architecture.md).
+  add_test(NAME wick_check_simt32 COMMAND wick_cli check --device simt:0)
+  add_test(NAME wick_check_simt64 COMMAND wick_cli check --device simt:1)
+  set_tests_properties(test_simt_hazards wick_check_simt32 wick_check_simt64 PROPERTIES TIMEOUT 1800)
+endfunction()
+if(_wick_simt_on)
+  cmake_language(DEFER CALL _wick_simt_tests)
+endif()

@@ -7,9 +7,10 @@
  * free). Freed blocks are reused best-fit; new memory is filled with 0xa5 bytes (uninitialised
  * device memory is not zero). The host-side copies check their ranges against the shadow.
  *
- * Kernel accesses: the kernels are compiled with -fsanitize=kernel-address and outline
- * instrumentation (cmake/simt.cmake), so every load and store calls one of the __asan_*_noabort
- * hooks below with its address. An access into the arena that is not addressable is an
+ * Kernel accesses: the kernels are compiled with -fsanitize=thread instrumentation but without
+ * its runtime (cmake/simt.cmake): every load and store that is not of a private local calls one
+ * of the __tsan_* hooks below with its address (ASan's instrumentation was tried first: it skips
+ * constant-index accesses to static arrays, i.e. most shared-memory accesses). An access into the arena that is not addressable is an
  * out-of-bounds (or use-after-free) hazard; an access into the shared-memory section is
  * recorded for the race check: per byte, the epoch (barrier interval) and the thread that wrote
  * it and the thread(s) that read it; a write after another thread's read or write, or a read
@@ -295,24 +296,36 @@ void wk_simt_access(uintptr_t a, size_t n, int write, int atomic, const void *pc
 }
 
 /* ---------------------------------------------------------------- instrumentation hooks */
+/* The entry points -fsanitize=thread instrumentation calls (GCC's and clang's names): this file is
+ * their runtime, libtsan is never linked. Only the simt kernels are compiled with it. */
 #if !defined(WK_SIMT_ASAN)
+#define RA __builtin_return_address(0)
 #define WK_HOOK(N)                                                                       \
-    void __asan_load##N##_noabort(uintptr_t a);                                          \
-    void __asan_store##N##_noabort(uintptr_t a);                                         \
-    void __asan_load##N##_noabort(uintptr_t a) { wk_simt_access(a, N, 0, 0, __builtin_return_address(0)); }          \
-    void __asan_store##N##_noabort(uintptr_t a) { wk_simt_access(a, N, 1, 0, __builtin_return_address(0)); }
+    void __tsan_read##N(uintptr_t a);                                                    \
+    void __tsan_write##N(uintptr_t a);                                                   \
+    void __tsan_unaligned_read##N(uintptr_t a);                                          \
+    void __tsan_unaligned_write##N(uintptr_t a);                                         \
+    void __tsan_read##N(uintptr_t a) { wk_simt_access(a, N, 0, 0, RA); }                 \
+    void __tsan_write##N(uintptr_t a) { wk_simt_access(a, N, 1, 0, RA); }                \
+    void __tsan_unaligned_read##N(uintptr_t a) { wk_simt_access(a, N, 0, 0, RA); }       \
+    void __tsan_unaligned_write##N(uintptr_t a) { wk_simt_access(a, N, 1, 0, RA); }
 WK_HOOK(1)
 WK_HOOK(2)
 WK_HOOK(4)
 WK_HOOK(8)
 WK_HOOK(16)
 #undef WK_HOOK
-void __asan_loadN_noabort(uintptr_t a, size_t n);
-void __asan_storeN_noabort(uintptr_t a, size_t n);
-void __asan_loadN_noabort(uintptr_t a, size_t n) { wk_simt_access(a, n, 0, 0, __builtin_return_address(0)); }
-void __asan_storeN_noabort(uintptr_t a, size_t n) { wk_simt_access(a, n, 1, 0, __builtin_return_address(0)); }
-void __asan_handle_no_return(void);
-void __asan_handle_no_return(void) {}
+void __tsan_read_range(uintptr_t a, size_t n);
+void __tsan_write_range(uintptr_t a, size_t n);
+void __tsan_read_range(uintptr_t a, size_t n) { if (n) wk_simt_access(a, n, 0, 0, RA); }
+void __tsan_write_range(uintptr_t a, size_t n) { if (n) wk_simt_access(a, n, 1, 0, RA); }
+void __tsan_init(void);
+void __tsan_func_entry(void *pc);
+void __tsan_func_exit(void);
+void __tsan_init(void) {}
+void __tsan_func_entry(void *pc) { (void)pc; }
+void __tsan_func_exit(void) {}
+#undef RA
 #endif
 
 /* ---------------------------------------------------------------- atomics */
