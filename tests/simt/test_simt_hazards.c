@@ -9,6 +9,7 @@
 #include "testlib.h"
 #include "wk_core.h"
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const wk_simt_kernel wk_simt_kernels_hazards[];
@@ -168,8 +169,44 @@ static void test_memory_hazards(int warp)
 #endif
 }
 
+/* The devices: simt:0 32 lanes, simt:1 64, WICK_SIMT_WARP=64 widens simt:0; a kernel through the
+ * public API gives the CPU's result (exp of a few literals, to 1e-6). */
+static void test_devices(void)
+{
+    int n = 0;
+    TEST_EQ_STATUS(wk_backend_device_count(&n, NULL, WK_BACKEND_SIMT), WK_OK);
+    TEST_EQ_INT(n, 2);
+    const char *specs[3] = {"simt:0", "simt:1", "simt:0"};
+    const char *want[3] = {"warp 32", "warp 64", "warp 64"};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2)
+            setenv("WICK_SIMT_WARP", "64", 1);
+        wk_device *dev = NULL;
+        if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[i]), WK_OK))
+            continue;
+        TEST_CHECK(strstr(wk_device_name(dev), want[i]) != NULL, "%s: name \"%s\" lacks \"%s\"",
+                   specs[i], wk_device_name(dev), want[i]);
+        const float x[4] = {0.0f, 1.0f, -2.0f, 0.5f};
+        wk_storage *a = testlib_upload(dev, WK_DTYPE_F32, x, 4), *y = NULL;
+        const wk_layout l = {1, {4}, {1}, 0};
+        if (a && TEST_EQ_STATUS(wk_unary(&y, WK_OP_EXP, a, &l), WK_OK)) {
+            float out[4] = {0};
+            TEST_EQ_STATUS(wk_storage_to_host(out, 4, y), WK_OK);
+            TEST_NEAR(out[0], 1.0, 1e-6);
+            TEST_NEAR(out[1], 2.718281828459045, 1e-6);
+            TEST_NEAR(out[2], 0.1353352832366127, 1e-7);
+            TEST_NEAR(out[3], 1.6487212707001282, 1e-6);
+        }
+        wk_storage_free(y);
+        wk_storage_free(a);
+        wk_device_close(dev);
+    }
+    unsetenv("WICK_SIMT_WARP");
+}
+
 int main(void)
 {
+    test_devices();
     const int widths[2] = {32, 64};
     for (int i = 0; i < 2; i++) {
         test_clean(widths[i]);
