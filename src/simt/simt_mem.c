@@ -77,10 +77,8 @@ static bool arena_init(void)
         munmap(a, WK_SIMT_MEM_BYTES);
         return false;
     }
-#if defined(WK_SIMT_ASAN)
-    ASAN_POISON_MEMORY_REGION(a, WK_SIMT_MEM_BYTES);
-#endif
-    arena = a;
+    arena = a; /* ASan: only guards and freed blocks are poisoned (the whole arena would cost
+                * a gigabyte of its shadow) */
     shadow = s;
     return true;
 }
@@ -125,16 +123,17 @@ wk_status wk_simt_mem_alloc(void **ptr, size_t bytes)
     used += b.size;
     unsigned char *p = arena + b.off + GUARD;
 #if defined(WK_SIMT_ASAN)
-    ASAN_UNPOISON_MEMORY_REGION(p - GUARD, sizeof(header));
+    ASAN_UNPOISON_MEMORY_REGION(arena + b.off, b.size);
 #endif
     header *h = (header *)(void *)(p - GUARD);
     *h = (header){MAGIC, bytes, b.off};
     shadow_set(b.off, b.size, 0);
     shadow_set(b.off + GUARD, bytes, 16);
-#if defined(WK_SIMT_ASAN)
-    ASAN_UNPOISON_MEMORY_REGION(p, bytes);
-#endif
     memset(p, 0xa5, bytes);
+#if defined(WK_SIMT_ASAN)
+    ASAN_POISON_MEMORY_REGION(arena + b.off, GUARD);
+    ASAN_POISON_MEMORY_REGION(p + bytes, b.size - GUARD - bytes);
+#endif
     pthread_mutex_unlock(&mem_mu);
     *ptr = p;
     return WK_OK;
@@ -146,6 +145,9 @@ void wk_simt_mem_free(void *ptr)
         return;
     pthread_mutex_lock(&mem_mu);
     header *h = (header *)(void *)((unsigned char *)ptr - GUARD);
+#if defined(WK_SIMT_ASAN)
+    ASAN_UNPOISON_MEMORY_REGION(h, sizeof *h); /* the runtime's own bytes in the front guard */
+#endif
     if (h->magic == MAGIC) {
         const size_t body = (h->size + ALIGN - 1) / ALIGN * ALIGN;
         block b = {h->block, body + 2 * GUARD};
