@@ -182,9 +182,10 @@ WK_API int wk_layout_is_contiguous(const wk_layout *l);
 typedef enum wk_backend_kind {
     WK_BACKEND_CPU = 0,
     WK_BACKEND_CUDA = 1,
-    WK_BACKEND_ROCM = 2
+    WK_BACKEND_ROCM = 2,
+    WK_BACKEND_SIMT = 3 /* the GPU kernels run on the CPU (testing, debugging; docs/architecture.md) */
 } wk_backend_kind;
-#define WK_BACKEND_COUNT 3
+#define WK_BACKEND_COUNT 4
 
 typedef struct wk_device wk_device;
 typedef struct wk_storage wk_storage;
@@ -192,10 +193,12 @@ typedef struct wk_storage wk_storage;
 /* n: the number of devices of a backend (0 when unavailable). *reason (may be NULL): why the
  * backend is unavailable, or "" when it is available. Never fails for a valid kind. */
 WK_API wk_status wk_backend_device_count(int *n, const char **reason, wk_backend_kind kind);
-WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "rocm" */
+WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "rocm", "simt" */
 
-/* out: a device handle for spec "cpu", "cuda:N", "rocm:N" or "auto" (first CUDA device, else
- * first ROCm device, else the CPU). "cuda" means "cuda:0". Close it with wk_device_close. */
+/* out: a device handle for spec "cpu", "cuda:N", "rocm:N", "simt:N" or "auto" (first CUDA device,
+ * else first ROCm device, else the CPU; never simt). "cuda" means "cuda:0". simt:0 runs the GPU
+ * kernels on the CPU with 32-lane warps, simt:1 with 64 (WICK_SIMT_WARP=64 makes simt:0 64 wide).
+ * Close it with wk_device_close. */
 WK_API wk_status wk_device_open(wk_device **out, const char *spec);
 /* Frees the handle. Storages still alive keep the device open until the last of them is freed
  * (one exported through DLPack, for instance). NULL is a no-op. */

@@ -7,6 +7,10 @@
  * types compute in f32 and round once), the float->int saturating rule, the strided layout
  * argument and the vectorised contiguous loops.
  *
+ * Three platforms: CUDA (nvcc, NVRTC), HIP (hipcc, hipRTC) and simt (WK_SIMT: the host C++
+ * compiler, for the simt driver of src/simt that runs kernels on the CPU; src/simt/simt_kernel.h
+ * maps the CUDA names there).
+ *
  * Warp size is a run-time fact (64 on CDNA/GCN, 32 on RDNA and NVIDIA): code here uses warpSize
  * and never assumes 32. No fast-math intrinsics, no inline assembly. */
 #ifndef WK_GPU_H
@@ -15,7 +19,9 @@
 /* ---- fixed-width integers: no <stdint.h> under the run-time compilers. The typedefs name the
  * same types as the other declarations that may meet them there (hipRTC's own int32/int64 and
  * the stdint.h stand-in of src/gpu/gpu_rtc.c under NVRTC), so redeclarations agree. */
-#if defined(__CUDACC_RTC__)
+#if defined(WK_SIMT)
+#include "simt_kernel.h"
+#elif defined(__CUDACC_RTC__)
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
 typedef short int16_t;
@@ -51,6 +57,10 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 #include "fpconv.h"
 
 /* ---- vendor names */
+#if defined(WK_SIMT)
+#define WK_KERNEL WK_SIMT_KERNEL
+#define WK_KERNEL_MINB(n) WK_SIMT_KERNEL
+#else
 #define WK_KERNEL extern "C" __global__ void __launch_bounds__(256)
 /* WK_KERNEL_MINB(n): WK_KERNEL asking the compiler to fit n blocks of 256 threads per SM (CUDA's
  * minBlocksPerMultiprocessor: a register cap of 65536 / (256 n)). HIP's 2-argument form means
@@ -60,6 +70,7 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 #else
 #define WK_KERNEL_MINB(n) extern "C" __global__ void __launch_bounds__(256, n)
 #endif
+#endif /* !WK_SIMT */
 #define WK_DEV static __device__ __forceinline__
 #define WK_BLOCK 256 /* every kernel runs with blocks of 256 threads (a multiple of 32 and 64) */
 
@@ -67,7 +78,13 @@ typedef __UINTPTR_TYPE__ uintptr_t;
  * warp must take part. WK_SHFL_XOR: lane i gets lane i^m's value; for m < 32 the exchange stays
  * inside aligned groups of 32 lanes, so a reduction over offsets 16..1 is the same on a wave of
  * 32 and of 64. WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
-#if defined(WK_HIP)
+#if defined(WK_SIMT)
+#define WK_SHFL_DOWN(v, d) wk_simt_shfl_down_t((v), (d))
+#define WK_SHFL_XOR(v, m) wk_simt_shfl_xor_t((v), (m))
+#define WK_BALLOT(p) wk_simt_ballot((p) ? 1 : 0)
+typedef struct { unsigned int x, y; } __attribute__((aligned(8))) wk_u32x2;
+typedef struct { unsigned int x, y, z, w; } __attribute__((aligned(16))) wk_u32x4;
+#elif defined(WK_HIP)
 #define WK_SHFL_DOWN(v, d) __shfl_down((v), (d))
 #define WK_SHFL_XOR(v, m) __shfl_xor((v), (m))
 #define WK_BALLOT(p) ((uint64_t)__ballot(p))
@@ -79,6 +96,13 @@ typedef unsigned int wk_u32x4 __attribute__((ext_vector_type(4)));
 #define WK_BALLOT(p) ((uint64_t)__ballot_sync(0xffffffffu, (p)))
 typedef uint2 wk_u32x2;
 typedef uint4 wk_u32x4;
+#endif
+
+/* WK_SHARED_DYN(T, name): the block's dynamic shared memory (the launch's shmem bytes) as T name[]. */
+#if defined(WK_SIMT)
+#define WK_SHARED_DYN(T, name) WK_SIMT_SHARED_DYN(T, name)
+#else
+#define WK_SHARED_DYN(T, name) extern __shared__ T name[]
 #endif
 
 /* ---- dtype ids: the values of wk_dtype (include/wick.h). */

@@ -146,7 +146,7 @@ WK_DEV void so_regs(typename IT::T *S, int tid, int k, int p2)
         S[base + e] = r[e];
 }
 
-extern __shared__ uint64_t so_dyn[]; /* sort_block's slots: P items */
+WK_SHARED_DYN(uint64_t, so_dyn); /* sort_block's slots: P items */
 
 template <int DT>
 WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nseg, int64_t cpr,

@@ -421,6 +421,10 @@ static void test_devices(void)
         BAD_OPEN(WK_ERR_NO_DEVICE, "rocm:99");
     if (n == 0)
         BAD_OPEN(WK_ERR_NO_DEVICE, "rocm:0");
+    wk_backend_device_count(&n, &reason, WK_BACKEND_SIMT);
+    if (n < 3)
+        BAD_OPEN(WK_ERR_NO_DEVICE, "simt:2"); /* simt has 0 or 2 devices */
+    BAD_OPEN(WK_ERR_INVALID_ARGUMENT, "simt:x");
     wk_backend_device_count(&n, &reason, WK_BACKEND_CUDA);
     if (n < 99)
         BAD_OPEN(WK_ERR_NO_DEVICE, "cuda:99");
@@ -428,8 +432,9 @@ static void test_devices(void)
         BAD_OPEN(WK_ERR_NO_DEVICE, "cuda");
     expect_err(wk_backend_device_count(NULL, NULL, WK_BACKEND_CPU), WK_ERR_INVALID_ARGUMENT,
                "wk_backend_device_count", "wk_backend_device_count(NULL)", __FILE__, __LINE__);
-    expect_err(wk_backend_device_count(&n, NULL, (wk_backend_kind)3), WK_ERR_INVALID_ARGUMENT,
-               "wk_backend_device_count", "wk_backend_device_count(kind 3)", __FILE__, __LINE__);
+    expect_err(wk_backend_device_count(&n, NULL, (wk_backend_kind)WK_BACKEND_COUNT),
+               WK_ERR_INVALID_ARGUMENT, "wk_backend_device_count",
+               "wk_backend_device_count(kind WK_BACKEND_COUNT)", __FILE__, __LINE__);
     expect_err(wk_backend_device_count(&n, NULL, (wk_backend_kind)-1), WK_ERR_INVALID_ARGUMENT,
                "wk_backend_device_count", "wk_backend_device_count(kind -1)", __FILE__, __LINE__);
     expect_err(wk_device_synchronize(NULL), WK_ERR_INVALID_ARGUMENT, "synchronize",

@@ -101,6 +101,7 @@ static void test_names(void)
     TEST_CHECK(strcmp(wk_backend_name(WK_BACKEND_CPU), "cpu") == 0, "backend name cpu");
     TEST_CHECK(strcmp(wk_backend_name(WK_BACKEND_CUDA), "cuda") == 0, "backend name cuda");
     TEST_CHECK(strcmp(wk_backend_name(WK_BACKEND_ROCM), "rocm") == 0, "backend name rocm");
+    TEST_CHECK(strcmp(wk_backend_name(WK_BACKEND_SIMT), "simt") == 0, "backend name simt");
 }
 
 static void test_devices(void)
@@ -110,7 +111,7 @@ static void test_devices(void)
     TEST_EQ_STATUS(wk_backend_device_count(&n, &reason, WK_BACKEND_CPU), WK_OK);
     TEST_EQ_INT(n, 1);
     TEST_CHECK(reason != NULL && reason[0] == '\0', "cpu reason should be empty: %s", reason ? reason : "(null)");
-    for (int k = WK_BACKEND_CUDA; k <= WK_BACKEND_ROCM; k++) {
+    for (int k = WK_BACKEND_CUDA; k < WK_BACKEND_COUNT; k++) {
         n = -1;
         reason = NULL;
         TEST_EQ_STATUS(wk_backend_device_count(&n, &reason, (wk_backend_kind)k), WK_OK);

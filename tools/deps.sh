@@ -1,9 +1,9 @@
 #!/bin/sh
 # deps.sh: make sure the Debian packages wick's build needs are present. As root, installs the
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
-#   tools:     a C compiler, make, cmake, pkg-config, binutils, python3 with venv (found by
-#              command name and module)
-#   libraries: OpenMP, OpenBLAS and jansson, decided by the same CMake code the build runs
+#   tools:     a C compiler, a C++ compiler (the simt device's kernels), make, cmake, pkg-config,
+#              binutils, python3 with venv (found by command name and module)
+#   libraries: OpenMP, OpenBLAS, jansson and zstd, decided by the same CMake code the build runs
 #              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
 #   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
 #              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from
@@ -28,6 +28,8 @@ install() {
 need=""
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v make >/dev/null 2>&1 || need="$need make"
+# the simt device compiles the GPU kernels as C++ (cmake/simt.cmake)
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v readelf >/dev/null 2>&1 || need="$need binutils"

@@ -202,6 +202,7 @@ struct wk_backend {
 extern const wk_backend wk_cpu_backend;
 extern const wk_backend wk_cuda_backend; /* src/gpu/gpu_backend.c, over src/gpu/cuda.c */
 extern const wk_backend wk_rocm_backend; /* src/gpu/gpu_backend.c, over src/gpu/hip.c */
+extern const wk_backend wk_simt_backend; /* src/gpu/gpu_backend.c, over src/simt/simt.c */
 const wk_backend *wk_backend_for(wk_backend_kind kind);
 /* true if be has the vtable entry that implements op's family (a backend's supports() starts
  * from this, so a family it lacks is reported, never called). */

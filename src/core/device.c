@@ -1,4 +1,4 @@
-/* device.c: backend registry and device handles ("cpu", "cuda:N", "rocm:N", "auto"). */
+/* device.c: backend registry and device handles ("cpu", "cuda:N", "rocm:N", "simt:N", "auto"). */
 #include "backend.h"
 #include "wk_core.h"
 #include <stdlib.h>
@@ -10,6 +10,7 @@ const wk_backend *wk_backend_for(wk_backend_kind kind)
     case WK_BACKEND_CPU: return &wk_cpu_backend;
     case WK_BACKEND_CUDA: return &wk_cuda_backend;
     case WK_BACKEND_ROCM: return &wk_rocm_backend;
+    case WK_BACKEND_SIMT: return &wk_simt_backend;
     }
     return NULL;
 }
@@ -63,6 +64,7 @@ const char *wk_backend_name(wk_backend_kind kind)
     case WK_BACKEND_CPU: return "cpu";
     case WK_BACKEND_CUDA: return "cuda";
     case WK_BACKEND_ROCM: return "rocm";
+    case WK_BACKEND_SIMT: return "simt";
     }
     return "?";
 }
@@ -90,7 +92,8 @@ wk_status wk_backend_device_count(int *n, const char **reason, wk_backend_kind k
 static bool parse_spec(const char *spec, wk_backend_kind *kind, int *ordinal)
 {
     static const struct { const char *name; wk_backend_kind kind; } names[] = {
-        {"cpu", WK_BACKEND_CPU}, {"cuda", WK_BACKEND_CUDA}, {"rocm", WK_BACKEND_ROCM}};
+        {"cpu", WK_BACKEND_CPU}, {"cuda", WK_BACKEND_CUDA}, {"rocm", WK_BACKEND_ROCM},
+        {"simt", WK_BACKEND_SIMT}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t len = strlen(names[i].name);
         if (strncmp(spec, names[i].name, len) != 0)
@@ -126,7 +129,7 @@ wk_status wk_device_open(wk_device **out, const char *spec)
             kind = WK_BACKEND_ROCM;
     } else if (!parse_spec(spec, &kind, &ordinal)) {
         return wk_err(WK_ERR_INVALID_ARGUMENT,
-                      "wk_device_open: bad spec \"%.64s\" (want cpu, cuda:N, rocm:N or auto)", spec);
+                      "wk_device_open: bad spec \"%.64s\" (want cpu, cuda:N, rocm:N, simt:N or auto)", spec);
     }
     const wk_backend *be = wk_backend_for(kind);
     int n = 0;

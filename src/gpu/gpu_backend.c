@@ -18,6 +18,8 @@ static bool env_flag(const char *name)
 /* True if this build embeds a code object of the driver's vendor for some module. */
 static bool have_kernels(const wk_gpu_driver *drv)
 {
+    if (drv->kind == WK_BACKEND_SIMT) /* its own table: the driver's init says if it is empty */
+        return true;
     for (int i = 0; i < wk_gpu_embedded_module_count; i++) {
         const wk_gpu_embedded *e = &wk_gpu_embedded_modules[i];
         if (drv->kind == WK_BACKEND_CUDA ? e->cuda != NULL : e->hip != NULL)
@@ -49,6 +51,11 @@ static wk_status cuda_device_count(int *n, const char **reason)
 static wk_status rocm_device_count(int *n, const char **reason)
 {
     return gpu_device_count(&wk_gpu_hip_driver, n, reason);
+}
+
+static wk_status simt_device_count(int *n, const char **reason)
+{
+    return gpu_device_count(&wk_gpu_simt_driver, n, reason);
 }
 
 static void gpu_close(wk_gpu_device *g)
@@ -103,7 +110,7 @@ static wk_status gpu_device_open(const wk_gpu_driver *drv, wk_device *dev, int o
         return st;
     }
     snprintf(dev->name, sizeof dev->name, "%.96s (%s, %d %s, %.1f GiB)", g->props.name,
-             g->props.arch, g->props.sm_count, drv->kind == WK_BACKEND_CUDA ? "SMs" : "CUs",
+             g->props.arch, g->props.sm_count, drv->kind == WK_BACKEND_ROCM ? "CUs" : "SMs",
              (double)g->props.total_mem / (1024.0 * 1024.0 * 1024.0));
     dev->impl = g;
     return WK_OK;
@@ -117,6 +124,11 @@ static wk_status cuda_device_open(wk_device *dev, int ordinal)
 static wk_status rocm_device_open(wk_device *dev, int ordinal)
 {
     return gpu_device_open(&wk_gpu_hip_driver, dev, ordinal);
+}
+
+static wk_status simt_device_open(wk_device *dev, int ordinal)
+{
+    return gpu_device_open(&wk_gpu_simt_driver, dev, ordinal);
 }
 
 static void gpu_device_close(wk_device *dev)
@@ -249,3 +261,4 @@ int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_cou
 
 const wk_backend wk_cuda_backend = WK_GPU_BACKEND("cuda", WK_BACKEND_CUDA, cuda);
 const wk_backend wk_rocm_backend = WK_GPU_BACKEND("rocm", WK_BACKEND_ROCM, rocm);
+const wk_backend wk_simt_backend = WK_GPU_BACKEND("simt", WK_BACKEND_SIMT, simt);

@@ -99,6 +99,8 @@ static void *blas_handle(wk_device *dev)
     if (g->blas)
         return g->blas == &blas_none ? NULL : g->blas;
     g->blas = &blas_none;
+    if (g->drv->kind == WK_BACKEND_SIMT) /* no vendor BLAS: the portable GEMM */
+        return NULL;
     void *stream = NULL, *h = NULL;
     if (wk_gpu_bind(dev, &stream) != WK_OK) {
         g->blas = NULL; /* a transient failure: try again next time */

@@ -18,6 +18,7 @@
 /* The two GPU backends (one implementation in gpu_backend.c, parametrised by the driver). */
 extern const wk_backend wk_cuda_backend;
 extern const wk_backend wk_rocm_backend;
+extern const wk_backend wk_simt_backend; /* the same over src/simt/simt.c */
 
 /* ---------------------------------------------------------------- device facts */
 typedef struct wk_gpu_props {
@@ -77,6 +78,7 @@ typedef struct wk_gpu_driver {
 
 extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */
 extern const wk_gpu_driver wk_gpu_hip_driver;  /* hip.c */
+extern const wk_gpu_driver wk_gpu_simt_driver; /* src/simt/simt.c: kernels run on the CPU */
 
 /* ---------------------------------------------------------------- device state */
 struct wk_gpu_alloc;   /* gpu_alloc.c */

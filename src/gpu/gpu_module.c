@@ -82,6 +82,8 @@ static wk_status rtc_get(wk_gpu_device *g, const wk_gpu_embedded *e, const void 
 static wk_status module_load(wk_gpu_device *g, int mi, void **out)
 {
     const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
+    if (g->drv->kind == WK_BACKEND_SIMT) /* its modules are compiled in, found by name */
+        return g->drv->module_load(g->ctx, out, e->name);
     const void *obj = NULL;
     size_t obj_size = 0;
     char why[320];

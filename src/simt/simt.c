@@ -1,0 +1,195 @@
+/* simt.c: the simt driver (gpu_driver.h): the GPU backend's kernels run on the CPU.
+ *
+ * Devices: simt:0 has warps of 32 lanes (NVIDIA, AMD RDNA), simt:1 of 64 (AMD CDNA/GCN);
+ * WICK_SIMT_WARP=32|64 at open sets simt:0's width instead (so `WICK_SIMT_WARP=64 wick check
+ * --device simt:0` runs the 64-lane device under the usual name). WICK_SIMT_SEED (an integer)
+ * seeds the shuffled lane order; the default is fixed, so runs reproduce.
+ * Memory is host memory (simt_mem.c); modules are the kernels/<name>.cu files compiled as C++ by
+ * cmake/simt.cmake, looked up by module name (gpu_module.c passes it as the "image") and kernel
+ * name; a launch runs the whole grid before it returns (simt_sched.c), so the stream is always
+ * idle. Launches are serialised process-wide (the lanes, the running state and the shared-memory
+ * statics are one per process). */
+#include "gpu/gpu_driver.h"
+#include "simt_rt.h"
+#include "wk_core.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIMT_DEVICES 2
+#define SIMT_SMS 4 /* "multiprocessors": grids capped by the GPU layer stay small */
+
+typedef struct simt_ctx {
+    int ordinal, warp;
+    uint64_t seed, launches;
+} simt_ctx;
+
+static pthread_mutex_t launch_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int simt_init(const char **reason)
+{
+    if (wk_simt_module_count <= 0) {
+        *reason = "built without simt kernels (no C++ compiler at build time, or WICK_SIMT=OFF)";
+        return 0;
+    }
+    *reason = "";
+    return SIMT_DEVICES;
+}
+
+static int simt_warp(int ordinal)
+{
+    const char *v = getenv("WICK_SIMT_WARP");
+    if (ordinal == 0 && v && (strcmp(v, "32") == 0 || strcmp(v, "64") == 0))
+        return atoi(v);
+    return ordinal == 0 ? 32 : 64;
+}
+
+static wk_status simt_props(wk_gpu_props *p, int ordinal)
+{
+    memset(p, 0, sizeof *p);
+    p->warp_size = simt_warp(ordinal);
+    snprintf(p->name, sizeof p->name, "wick simt (CPU, warp %d)", p->warp_size);
+    snprintf(p->arch, sizeof p->arch, "simt%d", p->warp_size);
+    snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
+    p->total_mem = WK_SIMT_MEM_BYTES;
+    p->sm_count = SIMT_SMS;
+    return WK_OK;
+}
+
+static wk_status simt_ctx_create(void **out, int ordinal)
+{
+    simt_ctx *c = wk_calloc(1, sizeof *c);
+    if (!c)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "simt: out of host memory");
+    c->ordinal = ordinal;
+    c->warp = simt_warp(ordinal);
+    const char *s = getenv("WICK_SIMT_SEED");
+    c->seed = s && *s ? strtoull(s, NULL, 0) : 0x5eedc0de5eedc0deull;
+    *out = c;
+    return WK_OK;
+}
+
+static void simt_ctx_destroy(void *ctx) { wk_free(ctx); }
+
+static wk_status simt_mem_alloc(void *ctx, void **ptr, size_t bytes)
+{
+    (void)ctx;
+    return wk_simt_mem_alloc(ptr, bytes ? bytes : 1);
+}
+
+static void simt_mem_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    wk_simt_mem_free(ptr);
+}
+
+static wk_status simt_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes)
+{
+    (void)ctx;
+    const size_t used = wk_simt_mem_used();
+    *total_bytes = WK_SIMT_MEM_BYTES;
+    *free_bytes = used < WK_SIMT_MEM_BYTES ? WK_SIMT_MEM_BYTES - used : 0;
+    return WK_OK;
+}
+
+static wk_status simt_h2d(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    wk_status st = wk_simt_mem_check(dst, bytes, "host-to-device copy");
+    if (st == WK_OK)
+        memcpy(dst, src, bytes);
+    return st;
+}
+
+static wk_status simt_d2h(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    wk_status st = wk_simt_mem_check(src, bytes, "device-to-host copy");
+    if (st == WK_OK)
+        memcpy(dst, src, bytes);
+    return st;
+}
+
+static wk_status simt_d2d(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    wk_status st = wk_simt_mem_check(src, bytes, "device-to-device copy (source)");
+    if (st == WK_OK)
+        st = wk_simt_mem_check(dst, bytes, "device-to-device copy (destination)");
+    if (st == WK_OK)
+        memmove(dst, src, bytes);
+    return st;
+}
+
+static wk_status simt_memset_zero(void *ctx, void *dst, size_t bytes)
+{
+    (void)ctx;
+    wk_status st = wk_simt_mem_check(dst, bytes, "memset");
+    if (st == WK_OK)
+        memset(dst, 0, bytes);
+    return st;
+}
+
+static wk_status simt_sync(void *ctx)
+{
+    (void)ctx;
+    return WK_OK;
+}
+
+/* image: the module's name (see gpu_module.c). */
+static wk_status simt_module_load(void *ctx, void **module, const void *image)
+{
+    (void)ctx;
+    for (int i = 0; i < wk_simt_module_count; i++)
+        if (strcmp(wk_simt_modules[i].name, (const char *)image) == 0) {
+            *module = (void *)&wk_simt_modules[i];
+            return WK_OK;
+        }
+    return wk_err(WK_ERR_NOT_SUPPORTED, "simt: no module \"%.64s\"", (const char *)image);
+}
+
+static void simt_module_unload(void *ctx, void *module)
+{
+    (void)ctx;
+    (void)module;
+}
+
+static wk_status simt_function(void *ctx, void **fn, void *module, const char *name)
+{
+    (void)ctx;
+    const wk_simt_module *m = module;
+    for (const wk_simt_kernel *k = m->kernels; k->name; k++) /* ends with {NULL, NULL} */
+        if (strcmp(k->name, name) == 0) {
+            *fn = (void *)k;
+            return WK_OK;
+        }
+    return wk_err(WK_ERR_NOT_SUPPORTED, "simt: no kernel \"%.80s\" in module %s", name, m->name);
+}
+
+static wk_status simt_launch(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
+                             unsigned shmem, void **args)
+{
+    simt_ctx *c = ctx;
+    pthread_mutex_lock(&launch_mu);
+    const uint64_t seed = c->seed + 0x9e3779b97f4a7c15ull * ++c->launches;
+    wk_status st = wk_simt_launch(fn, grid, block, shmem, args, c->warp, seed);
+    pthread_mutex_unlock(&launch_mu);
+    return st;
+}
+
+static wk_status simt_bind(void *ctx, void **stream)
+{
+    (void)ctx;
+    *stream = NULL;
+    return WK_OK;
+}
+
+const wk_gpu_driver wk_gpu_simt_driver = {
+    .name = "simt", .kind = WK_BACKEND_SIMT, .init = simt_init, .props = simt_props,
+    .ctx_create = simt_ctx_create, .ctx_destroy = simt_ctx_destroy,
+    .mem_alloc = simt_mem_alloc, .mem_free = simt_mem_free, .mem_info = simt_mem_info,
+    .h2d = simt_h2d, .d2h = simt_d2h, .d2d = simt_d2d, .memset_zero = simt_memset_zero,
+    .sync = simt_sync, .module_load = simt_module_load, .module_unload = simt_module_unload,
+    .function = simt_function, .launch = simt_launch, .bind = simt_bind,
+};
