@@ -5,13 +5,17 @@
 #   make test             build, then the whole test suite through ctest
 #   make install PREFIX=/usr/local
 #   make asan             build and test under AddressSanitizer + UndefinedBehaviorSanitizer
+#                         (LeakSanitizer included: every test must free what it takes)
+#   make fuzz             build the libFuzzer harnesses (clang) and fuzz each for FUZZ_SECONDS
+#                         (tests/fuzz/README.md)
 # Missing Debian build dependencies are installed first when run as root (tools/deps.sh).
 BUILD   ?= build
+FUZZ_SECONDS ?= 60
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure run test install asan clean
+.PHONY: all deps configure run test install asan fuzz clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -36,5 +40,12 @@ asan: deps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS)
 
+# clang + libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev); its own build directory
+fuzz: deps
+	@test -f $(BUILD)-fuzz/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-fuzz -DWICK_FUZZ=ON \
+		-DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_HIP=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target wick_fuzzers
+	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
