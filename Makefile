@@ -6,16 +6,20 @@
 #   make install PREFIX=/usr/local
 #   make asan             build and test under AddressSanitizer + UndefinedBehaviorSanitizer
 #                         (LeakSanitizer included: every test must free what it takes)
+#   make tsan             build (clang, CPU backend) and test under ThreadSanitizer
 #   make fuzz             build the libFuzzer harnesses (clang) and fuzz each for FUZZ_SECONDS
 #                         (tests/fuzz/README.md)
 # Missing Debian build dependencies are installed first when run as root (tools/deps.sh).
 BUILD   ?= build
 FUZZ_SECONDS ?= 60
+# left out of `make tsan`: the parity matrix (too slow instrumented; its ops are the KAT tests'
+# and it runs in `make asan` and `make test`) and the GPU kernel compile test (no CPU code)
+TSAN_SKIP ?= test_parity|wick_check_cpu|test_gpu_runtime
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure run test install asan fuzz clean
+.PHONY: all deps configure run test install asan tsan fuzz clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -40,6 +44,13 @@ asan: deps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS)
 
+# clang + libomp + Archer (Debian: clang, libomp-14-dev); its own build directory
+tsan: deps
+	@test -f $(BUILD)-tsan/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-tsan -DWICK_TSAN=ON \
+		-DWICK_CUDA=OFF -DWICK_HIP=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-tsan -j$(JOBS)
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j$(JOBS) -E '$(TSAN_SKIP)'
+
 # clang + libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev); its own build directory
 fuzz: deps
 	@test -f $(BUILD)-fuzz/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-fuzz -DWICK_FUZZ=ON \
@@ -48,4 +59,4 @@ fuzz: deps
 	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

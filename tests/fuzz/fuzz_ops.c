@@ -101,9 +101,7 @@ static wk_layout read_layout(ctx *c, int32_t rank, int64_t *need)
         bad = true; /* overflowing count: the front end must refuse it */
     if (!bad && (n > MAX_ELEMS || hi >= MAX_ELEMS))
         c->skip = true; /* valid but too large to run quickly */
-    *need = bad ? 1 : (int64_t)(hi + 1 > 0 ? hi + 1 : 0);
-    if (*need > MAX_ELEMS)
-        *need = MAX_ELEMS;
+    *need = bad ? 1 : hi + 1 <= 0 ? 0 : hi + 1 > MAX_ELEMS ? MAX_ELEMS : (int64_t)(hi + 1);
     return l;
 }
 
@@ -257,6 +255,9 @@ static wk_status run_op(ctx *c, wk_storage **out, wk_dtype *out_dt, int64_t *out
         size_t p[6];
         for (int k = 0; k < 6; k++)
             p[k] = (size_t)fz_i64_edgy(f, 8);
+        size_t cnt; /* valid but huge (rows of stride 0): too slow to run, not a question */
+        if (!__builtin_mul_overflow(p[0], p[1], &cnt) && cnt > MAX_ELEMS)
+            return SKIP;
         *out_n = -2;
         return wk_copy2d(a->s, b->s, p[0], p[1], p[2], p[3], p[4], p[5]);
     }
