@@ -78,6 +78,12 @@ static void fuzz_regressions(void)
         wk_walker_next(&w);
     }
     TEST_EQ_INT(w.off, 5); /* wrapped to the first element */
+    /* collapsing a valid layout whose stride * dim passes INT64_MAX: kept apart, no overflow */
+    wk_layout hc = {.rank = 2, .dims = {2, 2}, .strides = {1, big}, .offset = 0}, co;
+    TEST_EQ_STATUS(wk_layout_check(&hc, (size_t)INT64_MAX, "test", "hc"), WK_OK);
+    wk_layout_collapse(&co, &hc);
+    TEST_EQ_INT(co.rank, 2);
+    TEST_EQ_INT(wk_layout_offset_of(&co, 3), 1 + big);
 }
 
 int main(void)

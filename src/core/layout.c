@@ -283,8 +283,11 @@ void wk_layout_collapse_n(wk_layout *out, const wk_layout *const *in, int n)
         if (d == 1)
             continue;
         bool merge = r > 0;
-        for (int i = 0; i < n && merge; i++)
-            merge = out[i].strides[r - 1] == in[i]->strides[k] * d;
+        for (int i = 0; i < n && merge; i++) { /* stride * d may pass INT64_MAX: then no merge */
+            int64_t span;
+            merge = !__builtin_mul_overflow(in[i]->strides[k], d, &span) &&
+                    out[i].strides[r - 1] == span;
+        }
         if (merge) {
             for (int i = 0; i < n; i++) {
                 out[i].dims[r - 1] *= d;
