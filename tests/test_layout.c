@@ -84,6 +84,11 @@ static void fuzz_regressions(void)
     wk_layout_collapse(&co, &hc);
     TEST_EQ_INT(co.rank, 2);
     TEST_EQ_INT(wk_layout_offset_of(&co, 3), 1 + big);
+    /* injective when the span reached is INT64_MAX + 1: no overflow, and the answer is right */
+    wk_layout hi1 = {.rank = 1, .dims = {2}, .strides = {INT64_MAX}, .offset = 0};
+    TEST_EQ_INT(wk_layout_injective(&hi1), 1);
+    wk_layout hi2 = {.rank = 2, .dims = {2, 2}, .strides = {INT64_MAX, INT64_MAX}, .offset = 0};
+    TEST_EQ_INT(wk_layout_injective(&hi2), 0);
 }
 
 int main(void)

@@ -362,7 +362,10 @@ bool wk_layout_injective(const wk_layout *l)
     for (int k = 0; k < r; k++) {
         if (s[k] < span)
             return false;
-        span += s[k] * (d[k] - 1);
+        int64_t reach;
+        if (__builtin_mul_overflow(s[k], d[k] - 1, &reach) ||
+            __builtin_add_overflow(span, reach, &span))
+            return k == r - 1; /* past INT64_MAX: no larger stride can clear it */
     }
     return true;
 }
