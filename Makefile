@@ -5,10 +5,19 @@
 #   make test             build, then the whole test suite through ctest
 #   make install PREFIX=/usr/local
 #   make asan             build and test under AddressSanitizer + UndefinedBehaviorSanitizer
+#                         (LeakSanitizer included: every test must free what it takes)
+#   make tsan             build (clang, CPU backend) and test under ThreadSanitizer
+#   make fuzz             build the libFuzzer harnesses (clang) and fuzz each for FUZZ_SECONDS
+#                         (tests/fuzz/README.md)
 # Missing Debian build dependencies are installed first when run as root (tools/deps.sh; with
 # WICK_DEPS_HIP=1 the AMD toolchain too), and the tests' PyPI packages into BUILD/venv
 # (tools/pydeps.sh, tools/requirements-test.txt).
 BUILD   ?= build
+FUZZ_SECONDS ?= 60
+# left out of `make tsan`: the parity matrix (too slow instrumented; its ops are the KAT tests'
+# and it runs in `make asan` and `make test`), the GPU kernel compile test (no CPU code) and the
+# tests that load the library into Python or cargo (an instrumented library needs its runtime first)
+TSAN_SKIP ?= test_parity|wick_check_cpu|test_gpu_runtime|python_pytest|torch_diff|rust_
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -16,7 +25,7 @@ CMAKE_FLAGS ?=
 VENV     = $(abspath $(BUILD))/venv
 PYFLAGS  = -DPython3_EXECUTABLE=$(VENV)/bin/python
 
-.PHONY: all deps pydeps configure run test install asan clean
+.PHONY: all deps pydeps configure run test install asan tsan fuzz clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -45,5 +54,19 @@ asan: deps pydeps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS)
 
+# clang + libomp + Archer (Debian: clang, libomp-14-dev); its own build directory
+tsan: deps
+	@test -f $(BUILD)-tsan/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-tsan -DWICK_TSAN=ON \
+		-DWICK_CUDA=OFF -DWICK_HIP=OFF -DWICK_SIMT=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-tsan -j$(JOBS)
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j$(JOBS) -E '$(TSAN_SKIP)'
+
+# clang + libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev); its own build directory
+fuzz: deps
+	@test -f $(BUILD)-fuzz/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-fuzz -DWICK_FUZZ=ON \
+		-DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_HIP=OFF -DWICK_SIMT=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target wick_fuzzers
+	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

@@ -166,16 +166,18 @@ typedef struct wk_layout {
 WK_API wk_status wk_layout_contiguous(wk_layout *out, int32_t rank, const int64_t *dims);
 /* out: l with dims d0 and d1 swapped (no data moves). */
 WK_API wk_status wk_layout_transpose(wk_layout *out, const wk_layout *l, int32_t d0, int32_t d1);
-/* out: l restricted to [start, start+len) along dim. */
+/* out: l restricted to [start, start+len) along dim (an empty result keeps l's offset). */
 WK_API wk_status wk_layout_narrow(wk_layout *out, const wk_layout *l, int32_t dim, int64_t start,
                                   int64_t len);
 /* out: l broadcast to (rank, dims) with NumPy rules: l's dims align to the right; a dim of 1 (or a
  * missing leading dim) becomes stride 0. rank >= l->rank. */
 WK_API wk_status wk_layout_broadcast(wk_layout *out, const wk_layout *l, int32_t rank,
                                      const int64_t *dims);
-/* Product of dims (1 for rank 0). Negative dims count as 0. */
+/* Product of dims (1 for rank 0). Negative dims count as 0; a product past INT64_MAX gives -1
+ * (every op refuses such a layout with WK_ERR_OVERFLOW). */
 WK_API int64_t wk_layout_elem_count(const wk_layout *l);
-/* 1 if l is row-major contiguous (dims of size 1 may have any stride). */
+/* 1 if l is row-major contiguous (dims of size 1 may have any stride; a layout with a dim of 0
+ * addresses nothing and counts as contiguous, whatever its strides). */
 WK_API int wk_layout_is_contiguous(const wk_layout *l);
 
 /* ---------------------------------------------------------------- devices */

@@ -3,12 +3,16 @@
  * reaching k. Each run must return WK_OK or WK_ERR_OUT_OF_MEMORY (nothing else), leave *out
  * NULL on failure, leak nothing (live allocations return to the baseline) and leave its inputs
  * untouched (in-place ops: the destination too). Runs on every device (device memory does not go
- * through the hook; host-side objects do).
+ * through the hook; host-side objects do). Every op family is here (storage, elementwise, cast,
+ * reduce, copy, matmul, convolutions, pooling, upsampling, indexing, fused, quantized, random),
+ * small and past the CPU's parallel threshold, and so is every file reader (the table `readers`:
+ * open, read every tensor, close; a new reader is one entry there).
  * Run: ctest -R test_alloc_fail */
 #include "testlib.h"
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the counting allocator (thread-safe: backends may allocate from worker threads) */
 static atomic_long g_allocs;  /* allocation calls so far */
@@ -43,7 +47,7 @@ static void count_free(void *p, void *user)
 
 /* ---- inputs, snapshotted around every call */
 enum { NBIG = 40000 }; /* past the CPU parallel threshold, so parallel paths run too */
-enum { IN_X, IN_Y, IN_H, IN_C, IN_I, IN_BIG, IN_DST, IN_COUNT };
+enum { IN_X, IN_Y, IN_H, IN_C, IN_I, IN_BIG, IN_DST, IN_ID, IN_Q8, IN_QK, IN_COUNT };
 static wk_storage *g_in[IN_COUNT];
 static unsigned char *g_snap[IN_COUNT];
 static wk_device *g_dev;
@@ -89,6 +93,29 @@ static int inputs_make(void)
     g_in[IN_I] = testlib_upload(g_dev, WK_DTYPE_I64, iv, 6);
     g_in[IN_BIG] = testlib_upload(g_dev, WK_DTYPE_F32, big, NBIG);
     g_in[IN_DST] = testlib_upload(g_dev, WK_DTYPE_F32, dst, NBIG);
+    static const uint32_t ids[6] = {2, 0, 1, 1, 0, 2};
+    g_in[IN_ID] = testlib_upload(g_dev, WK_DTYPE_U32, ids, 6);
+    /* quantized weights: the first 512 values of big as Q8_0 (4 rows of 128) and as Q4_K (2 rows
+     * of 256), quantized on the CPU and uploaded as bytes */
+    wk_device *cpu = NULL;
+    wk_storage *bigc = NULL, *q = NULL;
+    const wk_layout l512 = testlib_layout1(512);
+    if (wk_device_open(&cpu, "cpu") == WK_OK &&
+        wk_storage_from_host(&bigc, cpu, WK_DTYPE_F32, big, 512) == WK_OK) {
+        const wk_qtype qts[2] = {WK_QTYPE_Q8_0, WK_QTYPE_Q4_K};
+        for (int k = 0; k < 2; k++) {
+            if (wk_quantize(&q, qts[k], bigc, &l512) != WK_OK)
+                continue;
+            unsigned char bytes[1024];
+            const size_t nb = wk_storage_len(q);
+            if (nb <= sizeof bytes && wk_storage_to_host(bytes, nb, q) == WK_OK)
+                g_in[k ? IN_QK : IN_Q8] = testlib_upload(g_dev, WK_DTYPE_U8, bytes, nb);
+            wk_storage_free(q);
+            q = NULL;
+        }
+    }
+    wk_storage_free(bigc);
+    wk_device_close(cpu);
     for (int i = 0; i < IN_COUNT; i++) {
         if (!g_in[i])
             return 1;
@@ -207,6 +234,196 @@ static wk_status f_copy2d(wk_storage **o)
     return wk_copy2d(g_in[IN_DST], g_in[IN_BIG], 100, 150, 200, 300, 10, 5);
 }
 
+/* ---- linear algebra, convolutions, image ops */
+static wk_layout lay(int32_t rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
+{
+    const int64_t d[4] = {d0, d1, d2, d3};
+    return testlib_layout(rank, d);
+}
+static wk_status f_matmul(wk_storage **o)
+{
+    const wk_layout la = lay(2, 2, 3, 0, 0), lb = lay(2, 3, 2, 0, 0);
+    return wk_matmul(o, g_in[IN_X], &la, g_in[IN_Y], &lb);
+}
+static wk_status f_matmul_t_big(wk_storage **o)
+{
+    wk_layout t; /* a transposed operand (BLAS flag) and a batch of 4 */
+    const wk_layout la = lay(3, 4, 50, 100, 0), lb0 = lay(3, 4, 50, 100, 0);
+    wk_layout_transpose(&t, &lb0, 1, 2);
+    return wk_matmul(o, g_in[IN_BIG], &la, g_in[IN_DST], &t);
+}
+static const wk_conv_params *CP(void)
+{
+    static const wk_conv_params p = {{1, 1}, {1, 1}, {1, 1}, {0, 0}, 1};
+    return &p;
+}
+static wk_status f_conv1d(wk_storage **o)
+{
+    const wk_layout lx = lay(3, 1, 2, 3, 0), lw = lay(3, 1, 2, 2, 0);
+    return wk_conv1d(o, g_in[IN_X], &lx, g_in[IN_Y], &lw, CP());
+}
+static wk_status f_conv_t1d(wk_storage **o)
+{
+    const wk_layout lx = lay(3, 1, 2, 3, 0), lw = lay(3, 2, 1, 2, 0);
+    return wk_conv_transpose1d(o, g_in[IN_X], &lx, g_in[IN_Y], &lw, CP());
+}
+static wk_status f_conv2d_big(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 200, 200), lw = lay(4, 1, 1, 2, 2);
+    return wk_conv2d(o, g_in[IN_BIG], &lx, g_in[IN_Y], &lw, CP());
+}
+static wk_status f_conv_t2d(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 2, 3), lw = lay(4, 1, 1, 2, 2);
+    return wk_conv_transpose2d(o, g_in[IN_X], &lx, g_in[IN_Y], &lw, CP());
+}
+static const wk_pool_params *PP(void)
+{
+    static const wk_pool_params p = {{2, 2}, {1, 1}};
+    return &p;
+}
+static wk_status f_avg_pool(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 2, 3);
+    return wk_avg_pool2d(o, g_in[IN_X], &lx, PP());
+}
+static wk_status f_max_pool_big(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 200, 200);
+    return wk_max_pool2d(o, g_in[IN_BIG], &lx, PP());
+}
+static wk_status f_up_n1d(wk_storage **o)
+{
+    const wk_layout lx = lay(3, 1, 2, 3, 0);
+    return wk_upsample_nearest1d(o, g_in[IN_X], &lx, 5);
+}
+static wk_status f_up_n2d(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 2, 3);
+    return wk_upsample_nearest2d(o, g_in[IN_X], &lx, 3, 4);
+}
+static wk_status f_up_bil_big(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 200, 200);
+    return wk_upsample_bilinear2d(o, g_in[IN_BIG], &lx, 250, 250, 0, 0.0, 0.0);
+}
+
+/* ---- indexing (ids 2 0 1 1 0 2, u32) */
+static wk_status f_index_select(wk_storage **o)
+{
+    const wk_layout li = testlib_layout1(3);
+    return wk_index_select(o, g_in[IN_X], L6(), g_in[IN_ID], &li, 1);
+}
+static wk_status f_gather(wk_storage **o) { return wk_gather(o, g_in[IN_X], L6(), g_in[IN_ID], L6(), 1); }
+static wk_status f_scatter_set(wk_storage **o)
+{
+    (void)o;
+    return wk_scatter_set(g_in[IN_DST], L6(), g_in[IN_ID], L6(), g_in[IN_X], L6(), 1);
+}
+static wk_status f_scatter_add(wk_storage **o)
+{
+    (void)o;
+    return wk_scatter_add_set(g_in[IN_DST], L6(), g_in[IN_ID], L6(), g_in[IN_X], L6(), 1);
+}
+static wk_status f_index_add(wk_storage **o)
+{
+    const wk_layout li = testlib_layout1(3);
+    return wk_index_add(o, g_in[IN_X], L6(), g_in[IN_ID], &li, g_in[IN_Y], L6(), 1);
+}
+
+/* ---- fused */
+static wk_status f_softmax_big(wk_storage **o) { return wk_softmax_last_dim(o, g_in[IN_BIG], LBIG()); }
+static wk_status f_rms_norm(wk_storage **o)
+{
+    const wk_layout la = testlib_layout1(3);
+    return wk_rms_norm(o, g_in[IN_X], L6(), g_in[IN_Y], &la, 1e-5f);
+}
+static wk_status f_layer_norm_big(wk_storage **o)
+{
+    const wk_layout la = testlib_layout1(200);
+    return wk_layer_norm(o, g_in[IN_BIG], LBIG(), g_in[IN_DST], &la, g_in[IN_BIG], &la, 1e-5f);
+}
+static wk_status f_rope(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 2, 4), lc = lay(2, 2, 2, 0, 0);
+    return wk_rope(o, g_in[IN_BIG], &lx, g_in[IN_X], &lc, g_in[IN_Y], &lc);
+}
+static wk_status f_rope_i(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 1, 2, 4), lc = lay(2, 2, 2, 0, 0);
+    return wk_rope_i(o, g_in[IN_BIG], &lx, g_in[IN_X], &lc, g_in[IN_Y], &lc);
+}
+static wk_status f_rope_thd(wk_storage **o)
+{
+    const wk_layout lx = lay(4, 1, 2, 1, 4), lc = lay(2, 2, 2, 0, 0);
+    return wk_rope_thd(o, g_in[IN_BIG], &lx, g_in[IN_X], &lc, g_in[IN_Y], &lc);
+}
+static wk_status f_arg_sort_big(wk_storage **o) { return wk_arg_sort_last_dim(o, g_in[IN_BIG], LBIG(), 0); }
+
+/* ---- quantized */
+static wk_status f_quantize(wk_storage **o)
+{
+    const wk_layout l = lay(2, 2, 256, 0, 0);
+    return wk_device_backend(g_dev) == WK_BACKEND_CPU ? wk_quantize(o, WK_QTYPE_Q4_K, g_in[IN_BIG], &l)
+                                                      : WK_OK;
+}
+static wk_status f_dequantize(wk_storage **o) { return wk_dequantize(o, WK_DTYPE_F16, g_in[IN_Q8], WK_QTYPE_Q8_0, 512); }
+static wk_status f_qmatmul(wk_storage **o)
+{
+    const wk_layout lx = lay(2, 3, 128, 0, 0);
+    return wk_qmatmul(o, g_in[IN_BIG], &lx, g_in[IN_Q8], WK_QTYPE_Q8_0, 4, 128);
+}
+static wk_status f_qmatmul_big(wk_storage **o)
+{
+    const wk_layout lx = lay(2, 64, 256, 0, 0);
+    return wk_qmatmul(o, g_in[IN_BIG], &lx, g_in[IN_QK], WK_QTYPE_Q4_K, 2, 256);
+}
+static wk_status f_qembedding(wk_storage **o)
+{
+    return wk_qembedding(o, WK_DTYPE_BF16, g_in[IN_ID], L6(), g_in[IN_Q8], WK_QTYPE_Q8_0, 4, 128);
+}
+
+/* ---- random */
+static wk_status f_rand_uniform(wk_storage **o) { return wk_rand_uniform(o, g_dev, WK_DTYPE_F32, 10, 0.0, 1.0); }
+static wk_status f_rand_normal_big(wk_storage **o) { return wk_rand_normal(o, g_dev, WK_DTYPE_BF16, NBIG, 0.0, 1.0); }
+
+/* ---- file readers: open, load every tensor onto the device, close. The files are written in
+ * main (before the hook is installed). A new reader is one function and one entry in readers. */
+static char g_gguf_path[64];
+static wk_status r_gguf(wk_storage **o)
+{
+    (void)o;
+    wk_gguf *g = NULL;
+    wk_status st = wk_gguf_open(&g, g_gguf_path);
+    for (int64_t i = 0; st == WK_OK && i < wk_gguf_tensor_count(g); i++) {
+        wk_storage *t = NULL;
+        st = wk_gguf_load_tensor(&t, g, i, g_dev);
+        wk_storage_free(t);
+    }
+    wk_gguf_close(g);
+    return st;
+}
+
+static int write_gguf(const char *path)
+{
+    static const float f[64] = {1, 2, 3};
+    static const uint16_t h[16] = {0x3C00};
+    static const uint8_t q[34] = {0x00, 0x38, 1, 2, 3}; /* one Q8_0 block, scale 0.5 */
+    const int64_t d2[2] = {8, 8}, d1[1] = {16}, dq[1] = {32};
+    const uint32_t u = 7;
+    wk_gguf_writer *w = NULL;
+    int ok = wk_gguf_writer_new(&w) == WK_OK &&
+             wk_gguf_writer_add(w, "general.u32", WK_GGUF_TYPE_U32, &u) == WK_OK &&
+             wk_gguf_writer_add_string(w, "general.name", "alloc", 5) == WK_OK &&
+             wk_gguf_writer_add_array(w, "a.u32", WK_GGUF_TYPE_U32, h, 4) == WK_OK &&
+             wk_gguf_writer_add_tensor(w, "t.f32", WK_QTYPE_F32, 2, d2, f, sizeof f) == WK_OK &&
+             wk_gguf_writer_add_tensor(w, "t.f16", WK_QTYPE_F16, 1, d1, h, sizeof h) == WK_OK &&
+             wk_gguf_writer_add_tensor(w, "t.q8", WK_QTYPE_Q8_0, 1, dq, q, sizeof q) == WK_OK &&
+             wk_gguf_writer_write(w, path, 3) == WK_OK;
+    wk_gguf_writer_free(w);
+    return ok;
+}
+
 /* One sweep k = 1, 2, ... With check_live, every call must return the live count to where it
  * was; without it (the first, cold sweep on a GPU, whose backend may fill per-device caches such
  * as loaded kernel modules on first use) only the status, *out and the inputs are checked; those
@@ -291,7 +508,24 @@ int main(void)
         {"sum dim 0", f_sum0},      {"argmax big", f_argmax_big}, {"sum all big", f_sum_all_big},
         {"max f16", f_max_f16},     {"const_set", f_const_set}, {"copy_strided", f_copy_strided},
         {"copy2d", f_copy2d},
+        {"matmul", f_matmul},       {"matmul t batched", f_matmul_t_big}, {"conv1d", f_conv1d},
+        {"conv_transpose1d", f_conv_t1d}, {"conv2d big", f_conv2d_big}, {"conv_transpose2d", f_conv_t2d},
+        {"avg_pool2d", f_avg_pool}, {"max_pool2d big", f_max_pool_big}, {"upsample_n1d", f_up_n1d},
+        {"upsample_n2d", f_up_n2d}, {"bilinear big", f_up_bil_big}, {"index_select", f_index_select},
+        {"gather", f_gather},       {"scatter_set", f_scatter_set}, {"scatter_add_set", f_scatter_add},
+        {"index_add", f_index_add}, {"softmax big", f_softmax_big}, {"rms_norm", f_rms_norm},
+        {"layer_norm big", f_layer_norm_big}, {"rope", f_rope}, {"rope_i", f_rope_i},
+        {"rope_thd", f_rope_thd},   {"arg_sort big", f_arg_sort_big}, {"quantize q4_k", f_quantize},
+        {"dequantize q8_0", f_dequantize}, {"qmatmul q8_0", f_qmatmul}, {"qmatmul q4_k big", f_qmatmul_big},
+        {"qembedding", f_qembedding}, {"rand_uniform", f_rand_uniform}, {"rand_normal big", f_rand_normal_big},
     };
+    /* the file readers (the safetensors reader is one more line here) */
+    static const struct { const char *name; op_fn fn; } readers[] = {
+        {"gguf reader", r_gguf},
+    };
+    snprintf(g_gguf_path, sizeof g_gguf_path, "/tmp/wick_alloc_fail_%d.gguf", (int)getpid());
+    if (!TEST_CHECK(write_gguf(g_gguf_path), "cannot write %s: %s", g_gguf_path, wk_last_error()))
+        return testlib_summary();
     const char *specs[TESTLIB_MAX_DEVICES];
     const int n = testlib_devices(specs); /* before the hook: may touch drivers */
     const wk_allocator a = {count_alloc, count_free, NULL};
@@ -307,6 +541,8 @@ int main(void)
             const int is_cpu = wk_device_backend(g_dev) == WK_BACKEND_CPU;
             for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
                 run_family(fams[f].name, fams[f].fn, is_cpu);
+            for (size_t f = 0; f < sizeof readers / sizeof readers[0]; f++)
+                run_family(readers[f].name, readers[f].fn, is_cpu);
         } else {
             TEST_CHECK(0, "%s: could not make the inputs", g_spec);
         }
@@ -320,5 +556,6 @@ int main(void)
     TEST_EQ_INT(atomic_load(&g_misaligned), 0);
     TEST_CHECK(atomic_load(&g_allocs) > 0, "the library never called the allocator hook");
     TEST_EQ_STATUS(wk_set_allocator(NULL), WK_OK);
+    remove(g_gguf_path);
     return testlib_summary();
 }

@@ -2,6 +2,7 @@
  * count, contiguity), with hand-computed strides. Error statuses are also in test_bad_input.c.
  * Run: ctest -R test_layout */
 #include "testlib.h"
+#include "wk_core.h"
 #include <string.h>
 
 static int layout_is(const wk_layout *l, int32_t rank, const int64_t *dims, const int64_t *strides,
@@ -31,6 +32,64 @@ static void show(const char *what, const wk_layout *l)
         if (!TEST_CHECK(layout_is(&(l), rank, dims, strides, offset), "layout %s", #l))        \
             show(#l, &(l));                                                                     \
     } while (0)
+
+/* Inputs that tests/fuzz/fuzz_layout.c found (each was signed overflow or a wrong answer; the
+ * asan build's UBSan turns a return of the overflow into a failure). */
+static void fuzz_regressions(void)
+{
+    const int64_t big = INT64_C(1) << 62;
+    /* elem_count of an overflowing product: -1, not an overflow (wick.h) */
+    wk_layout l = {.rank = 3, .dims = {4, big, 4}, .strides = {0, 0, 0}};
+    TEST_EQ_INT(wk_layout_elem_count(&l), -1);
+    /* is_contiguous whose running stride would overflow: 0 */
+    wk_layout m = {.rank = 3, .dims = {2, big, 4}, .strides = {1, 4, 1}};
+    TEST_EQ_INT(wk_layout_is_contiguous(&m), 0);
+    /* an empty layout is contiguous, as wk_layout_contiguous makes it: (5, 0) gets strides (1, 1) */
+    const int64_t d50[2] = {5, 0};
+    wk_layout e;
+    TEST_EQ_STATUS(wk_layout_contiguous(&e, 2, d50), WK_OK);
+    TEST_EQ_INT(wk_layout_is_contiguous(&e), 1);
+    /* contiguous strides that overflow beside a dim of 0 (the count is 0): WK_ERR_OVERFLOW */
+    const int64_t dz[4] = {2, big, 8, 0};
+    TEST_EQ_STATUS(wk_layout_contiguous(&e, 4, dz), WK_ERR_OVERFLOW);
+    /* a layout with a dim of 0 is empty whatever the other dims: valid in any dim order */
+    wk_layout z1 = {.rank = 3, .dims = {0, big, big}, .strides = {1, 1, 1}};
+    wk_layout z2 = {.rank = 3, .dims = {big, big, 0}, .strides = {1, 1, 1}};
+    TEST_EQ_STATUS(wk_layout_check(&z1, 4, "test", "z1"), WK_OK);
+    TEST_EQ_STATUS(wk_layout_check(&z2, 4, "test", "z2"), WK_OK);
+    /* an empty layout is injective, whatever its (unchecked) strides */
+    wk_layout zi = {.rank = 3, .dims = {5, 0, 5}, .strides = {INT64_MAX, 0, INT64_MAX}};
+    TEST_EQ_INT(wk_layout_injective(&zi), 1);
+    /* narrowing an empty view keeps its offset, so it stays valid for its storage */
+    wk_layout ev = {.rank = 2, .dims = {3, 0}, .strides = {45, 1}, .offset = 0}, en;
+    TEST_EQ_STATUS(wk_layout_narrow(&en, &ev, 0, 2, 1), WK_OK);
+    TEST_EQ_INT(en.offset, 0);
+    TEST_EQ_STATUS(wk_layout_check(&en, 0, "test", "narrowed"), WK_OK);
+    /* a narrow whose new offset overflows: WK_ERR_OVERFLOW */
+    wk_layout hv = {.rank = 1, .dims = {4}, .strides = {INT64_MAX / 2}, .offset = 0};
+    TEST_EQ_STATUS(wk_layout_narrow(&en, &hv, 0, 3, 1), WK_ERR_OVERFLOW);
+    /* walking a size-1 dim of stride INT64_MAX never computes offset + stride */
+    wk_layout w1 = {.rank = 2, .dims = {1, 3}, .strides = {INT64_MAX, 1}, .offset = 5};
+    TEST_EQ_STATUS(wk_layout_check(&w1, 8, "test", "w1"), WK_OK);
+    wk_walker w;
+    wk_walker_init(&w, &w1, 0);
+    for (int i = 0; i < 3; i++) {
+        TEST_EQ_INT(w.off, 5 + i);
+        wk_walker_next(&w);
+    }
+    TEST_EQ_INT(w.off, 5); /* wrapped to the first element */
+    /* collapsing a valid layout whose stride * dim passes INT64_MAX: kept apart, no overflow */
+    wk_layout hc = {.rank = 2, .dims = {2, 2}, .strides = {1, big}, .offset = 0}, co;
+    TEST_EQ_STATUS(wk_layout_check(&hc, (size_t)INT64_MAX, "test", "hc"), WK_OK);
+    wk_layout_collapse(&co, &hc);
+    TEST_EQ_INT(co.rank, 2);
+    TEST_EQ_INT(wk_layout_offset_of(&co, 3), 1 + big);
+    /* injective when the span reached is INT64_MAX + 1: no overflow, and the answer is right */
+    wk_layout hi1 = {.rank = 1, .dims = {2}, .strides = {INT64_MAX}, .offset = 0};
+    TEST_EQ_INT(wk_layout_injective(&hi1), 1);
+    wk_layout hi2 = {.rank = 2, .dims = {2, 2}, .strides = {INT64_MAX, INT64_MAX}, .offset = 0};
+    TEST_EQ_INT(wk_layout_injective(&hi2), 0);
+}
 
 int main(void)
 {
@@ -123,5 +182,7 @@ int main(void)
     TEST_EQ_STATUS(wk_layout_narrow(&keep, &c, 1, 4, 0), WK_ERR_INDEX_OUT_OF_RANGE);
     TEST_EQ_STATUS(wk_layout_broadcast(&keep, &c, 3, d432), WK_ERR_SHAPE);
     TEST_CHECK(layout_is(&keep, 3, d234, s234, 0), "a failed layout call changed *out");
+
+    fuzz_regressions();
     return testlib_summary();
 }

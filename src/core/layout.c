@@ -6,19 +6,19 @@
 
 static bool rank_ok(int32_t r) { return r >= 0 && r <= WK_MAX_RANK; }
 
-/* n = product of dims; false on overflow past INT64_MAX. dims are >= 0. */
+/* n = product of dims; false on overflow past INT64_MAX. dims are >= 0. A dim of 0 makes the
+ * count 0 whatever the others are (so the answer does not depend on the order of the dims). */
 static bool checked_count(const int64_t *dims, int32_t rank, int64_t *n)
 {
-    int64_t c = 1;
-    for (int32_t k = 0; k < rank; k++) {
+    for (int32_t k = 0; k < rank; k++)
         if (dims[k] == 0) {
-            c = 0;
-            continue; /* still scan: a later dim may be negative (caller checked) */
+            *n = 0;
+            return true;
         }
-        if (c != 0 && dims[k] > INT64_MAX / c)
+    int64_t c = 1;
+    for (int32_t k = 0; k < rank; k++)
+        if (__builtin_mul_overflow(c, dims[k], &c))
             return false;
-        c *= dims[k];
-    }
     *n = c;
     return true;
 }
@@ -44,7 +44,9 @@ wk_status wk_layout_contiguous(wk_layout *out, int32_t rank, const int64_t *dims
     for (int32_t k = rank - 1; k >= 0; k--) {
         l.dims[k] = dims[k];
         l.strides[k] = s;
-        s *= dims[k] ? dims[k] : 1;
+        /* a dim of 0 empties the layout but its neighbours' strides must still be numbers */
+        if (k > 0 && __builtin_mul_overflow(s, dims[k] ? dims[k] : 1, &s))
+            return wk_err(WK_ERR_OVERFLOW, "wk_layout_contiguous: strides overflow");
     }
     *out = l;
     return WK_OK;
@@ -96,7 +98,15 @@ wk_status wk_layout_narrow(wk_layout *out, const wk_layout *l, int32_t dim, int6
                       (long long)l->dims[dim]);
     wk_layout t = *l;
     t.dims[dim] = len;
-    t.offset = l->offset + start * l->strides[dim];
+    if (wk_layout_elem_count(&t) == 0) { /* addresses nothing: the offset stays where it was, */
+        *out = t;                        /* so a valid empty view stays valid */
+        return WK_OK;
+    }
+    int64_t shift;
+    if (__builtin_mul_overflow(start, l->strides[dim], &shift) ||
+        __builtin_add_overflow(l->offset, shift, &t.offset))
+        return wk_err(WK_ERR_OVERFLOW, "wk_layout_narrow: offset %lld + %lld * stride %lld overflows",
+                      (long long)l->offset, (long long)start, (long long)l->strides[dim]);
     *out = t;
     return WK_OK;
 }
@@ -139,12 +149,13 @@ int64_t wk_layout_elem_count(const wk_layout *l)
 {
     if (!l || !rank_ok(l->rank))
         return 0;
-    int64_t n = 1;
-    for (int32_t k = 0; k < l->rank; k++) {
+    for (int32_t k = 0; k < l->rank; k++)
         if (l->dims[k] <= 0)
             return 0;
-        n *= l->dims[k];
-    }
+    int64_t n = 1;
+    for (int32_t k = 0; k < l->rank; k++)
+        if (__builtin_mul_overflow(n, l->dims[k], &n))
+            return -1; /* no valid layout gets here: wk_layout_check refuses the overflow */
     return n;
 }
 
@@ -152,11 +163,20 @@ int wk_layout_is_contiguous(const wk_layout *l)
 {
     if (!l || !rank_ok(l->rank))
         return 0;
+    bool empty = false;
+    for (int32_t k = 0; k < l->rank; k++) {
+        if (l->dims[k] < 0)
+            return 0;
+        empty |= l->dims[k] == 0;
+    }
+    if (empty)
+        return 1; /* no element is addressed (wk_layout_contiguous gives such dims any strides) */
     int64_t s = 1;
     for (int32_t k = l->rank - 1; k >= 0; k--) {
         if (l->dims[k] != 1 && l->strides[k] != s)
             return 0;
-        s *= l->dims[k];
+        if (__builtin_mul_overflow(s, l->dims[k], &s))
+            return 0; /* not a layout of any storage */
     }
     return 1;
 }
@@ -263,8 +283,11 @@ void wk_layout_collapse_n(wk_layout *out, const wk_layout *const *in, int n)
         if (d == 1)
             continue;
         bool merge = r > 0;
-        for (int i = 0; i < n && merge; i++)
-            merge = out[i].strides[r - 1] == in[i]->strides[k] * d;
+        for (int i = 0; i < n && merge; i++) { /* stride * d may pass INT64_MAX: then no merge */
+            int64_t span;
+            merge = !__builtin_mul_overflow(in[i]->strides[k], d, &span) &&
+                    out[i].strides[r - 1] == span;
+        }
         if (merge) {
             for (int i = 0; i < n; i++) {
                 out[i].dims[r - 1] *= d;
@@ -320,6 +343,9 @@ bool wk_layout_injective(const wk_layout *l)
     int64_t s[WK_MAX_RANK], d[WK_MAX_RANK];
     int r = 0;
     for (int k = 0; k < l->rank; k++)
+        if (l->dims[k] == 0)
+            return true; /* no elements (the strides of an empty layout are not checked) */
+    for (int k = 0; k < l->rank; k++)
         if (l->dims[k] > 1) {
             s[r] = l->strides[k];
             d[r++] = l->dims[k];
@@ -336,7 +362,10 @@ bool wk_layout_injective(const wk_layout *l)
     for (int k = 0; k < r; k++) {
         if (s[k] < span)
             return false;
-        span += s[k] * (d[k] - 1);
+        int64_t reach;
+        if (__builtin_mul_overflow(s[k], d[k] - 1, &reach) ||
+            __builtin_add_overflow(span, reach, &span))
+            return k == r - 1; /* past INT64_MAX: no larger stride can clear it */
     }
     return true;
 }

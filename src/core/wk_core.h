@@ -81,13 +81,16 @@ typedef struct wk_walker {
 } wk_walker;
 /* Positions the walker at linear element `start` of l. */
 void wk_walker_init(wk_walker *w, const wk_layout *l, int64_t start);
+/* The offset only ever moves between addressed elements (past the last one it wraps to the
+ * first), so it cannot overflow for any valid layout, whatever the strides of size-1 dims. */
 static inline void wk_walker_next(wk_walker *w)
 {
     for (int k = w->rank - 1; k >= 0; k--) {
-        w->off += w->strides[k];
-        if (++w->idx[k] < w->dims[k])
+        if (++w->idx[k] < w->dims[k]) {
+            w->off += w->strides[k];
             return;
-        w->off -= w->strides[k] * w->dims[k];
+        }
+        w->off -= w->strides[k] * (w->dims[k] - 1);
         w->idx[k] = 0;
     }
 }
