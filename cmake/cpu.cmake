@@ -10,6 +10,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   set_source_files_properties(src/cpu/cpu_vmath_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
   set_source_files_properties(src/cpu/cpu_vmath.c PROPERTIES COMPILE_DEFINITIONS "WK_VMATH_X86=1")
 endif()
-# The row-op block kernels are plain C loops meant to vectorise: -O3 (GCC's -O2 cost model leaves
-# loops with a remainder scalar). Appended after the build type's -O2, so it wins.
-set_source_files_properties(src/cpu/cpu_rows.c PROPERTIES COMPILE_OPTIONS "-O3")
+# The row-op block kernels and the elementwise row loops are plain C loops meant to vectorise:
+# -O3 (GCC's -O2 cost model leaves loops that need an alias check or a remainder scalar).
+# Appended after the build type's -O2, so it wins. Elementwise IEEE operations give the same bits
+# vectorised or not.
+set_source_files_properties(src/cpu/cpu_rows.c src/cpu/cpu_binary.c src/cpu/cpu_unary.c
+                            src/cpu/cpu_where.c PROPERTIES COMPILE_OPTIONS "-O3")
