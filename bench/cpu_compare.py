@@ -3,10 +3,11 @@
 the same number of threads (2 by default), one table. A benchmark, not a test.
     /usr/bin/python3 bench/cpu_compare.py [build/libwick.so] [--threads N] [--rounds R] [filters]
 Debian's python3-torch (1.13) is the peer; wick is called through ctypes on its public C API.
-Both sides allocate their outputs fresh on every call (as a user's code would), through the same
-glibc malloc, told to keep freed blocks up to 32 MiB (MALLOC_MMAP_THRESHOLD_, its maximum, and
-MALLOC_TRIM_THRESHOLD_, set before the process starts): outputs up to 32 MiB are reused, larger
-ones (the 2^24-element rows) are fresh mappings whose page faults both sides pay. Each time is the minimum over
+Both sides allocate their outputs on every call (as a user's code would), through the same glibc
+malloc, told to serve every block from its heap and keep freed memory (MALLOC_MMAP_MAX_=0,
+MALLOC_TRIM_THRESHOLD_, set before the process starts), so neither side pays the kernel's page
+faults for a fresh 64 MiB mapping on each call: on a shared machine those dominate the
+memory-bound rows and measure the kernel, not the op. Each time is the minimum over
 R rounds (each round the mean of enough calls for ~0.1 s), wick and PyTorch interleaved per row:
 the machine is shared, so the minimum is the least disturbed figure."""
 import ctypes as C
@@ -20,8 +21,7 @@ if "--threads" in sys.argv:
 # Set before the process starts: the OpenMP pool size of both libraries and malloc's behaviour.
 if os.environ.get("WK_BENCH_CHILD") != "1":
     env = dict(os.environ, WK_BENCH_CHILD="1", OMP_NUM_THREADS=THREADS,
-               MALLOC_MMAP_THRESHOLD_=str(1 << 25), MALLOC_TRIM_THRESHOLD_=str(1 << 34),
-               MALLOC_TOP_PAD_=str(1 << 28))
+               MALLOC_MMAP_MAX_="0", MALLOC_TRIM_THRESHOLD_=str(1 << 34))
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import numpy as np
