@@ -6,7 +6,8 @@
 # libblas-dev installs a cblas.h too).
 #
 # Sets: WICK_BLAS_LIBRARIES, WICK_CBLAS_INCLUDE_DIR (OpenBLAS), WICK_JANSSON_LIBRARY,
-# WICK_JANSSON_INCLUDE_DIR (jansson), and the targets OpenMP::OpenMP_C and Threads::Threads.
+# WICK_JANSSON_INCLUDE_DIR (jansson), WICK_SLEEF_LIBRARY and WICK_SLEEF_INCLUDE_DIR (SLEEF, the CPU
+# backend's vector math), and the targets OpenMP::OpenMP_C and Threads::Threads.
 include(CheckCSourceCompiles)
 
 # In probe mode (WICK_DEPS_PROBE) a missing dependency is recorded in WICK_DEPS_MISSING (Debian
@@ -100,6 +101,29 @@ macro(wick_find_zstd)
     wick_dep_missing(libzstd-dev "libzstd (inflates the AMD code objects at their first load)")
   endif()
 endmacro()
+
+# ---- SLEEF: vectorised libm (exp, log, tanh, erf, pow, sin, cos with documented ulp bounds) for
+# the CPU backend's elementwise math (src/cpu/cpu_vmath*.c), proven by linking Sleef_expf_u10.
+find_path(WICK_SLEEF_INCLUDE_DIR sleef.h DOC "directory of SLEEF's sleef.h")
+find_library(WICK_SLEEF_LIBRARY sleef DOC "SLEEF's library")
+set(_wick_sleef_ok OFF)
+if(WICK_SLEEF_INCLUDE_DIR AND WICK_SLEEF_LIBRARY)
+  set(CMAKE_REQUIRED_INCLUDES ${WICK_SLEEF_INCLUDE_DIR})
+  set(CMAKE_REQUIRED_LIBRARIES ${WICK_SLEEF_LIBRARY} m)
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_c_source_compiles("#include <sleef.h>
+int main(void) { return Sleef_expf_u10(0.0f) == 1.0f ? 0 : 1; }" WICK_SLEEF_LINKS)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  unset(CMAKE_REQUIRED_QUIET)
+  if(WICK_SLEEF_LINKS)
+    set(_wick_sleef_ok ON)
+  endif()
+endif()
+if(NOT _wick_sleef_ok)
+  unset(WICK_SLEEF_LINKS CACHE) # probe again next time (after the package is installed)
+  wick_dep_missing(libsleef-dev "SLEEF (libsleef and sleef.h)")
+endif()
 
 # ---- the AMD toolchain, only when asked for (WICK_DEPS_HIP): hipcc, the HIP runtime headers
 # (host code of src/gpu/hip.c) and the device libraries, proven by compiling a kernel for one

@@ -5,6 +5,9 @@
 #include "wk_core.h"
 #include <omp.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Square tile edge of the blocked (transpose-like) copy. */
 #define COPY_TILE 32
@@ -216,6 +219,52 @@ wk_status wk_cpu_const_set(wk_device *dev, wk_dtype dt, void *base, const wk_lay
         }                                                                                      \
     }
 
+/* ---- the transpose proper (4-byte elements, the second-innermost source stride 1): each
+ * COPY_TILE x COPY_TILE tile moves as 4x4 blocks through SSE registers, four contiguous source
+ * columns in, four contiguous destination rows out (_MM_TRANSPOSE4_PS only moves bits). */
+#if defined(__SSE2__)
+static void ctile_t32(uint32_t *dst, const uint32_t *src, const wk_layout *c, int par)
+{
+    const int r = c->rank;
+    const int64_t R = c->dims[r - 2], C = c->dims[r - 1], sc = c->strides[r - 1];
+    wk_layout outer;
+    copy_outer(&outer, c, 2);
+    const int64_t bands = (R + COPY_TILE - 1) / COPY_TILE;
+    const int64_t tasks = wk_layout_elem_count(&outer) * bands;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t t = 0; t < tasks; t++) {
+        const int64_t o = t / bands, i0 = (t % bands) * COPY_TILE;
+        const int64_t i1 = i0 + COPY_TILE < R ? i0 + COPY_TILE : R;
+        const uint32_t *s0 = src + wk_layout_offset_of(&outer, o);
+        uint32_t *d0 = dst + o * R * C;
+        for (int64_t j0 = 0; j0 < C; j0 += COPY_TILE) {
+            const int64_t j1 = j0 + COPY_TILE < C ? j0 + COPY_TILE : C;
+            int64_t i = i0;
+            for (; i + 4 <= i1; i += 4) {
+                int64_t j = j0;
+                for (; j + 4 <= j1; j += 4) {
+                    __m128 a = _mm_loadu_ps((const float *)(s0 + i + j * sc));
+                    __m128 b = _mm_loadu_ps((const float *)(s0 + i + (j + 1) * sc));
+                    __m128 e = _mm_loadu_ps((const float *)(s0 + i + (j + 2) * sc));
+                    __m128 f = _mm_loadu_ps((const float *)(s0 + i + (j + 3) * sc));
+                    _MM_TRANSPOSE4_PS(a, b, e, f);
+                    _mm_storeu_ps((float *)(d0 + i * C + j), a);
+                    _mm_storeu_ps((float *)(d0 + (i + 1) * C + j), b);
+                    _mm_storeu_ps((float *)(d0 + (i + 2) * C + j), e);
+                    _mm_storeu_ps((float *)(d0 + (i + 3) * C + j), f);
+                }
+                for (; j < j1; j++)
+                    for (int64_t k = 0; k < 4; k++)
+                        d0[(i + k) * C + j] = s0[i + k + j * sc];
+            }
+            for (; i < i1; i++)
+                for (int64_t j = j0; j < j1; j++)
+                    d0[i * C + j] = s0[i + j * sc];
+        }
+    }
+}
+#endif
+
 #define COPY_DEFINE(T) CROW_DEFINE(T) CTILE_DEFINE(T)
 COPY_DEFINE(uint8_t)
 COPY_DEFINE(uint16_t)
@@ -255,7 +304,15 @@ wk_status wk_cpu_copy_strided(wk_device *dev, wk_dtype dt, void *dst, size_t dst
     switch (es) {
     case 1: COPY_CALL(uint8_t); break;
     case 2: COPY_CALL(uint16_t); break;
-    case 4: COPY_CALL(uint32_t); break;
+    case 4:
+#if defined(__SSE2__)
+        if (tile && c.strides[c.rank - 2] == 1) {
+            ctile_t32((uint32_t *)d, (const uint32_t *)s, &c, par);
+            break;
+        }
+#endif
+        COPY_CALL(uint32_t);
+        break;
     case 8: COPY_CALL(uint64_t); break;
     default:
         return wk_err(WK_ERR_INTERNAL, "copy_strided: dtype %s has no element size",

@@ -11,7 +11,10 @@
  * destination layout that aliases itself) keep row-major order: the work is split only at
  * boundaries of the dims before `dim`, and runs on one thread when the destination may alias.
  * Float adds compute in f32 (f64 for f64) and round to the storage type at each add; integer
- * adds wrap. */
+ * adds wrap.
+ * Fast paths: index_select whose source rows (the dims after `dim`) are contiguous copies whole
+ * rows with memcpy (embedding lookups); gather over contiguous operands of equal dims (but along
+ * `dim`) reads ids and values with plain index arithmetic, per id dtype and element size. */
 #include "cpu_elem.h"
 #include <stdio.h>
 #include <string.h>
@@ -182,9 +185,147 @@ static wk_layout contig_of(const wk_layout *dims)
     return o;
 }
 
+/* ---- fast paths of the reads. A fresh output may be written before a bad id is found (the
+ * front end frees it on failure); every read is checked first, so nothing out of range is read.
+ */
+
+/* 1 when dims [k0, rank) of l are row-major contiguous (strides[k] = product of later dims). */
+static int inner_contig(const wk_layout *l, int k0)
+{
+    int64_t m = 1;
+    for (int k = l->rank - 1; k >= k0; k--) {
+        if (l->dims[k] != 1 && l->strides[k] != m)
+            return 0;
+        m *= l->dims[k];
+    }
+    return 1;
+}
+
+/* index_select with src's dims after dim contiguous: out (outer, nids, inner) is nids whole rows
+ * of inner elements per outer index, each one memcpy (the rows of an embedding table). */
+static void select_rows(const wk_index_args *a, const int64_t *rid, int64_t nids)
+{
+    const wk_layout *ls = a->ls;
+    const int32_t dim = a->dim;
+    const size_t es = wk_dtype_size(a->dt);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < dim; k++)
+        outer *= ls->dims[k];
+    for (int k = dim + 1; k < ls->rank; k++)
+        inner *= ls->dims[k];
+    const size_t rowb = (size_t)inner * es;
+    const int64_t nrows = outer * nids;
+    const char *src = a->src;
+    char *out = a->out;
+#pragma omp parallel for schedule(static) if (nrows > 1 && nrows * inner >= WK_CPU_PAR_THRESHOLD)
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t i = r % nids;
+        int64_t rem = r / nids, off = ls->offset;
+        for (int k = dim - 1; k >= 0; k--) {
+            off += (rem % ls->dims[k]) * ls->strides[k];
+            rem /= ls->dims[k];
+        }
+        char *d = out + (size_t)r * rowb;
+        if (rid[i] < 0)
+            memset(d, 0, rowb);
+        else
+            memcpy(d, src + (size_t)(off + rid[i] * ls->strides[dim]) * es, rowb);
+    }
+}
+
+/* gather over contiguous src and ids of the same dims except along dim, viewed as (outer, D, K):
+ * out[(o*di + i)*K + k] = src[(o*ds + id)*K + k], id = ids[(o*di + i)*K + k], read directly
+ * (no resolved table). Returns 1 if some id was out of range (its element is left 0). */
+#define DEF_GATHER(IN, IT, SENT, EN, ET)                                                         \
+    /* positions [i0, i1) along dim of one outer slab: o (di x K) <- s (ds x K) by ir */         \
+    static int gather_slab_##IN##_##EN(ET *restrict o, const ET *restrict s,                     \
+                                       const IT *restrict ir, int64_t i0, int64_t i1,            \
+                                       int64_t ds, int64_t K)                                    \
+    {                                                                                            \
+        int bad = 0;                                                                             \
+        for (int64_t i = i0; i < i1; i++)                                                        \
+            for (int64_t k = 0; k < K; k++) {                                                    \
+                const IT v = ir[i * K + k];                                                      \
+                const int ok = v != (SENT) && (uint64_t)v < (uint64_t)ds;                        \
+                bad |= !ok && v != (SENT);                                                       \
+                o[i * K + k] = ok ? s[(int64_t)v * K + k] : 0;                                   \
+            }                                                                                    \
+        return bad;                                                                              \
+    }                                                                                            \
+    static int gather_##IN##_##EN(ET *out, const ET *src, const IT *ids, int64_t outer,          \
+                                  int64_t di, int64_t ds, int64_t K)                             \
+    {                                                                                            \
+        int bad = 0;                                                                             \
+        const int par = outer * di * K >= WK_CPU_PAR_THRESHOLD;                                  \
+        if (outer >= 2 * omp_get_max_threads()) { /* threads over outer slabs */                 \
+            _Pragma("omp parallel for schedule(static) reduction(|:bad) if (par)")               \
+            for (int64_t o = 0; o < outer; o++)                                                  \
+                bad |= gather_slab_##IN##_##EN(out + o * di * K, src + o * ds * K,               \
+                                               ids + o * di * K, 0, di, ds, K);                  \
+            return bad;                                                                          \
+        }                                                                                        \
+        const int64_t nch = par ? 4 * (int64_t)omp_get_max_threads() : 1;                       \
+        for (int64_t o = 0; o < outer; o++) { /* threads over chunks along dim */                \
+            _Pragma("omp parallel for schedule(static) reduction(|:bad) if (par)")               \
+            for (int64_t c = 0; c < nch; c++)                                                    \
+                bad |= gather_slab_##IN##_##EN(out + o * di * K, src + o * ds * K,               \
+                                               ids + o * di * K, di * c / nch,                   \
+                                               di * (c + 1) / nch, ds, K);                       \
+        }                                                                                        \
+        return bad;                                                                              \
+    }
+#define GATHER_ES(IN, IT, SENT)                       \
+    DEF_GATHER(IN, IT, SENT, 1, uint8_t)              \
+    DEF_GATHER(IN, IT, SENT, 2, uint16_t)             \
+    DEF_GATHER(IN, IT, SENT, 4, uint32_t)             \
+    DEF_GATHER(IN, IT, SENT, 8, uint64_t)
+GATHER_ES(u8, uint8_t, UINT8_MAX)
+GATHER_ES(u32, uint32_t, UINT32_MAX)
+GATHER_ES(i64, int64_t, INT64_MAX)
+
+/* The gather fast path when it applies: returns 1 if it ran and every id was in range. */
+static int gather_fast(const wk_index_args *a)
+{
+    const wk_layout *ls = a->ls, *li = a->li;
+    const int32_t dim = a->dim;
+    if (!wk_layout_is_contiguous(ls) || !wk_layout_is_contiguous(li) || li->rank != ls->rank)
+        return 0;
+    for (int k = 0; k < ls->rank; k++)
+        if (k != dim && li->dims[k] != ls->dims[k])
+            return 0;
+    int64_t outer = 1, K = 1;
+    for (int k = 0; k < dim; k++)
+        outer *= ls->dims[k];
+    for (int k = dim + 1; k < ls->rank; k++)
+        K *= ls->dims[k];
+    const int64_t di = li->dims[dim], ds = ls->dims[dim];
+    const size_t es = wk_dtype_size(a->dt);
+    const void *src = (const char *)a->src + (size_t)ls->offset * es;
+    const void *ids = (const char *)a->ids + (size_t)li->offset * wk_dtype_size(a->idt);
+    int bad = 1;
+#define GATHER_CALL(IN, IT)                                                                      \
+    switch (es) {                                                                                \
+    case 1: bad = gather_##IN##_1(a->out, src, ids, outer, di, ds, K); break;                    \
+    case 2: bad = gather_##IN##_2(a->out, src, ids, outer, di, ds, K); break;                    \
+    case 4: bad = gather_##IN##_4(a->out, src, ids, outer, di, ds, K); break;                    \
+    default: bad = gather_##IN##_8(a->out, src, ids, outer, di, ds, K); break;                   \
+    }
+    switch (a->idt) {
+    case WK_DTYPE_U8: GATHER_CALL(u8, uint8_t) break;
+    case WK_DTYPE_U32: GATHER_CALL(u32, uint32_t) break;
+    default: GATHER_CALL(i64, int64_t) break;
+    }
+#undef GATHER_CALL
+    return !bad;
+}
+
 wk_status wk_cpu_index(wk_device *dev, const wk_index_args *a)
 {
     (void)dev;
+    /* a gather over contiguous operands reads its ids directly; a bad id sends it on to the
+     * general path below, which names the first one */
+    if (a->op == WK_OP_GATHER && wk_layout_elem_count(a->li) > 0 && gather_fast(a))
+        return WK_OK;
     const int32_t dim = a->dim;
     const int64_t nids = wk_layout_elem_count(a->li);
     job j = {.dim = dim, .es = wk_dtype_size(a->dt), .add = adds[a->dt]};
@@ -257,7 +398,9 @@ wk_status wk_cpu_index(wk_device *dev, const wk_index_args *a)
             if (a->op != WK_OP_INDEX_ADD && !wk_layout_injective(a->ld))
                 block = 0;
         }
-        if (n > 0)
+        if (n > 0 && a->op == WK_OP_INDEX_SELECT && inner_contig(a->ls, dim + 1))
+            select_rows(a, rid, nids);
+        else if (n > 0)
             run_job(&j, n, block);
     }
     wk_free(rid);

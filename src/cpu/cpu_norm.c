@@ -4,69 +4,123 @@
  *   layer_norm: m = sum(x) / D, var = sum((x - m)^2) / D (biased),
  *               out = (x - m) / sqrt(var + eps) * alpha + beta
  * layer_norm takes two passes over the row (mean, then centred squares) rather than Candle's
- * E[x^2] - m^2, which cancels when |m| >> std. bf16/f16/f8e4m3 compute in f32 and round once,
- * f32 in f32, f64 in f64. Rows are read through their start offsets and the last dim's stride
- * (rows strided in memory are first copied to contiguous rows) and run in parallel above
- * WK_CPU_PAR_THRESHOLD elements. */
+ * E[x^2] - m^2, which cancels when |m| >> std; the mean is taken of x - x_0 (x_0 the row's first
+ * element) and added back, m = x_0 + sum(x - x_0) / D, so a constant row has m = x_0 exactly,
+ * x - m = 0 and out = beta exactly. bf16/f16/f8e4m3 compute in f32 and round once, f32 in f32,
+ * f64 in f64. Fused and vectorised per row with the block kernels of cpu_rows.h (WK_ROWS_LANES
+ * partial sums in a fixed order: the same bits on any thread count); alpha and beta are first
+ * made contiguous in the compute type (once per call, unless they already are). Rows are read
+ * through their start offsets and the last dim's stride (rows strided in memory are first copied
+ * to contiguous rows) and run in parallel above WK_CPU_PAR_THRESHOLD elements. */
 #include "cpu_elem.h"
+#include "cpu_rows.h"
 #include <math.h>
 
 static inline float nm_sqrt_float(float v) { return sqrtf(v); }
 static inline double nm_sqrt_double(double v) { return sqrt(v); }
 
-/* One row: x (stride sx), alpha (stride sa), beta (stride sb; NULL for rms_norm) -> o. */
 /* The row loop: parallel above WK_CPU_PAR_THRESHOLD elements (rows and d in scope). */
 #define NM_PAR_ROWS \
     _Pragma("omp parallel for schedule(static) if (rows > 1 && rows * d >= WK_CPU_PAR_THRESHOLD)")
 
+#define RK_float(fn) wk_rows_##fn##_f32
+#define RK_double(fn) wk_rows_##fn##_f64
+#define NM_DIRECT_bf16 0
+#define NM_DIRECT_f16 0
+#define NM_DIRECT_f32 1
+#define NM_DIRECT_f64 1
+#define NM_DIRECT_f8e4m3 0
+
 #define DEF_NORM(E, s, T, CT)                                                                  \
-    static void norm_row_##s(T *o, const T *x, int64_t sx, const T *a, int64_t sa, const T *b,  \
-                             int64_t sb, int64_t d, CT eps)                                     \
-    {                                                                                           \
-        const CT n = (CT)d;                                                                     \
-        if (!b) {                                                                               \
-            CT sum2 = 0;                                                                        \
-            for (int64_t j = 0; j < d; j++) {                                                   \
-                const CT v = wk_cpu_ld_##s(x[j * sx]);                                          \
-                sum2 += v * v;                                                                  \
-            }                                                                                   \
-            const CT rms = nm_sqrt_##CT(sum2 / n + eps);                                        \
-            for (int64_t j = 0; j < d; j++)                                                     \
-                o[j] = wk_cpu_st_##s(wk_cpu_ld_##s(x[j * sx]) / rms * wk_cpu_ld_##s(a[j * sa])); \
-            return;                                                                             \
-        }                                                                                       \
-        CT sum = 0;                                                                             \
-        for (int64_t j = 0; j < d; j++)                                                         \
-            sum += wk_cpu_ld_##s(x[j * sx]);                                                    \
-        const CT m = sum / n;                                                                   \
-        CT sum2 = 0;                                                                            \
-        for (int64_t j = 0; j < d; j++) {                                                       \
-            const CT v = wk_cpu_ld_##s(x[j * sx]) - m;                                          \
-            sum2 += v * v;                                                                      \
-        }                                                                                       \
-        const CT sd = nm_sqrt_##CT(sum2 / n + eps);                                             \
-        for (int64_t j = 0; j < d; j++)                                                         \
-            o[j] = wk_cpu_st_##s((wk_cpu_ld_##s(x[j * sx]) - m) / sd * wk_cpu_ld_##s(a[j * sa]) + \
-                                 wk_cpu_ld_##s(b[j * sb]));                                     \
-    }                                                                                           \
-    static void norm_##s(void *out, const void *x, const wk_layout *lx, const void *alpha,      \
-                         const wk_layout *la, const void *beta, const wk_layout *lb,            \
-                         int64_t rows, int64_t d, float eps)                                    \
-    {                                                                                           \
-        const int64_t sx = lx->strides[lx->rank - 1];                                           \
-        const T *a = (const T *)alpha + la->offset;                                             \
-        const T *b = beta ? (const T *)beta + lb->offset : NULL;                                \
-        const int64_t sa = la->strides[0], sb = beta ? lb->strides[0] : 0;                      \
-        NM_PAR_ROWS                                                                             \
-        for (int64_t r = 0; r < rows; r++)                                                      \
+    /* cnt elements of x (stride sx) as CT: x itself when it already is, else through buf. */  \
+    static inline const CT *nm_load_##s(CT *buf, const T *x, int64_t sx, int64_t cnt)          \
+    {                                                                                          \
+        if (NM_DIRECT_##s && sx == 1)                                                          \
+            return (const CT *)(const void *)x;                                                \
+        for (int64_t i = 0; i < cnt; i++)                                                      \
+            buf[i] = wk_cpu_ld_##s(x[i * sx]);                                                 \
+        return buf;                                                                            \
+    }                                                                                          \
+    /* One row: x (stride sx) -> o; a, b contiguous CT (b NULL for rms_norm). */               \
+    static void norm_row_##s(T *o, const T *x, int64_t sx, const CT *a, const CT *b, int64_t d, \
+                             CT eps)                                                           \
+    {                                                                                          \
+        CT buf[WK_ROWS_BLOCK], acc[WK_ROWS_LANES];                                             \
+        const CT n = (CT)d;                                                                    \
+        CT m = 0;                                                                              \
+        if (b) {                                                                               \
+            const CT x0 = wk_cpu_ld_##s(x[0]);                                                 \
+            for (int k = 0; k < WK_ROWS_LANES; k++)                                            \
+                acc[k] = 0;                                                                    \
+            for (int64_t j = 0; j < d; j += WK_ROWS_BLOCK) {                                   \
+                const int64_t cnt = d - j < WK_ROWS_BLOCK ? d - j : WK_ROWS_BLOCK;             \
+                RK_##CT(sum)(acc, nm_load_##s(buf, x + j * sx, sx, cnt), cnt, x0);             \
+            }                                                                                  \
+            m = x0 + RK_##CT(fold_sum)(acc) / n;                                               \
+        }                                                                                      \
+        for (int k = 0; k < WK_ROWS_LANES; k++)                                                \
+            acc[k] = 0;                                                                        \
+        for (int64_t j = 0; j < d; j += WK_ROWS_BLOCK) {                                       \
+            const int64_t cnt = d - j < WK_ROWS_BLOCK ? d - j : WK_ROWS_BLOCK;                 \
+            RK_##CT(sumsq)(acc, nm_load_##s(buf, x + j * sx, sx, cnt), cnt, m);                \
+        }                                                                                      \
+        const CT sd = nm_sqrt_##CT(RK_##CT(fold_sum)(acc) / n + eps);                          \
+        for (int64_t j = 0; j < d; j += WK_ROWS_BLOCK) {                                       \
+            const int64_t cnt = d - j < WK_ROWS_BLOCK ? d - j : WK_ROWS_BLOCK;                 \
+            const CT *p = nm_load_##s(buf, x + j * sx, sx, cnt);                               \
+            CT *y = NM_DIRECT_##s ? (CT *)(void *)(o + j) : buf;                               \
+            if (b)                                                                             \
+                RK_##CT(ln)(y, p, a + j, b + j, cnt, m, sd);                                   \
+            else                                                                               \
+                RK_##CT(rms)(y, p, a + j, cnt, sd);                                            \
+            if (!NM_DIRECT_##s)                                                                \
+                for (int64_t i = 0; i < cnt; i++)                                              \
+                    o[j + i] = wk_cpu_st_##s(buf[i]);                                          \
+        }                                                                                      \
+    }                                                                                          \
+    /* v (d elements, stride sv) as contiguous CT: v itself, or a copy in *tmp (NULL: no     \
+     * memory). */                                                                             \
+    static const CT *nm_param_##s(const T *v, int64_t sv, int64_t d, CT **tmp)                 \
+    {                                                                                          \
+        *tmp = NULL;                                                                           \
+        if (NM_DIRECT_##s && sv == 1)                                                          \
+            return (const CT *)(const void *)v;                                                \
+        CT *t = wk_malloc((size_t)d * sizeof(CT));                                             \
+        if (!t)                                                                                \
+            return NULL;                                                                       \
+        for (int64_t j = 0; j < d; j++)                                                        \
+            t[j] = wk_cpu_ld_##s(v[j * sv]);                                                   \
+        *tmp = t;                                                                              \
+        return t;                                                                              \
+    }                                                                                          \
+    static wk_status norm_##s(void *out, const void *x, const wk_layout *lx, const void *alpha, \
+                              const wk_layout *la, const void *beta, const wk_layout *lb,      \
+                              int64_t rows, int64_t d, float eps)                              \
+    {                                                                                          \
+        const int64_t sx = lx->strides[lx->rank - 1];                                          \
+        CT *ta = NULL, *tb = NULL;                                                             \
+        const CT *a = nm_param_##s((const T *)alpha + la->offset, la->strides[0], d, &ta);     \
+        const CT *b = beta ? nm_param_##s((const T *)beta + lb->offset, lb->strides[0], d, &tb) \
+                           : NULL;                                                             \
+        if (!a || (beta && !b)) {                                                              \
+            wk_free(ta);                                                                       \
+            wk_free(tb);                                                                       \
+            return wk_err(WK_ERR_OUT_OF_MEMORY, "cpu norm: cannot allocate %lld parameters",   \
+                          (long long)d);                                                       \
+        }                                                                                      \
+        NM_PAR_ROWS                                                                            \
+        for (int64_t r = 0; r < rows; r++)                                                     \
             norm_row_##s((T *)out + r * d, (const T *)x + wk_layout_offset_of(lx, r * d), sx, a, \
-                         sa, b, sb, d, (CT)eps);                                                \
+                         b, d, (CT)eps);                                                       \
+        wk_free(ta);                                                                           \
+        wk_free(tb);                                                                           \
+        return WK_OK;                                                                          \
     }
 WK_CPU_FLOAT_TYPES(DEF_NORM)
 
-typedef void (*norm_fn)(void *out, const void *x, const wk_layout *lx, const void *alpha,
-                        const wk_layout *la, const void *beta, const wk_layout *lb, int64_t rows,
-                        int64_t d, float eps);
+typedef wk_status (*norm_fn)(void *out, const void *x, const wk_layout *lx, const void *alpha,
+                             const wk_layout *la, const void *beta, const wk_layout *lb,
+                             int64_t rows, int64_t d, float eps);
 #define NORM_ENTRY(E, s, T, CT) [WK_DTYPE_##E] = norm_##s,
 static const norm_fn norm_fns[WK_DTYPE_COUNT] = {WK_CPU_FLOAT_TYPES(NORM_ENTRY)};
 
@@ -90,8 +144,8 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     wk_status st = wk_cpu_rows_contiguous(dev, dt, x, lx, &tmp, &lt, wk_op_name(op));
     if (st)
         return st;
-    norm_fns[dt](out, tmp ? tmp : x, tmp ? &lt : lx, alpha, la, layer ? beta : NULL, lb, n / d, d,
-                 eps);
+    st = norm_fns[dt](out, tmp ? tmp : x, tmp ? &lt : lx, alpha, la, layer ? beta : NULL, lb,
+                      n / d, d, eps);
     wk_free(tmp);
-    return WK_OK;
+    return st;
 }

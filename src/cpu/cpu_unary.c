@@ -1,9 +1,63 @@
 /* cpu_unary.c: the CPU unary ops (exp .. sigmoid), affine, powf and elu, every dtype that
  * docs/semantics.md defines. Floats: f32/f64 natively, bf16/f16/f8e4m3 through f32 with one
  * rounding on store. Integers: wrapping in an unsigned type; affine in f64, then saturated.
- * One row function per dtype switches on the op once per row; each case is a tight loop. */
+ * One row function per dtype switches on the op once per row; each case is a tight loop. The
+ * transcendental ops and their compositions (exp log sin cos tanh erf gelu gelu_erf silu sigmoid
+ * powf elu) go through the vector math of cpu_vmath.h (SLEEF) in blocks: f32/f64 rows of unit
+ * stride directly, other rows (strided, or bf16/f16/f8e4m3 converted to f32) through a small
+ * buffer on the stack. The rest are exactly rounded and stay scalar loops (they vectorise). */
 #include "cpu_elem.h"
+#include "cpu_vmath.h"
 #include <math.h>
+
+/* The vector math function of a float op, or -1 for the ops computed inline. */
+static int vm_of(wk_op op)
+{
+    switch (op) {
+    case WK_OP_EXP: return WK_VM_EXP;
+    case WK_OP_LOG: return WK_VM_LOG;
+    case WK_OP_SIN: return WK_VM_SIN;
+    case WK_OP_COS: return WK_VM_COS;
+    case WK_OP_TANH: return WK_VM_TANH;
+    case WK_OP_ERF: return WK_VM_ERF;
+    case WK_OP_GELU: return WK_VM_GELU;
+    case WK_OP_GELU_ERF: return WK_VM_GELU_ERF;
+    case WK_OP_SILU: return WK_VM_SILU;
+    case WK_OP_SIGMOID: return WK_VM_SIGMOID;
+    case WK_OP_POWF: return WK_VM_POW;
+    case WK_OP_ELU: return WK_VM_ELU;
+    default: return -1;
+    }
+}
+
+/* y = f(x) over a row of n elements at xs (stride sx) into o, through wk_vm_f32/f64: a contiguous
+ * row of the compute type in place, any other in blocks of VM_BLOCK through buf. */
+#define VM_BLOCK 512
+#define VMF_float wk_vm_f32
+#define VMF_double wk_vm_f64
+#define VM_DIRECT_bf16 0
+#define VM_DIRECT_f16 0
+#define VM_DIRECT_f32 1
+#define VM_DIRECT_f64 1
+#define VM_DIRECT_f8e4m3 0
+#define DEF_UN_VM(E, s, T, CT)                                                                  \
+    static void unary_vm_##s(T *o, const T *xs, int64_t sx, int64_t n, wk_vm_fn f, CT p)       \
+    {                                                                                           \
+        if (VM_DIRECT_##s && sx == 1) {                                                         \
+            VMF_##CT(f, (CT *)(void *)o, (const CT *)(const void *)xs, n, p);                   \
+            return;                                                                             \
+        }                                                                                       \
+        CT buf[VM_BLOCK];                                                                       \
+        for (int64_t b = 0; b < n; b += VM_BLOCK) {                                             \
+            const int64_t cnt = n - b < VM_BLOCK ? n - b : VM_BLOCK;                            \
+            for (int64_t i = 0; i < cnt; i++)                                                   \
+                buf[i] = wk_cpu_ld_##s(xs[(b + i) * sx]);                                       \
+            VMF_##CT(f, buf, buf, cnt, p);                                                      \
+            for (int64_t i = 0; i < cnt; i++)                                                   \
+                o[b + i] = wk_cpu_st_##s(buf[i]);                                               \
+        }                                                                                       \
+    }
+WK_CPU_FLOAT_TYPES(DEF_UN_VM)
 
 typedef struct unary_ctx {
     wk_op op;
@@ -42,37 +96,26 @@ typedef struct unary_ctx {
         const T *xs = in[0];                                                                    \
         const int64_t sx = step[0];                                                             \
         const C p0 = (C)ctx->p0, p1 = (C)ctx->p1;                                               \
-        const C one = 1, zero = 0, half = (C)0.5;                                               \
-        const C k_gelu = (C)0.79788456080286535588; /* sqrt(2/pi) */                            \
-        const C k_cub = (C)0.044715, sqrt2 = (C)1.41421356237309504880;                         \
+        const C one = 1, zero = 0;                                                            \
+        const int vf = vm_of(ctx->op);                                                          \
+        if (vf >= 0) {                                                                          \
+            unary_vm_##s(o, xs, sx, n, (wk_vm_fn)vf, p0);                                       \
+            return;                                                                             \
+        }                                                                                       \
         switch (ctx->op) {                                                                      \
-        case WK_OP_EXP: FL_##s(FM_##CT(exp)(x)); break;                                         \
-        case WK_OP_LOG: FL_##s(FM_##CT(log)(x)); break;                                         \
-        case WK_OP_SIN: FL_##s(FM_##CT(sin)(x)); break;                                         \
-        case WK_OP_COS: FL_##s(FM_##CT(cos)(x)); break;                                         \
-        case WK_OP_TANH: FL_##s(FM_##CT(tanh)(x)); break;                                       \
         case WK_OP_ABS: FL_##s(FM_##CT(fabs)(x)); break;                                        \
         case WK_OP_NEG: FL_##s(-x); break;                                                      \
         case WK_OP_RECIP: FL_##s(one / x); break;                                               \
         case WK_OP_SQR: FL_##s(x * x); break;                                                   \
         case WK_OP_SQRT: FL_##s(FM_##CT(sqrt)(x)); break;                                       \
-        case WK_OP_GELU:                                                                        \
-            FL_##s(half * x * (one + FM_##CT(tanh)(k_gelu * (x + k_cub * (x * x * x)))));       \
-            break;                                                                              \
-        case WK_OP_GELU_ERF: FL_##s(half * x * FM_##CT(erfc)(-x / sqrt2)); break;               \
-        case WK_OP_ERF: FL_##s(FM_##CT(erf)(x)); break;                                         \
         /* relu: max(x, 0) as in Candle (NaN -> 0, -0 -> +0) */                                 \
         case WK_OP_RELU: FL_##s(x > zero ? x : zero); break;                                    \
-        case WK_OP_SILU: FL_##s(x / (one + FM_##CT(exp)(-x))); break;                           \
         case WK_OP_FLOOR: FL_##s(FM_##CT(floor)(x)); break;                                     \
         case WK_OP_CEIL: FL_##s(FM_##CT(ceil)(x)); break;                                       \
         case WK_OP_ROUND: FL_##s(FM_##CT(round)(x)); break; /* half away from zero */           \
         /* sign(+-0) = +0, sign(NaN) = NaN */                                                   \
         case WK_OP_SIGN: FL_##s(x > zero ? one : x < zero ? -one : x == zero ? zero : x); break; \
-        case WK_OP_SIGMOID: FL_##s(one / (one + FM_##CT(exp)(-x))); break;                      \
         case WK_OP_AFFINE: FL_##s(x * p0 + p1); break; /* two roundings, no FMA */              \
-        case WK_OP_POWF: FL_##s(FM_##CT(pow)(x, p0)); break;                                    \
-        case WK_OP_ELU: FL_##s(x > zero ? x : p0 * (FM_##CT(exp)(x) - one)); break;             \
         default: break; /* not reached: wk_cpu_unary checks the op */                           \
         }                                                                                       \
     }

@@ -1,0 +1,18 @@
+# cmake/cpu.cmake: the CPU backend's vector math (src/cpu/cpu_vmath*.c) through SLEEF, found by
+# cmake/deps.cmake. On x86-64 the AVX-512F and AVX2 kernels are compiled with their ISA flags (only
+# those two files; the library stays baseline x86-64) and cpu_vmath.c picks one at run time.
+target_include_directories(wick_obj PRIVATE ${WICK_SLEEF_INCLUDE_DIR})
+foreach(t wick wick_static)
+  target_link_libraries(${t} PRIVATE ${WICK_SLEEF_LIBRARY})
+endforeach()
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  set_source_files_properties(src/cpu/cpu_vmath_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f")
+  set_source_files_properties(src/cpu/cpu_vmath_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+  set_source_files_properties(src/cpu/cpu_vmath.c PROPERTIES COMPILE_DEFINITIONS "WK_VMATH_X86=1")
+endif()
+# The row-op block kernels and the elementwise row loops are plain C loops meant to vectorise:
+# -O3 (GCC's -O2 cost model leaves loops that need an alias check or a remainder scalar).
+# Appended after the build type's -O2, so it wins. Elementwise IEEE operations give the same bits
+# vectorised or not.
+set_source_files_properties(src/cpu/cpu_rows.c src/cpu/cpu_binary.c src/cpu/cpu_unary.c
+                            src/cpu/cpu_where.c PROPERTIES COMPILE_OPTIONS "-O3")
