@@ -4,8 +4,11 @@
  *   layer_norm: m = sum(x) / D, var = sum((x - m)^2) / D (biased),
  *               out = (x - m) / sqrt(var + eps) * alpha + beta
  * layer_norm takes two passes over the row (mean, then centred squares) rather than Candle's
- * E[x^2] - m^2, which cancels when |m| >> std. bf16/f16/f8e4m3 compute in f32 and round once,
- * f32 in f32, f64 in f64. Rows are read through their start offsets and the last dim's stride
+ * E[x^2] - m^2, which cancels when |m| >> std; the second pass also sums the residuals x - m and
+ * corrects the mean by their mean (the corrected two-pass algorithm), so that a constant row has
+ * its value as the mean exactly and out = beta exactly. The row sums accumulate in double (a
+ * long f32 row summed in f32 loses log2(D) bits), the rest computes in f32 for
+ * bf16/f16/f8e4m3/f32 and in f64 for f64, rounding once on store. Rows are read through their start offsets and the last dim's stride
  * (rows strided in memory are first copied to contiguous rows) and run in parallel above
  * WK_CPU_PAR_THRESHOLD elements. */
 #include "cpu_elem.h"
@@ -23,28 +26,31 @@ static inline double nm_sqrt_double(double v) { return sqrt(v); }
     static void norm_row_##s(T *o, const T *x, int64_t sx, const T *a, int64_t sa, const T *b,  \
                              int64_t sb, int64_t d, CT eps)                                     \
     {                                                                                           \
-        const CT n = (CT)d;                                                                     \
+        const double n = (double)d;                                                             \
         if (!b) {                                                                               \
-            CT sum2 = 0;                                                                        \
+            double sum2 = 0;                                                                    \
             for (int64_t j = 0; j < d; j++) {                                                   \
                 const CT v = wk_cpu_ld_##s(x[j * sx]);                                          \
-                sum2 += v * v;                                                                  \
+                sum2 += (double)v * (double)v;                                                  \
             }                                                                                   \
-            const CT rms = nm_sqrt_##CT(sum2 / n + eps);                                        \
+            const CT rms = nm_sqrt_##CT((CT)(sum2 / n) + eps);                                  \
             for (int64_t j = 0; j < d; j++)                                                     \
                 o[j] = wk_cpu_st_##s(wk_cpu_ld_##s(x[j * sx]) / rms * wk_cpu_ld_##s(a[j * sa])); \
             return;                                                                             \
         }                                                                                       \
-        CT sum = 0;                                                                             \
+        double sum = 0;                                                                         \
         for (int64_t j = 0; j < d; j++)                                                         \
-            sum += wk_cpu_ld_##s(x[j * sx]);                                                    \
-        const CT m = sum / n;                                                                   \
-        CT sum2 = 0;                                                                            \
+            sum += (double)wk_cpu_ld_##s(x[j * sx]);                                            \
+        const CT m0 = (CT)(sum / n);                                                            \
+        double res = 0, sum2 = 0;                                                               \
         for (int64_t j = 0; j < d; j++) {                                                       \
-            const CT v = wk_cpu_ld_##s(x[j * sx]) - m;                                          \
+            const double v = (double)(wk_cpu_ld_##s(x[j * sx]) - m0);                           \
+            res += v;                                                                           \
             sum2 += v * v;                                                                      \
         }                                                                                       \
-        const CT sd = nm_sqrt_##CT(sum2 / n + eps);                                             \
+        const double rm = res / n, var = sum2 / n - rm * rm;                                    \
+        const CT m = isfinite(rm) ? (CT)((double)m0 + rm) : m0;                                 \
+        const CT sd = nm_sqrt_##CT((CT)(var < 0 ? 0 : var) + eps);                              \
         for (int64_t j = 0; j < d; j++)                                                         \
             o[j] = wk_cpu_st_##s((wk_cpu_ld_##s(x[j * sx]) - m) / sd * wk_cpu_ld_##s(a[j * sa]) + \
                                  wk_cpu_ld_##s(b[j * sb]));                                     \
