@@ -13,7 +13,7 @@ NaN placement in arg_sort). Results are judged as the parity harness judges them
 the NMSE bound of their class.
 
   /usr/bin/python3 tests/diff/torch_diff.py [--lib build/libwick.so] [--device cpu|cuda:0]
-         [--cases N] [--seed S] [--ops a,b] [--verbose]
+         [--cases N] [--first K] [--seed S] [--ops a,b] [--verbose]
 
 Every case's seed derives from the run seed (printed first); `--seed S --cases N` repeats a
 run, and a failure prints `--seed S --case K` to rerun that case alone. Exit 0 when nothing
@@ -839,6 +839,8 @@ def main():
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--case", type=int, default=None, help="run only this case index")
+    ap.add_argument("--first", type=int, default=0,
+                    help="first case index (a slice [first, first + cases) of the run, for parallel runs)")
     ap.add_argument("--ops", default="", help="comma-separated families")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--max-fail", type=int, default=20)
@@ -850,7 +852,7 @@ def main():
     torch.set_num_threads(1)
     counts, fails, skips = {}, 0, 0
     t0 = time.time()
-    rng_range = [a.case] if a.case is not None else range(a.cases)
+    rng_range = [a.case] if a.case is not None else range(a.first, a.first + a.cases)
     for i in rng_range:
         r = random.Random((seed << 32) ^ i)
         name, fn, dts = r.choice(fams)
