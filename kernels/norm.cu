@@ -1,10 +1,11 @@
 /* norm.cu: rms_norm and layer_norm over the last dim (candle-nn's fused norms), module "norm".
  *
  *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
- *   layer_norm: mean and var = sum((x - mean)^2) / D from Welford's update per thread and Chan's
- *               merge across threads (rows.h), never E[x^2] - mean^2 nor sum(x) / D: a
- *               constant row gets its value as the mean exactly (so out = beta exactly), and a
- *               row of mean 1e4 and spread 1e-2 keeps f32 accuracy;
+ *   layer_norm: mean and var = sum((x - mean)^2) / D from each thread's shifted sums (shift:
+ *               the thread's first value) merged across threads by Chan's formula (rows.h),
+ *               never E[x^2] - mean^2 nor sum(x) / D: a constant row gets its value as the mean
+ *               exactly (so out = beta exactly), and a row of mean 1e4 and spread 1e-2 keeps
+ *               the accuracy that the rounding of its mean allows;
  *               out = (x - mean) / sqrt(var + eps) * alpha + beta
  * in that order of operations (docs/semantics.md); bf16/f16/f8e4m3 compute in f32, f32 in f32,
  * f64 in f64 (eps widened); one rounding on store.
@@ -66,8 +67,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             if (k < kv)
                 q[k].raw = xv[lane + k * G].raw;
         C v[KV][N];
-        C s = 0;
-        wk_mv<C> st = {0, 0, 0};
+        C s = 0, K = 0, sq = 0; /* rms: s = sum x^2; layer: s, sq = sums of x - K, (x - K)^2 */
 #pragma unroll
         for (int k = 0; k < KV; k++)
 #pragma unroll
@@ -75,17 +75,20 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                 v[k][e] = 0;
                 if (k < kv) {
                     v[k][e] = wk_t<DT>::ld(q[k].v[e]);
-                    if (!LAYER)
+                    if (!LAYER) {
                         s = s + v[k][e] * v[k][e];
-                    else if (k == 0 && e == 0)
-                        st.m = v[0][0];
-                    else /* the (k*N + e + 1)-th value of this thread: a constant 1/count */
-                        wk_mv_push(st, v[k][e], (C)(1.0 / (double)(k * N + e + 1)));
+                    } else {
+                        if (k == 0 && e == 0)
+                            K = v[0][0];
+                        const C d = v[k][e] - K;
+                        s = s + d;
+                        sq = sq + d * d;
+                    }
                 }
             }
         C m = 0, sc;
         if (LAYER) {
-            st.n = (C)(kv * N);
+            wk_mv<C> st = wk_mv_shifted((C)(kv * N), K, s, sq);
             st = wk_row_allreduce_mv(st, G, mv[ph]);
             ph ^= 1;
             m = st.m;
@@ -165,18 +168,22 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
         C m = 0, sc;
         if (LAYER) {
-            wk_mv<C> st = {0, 0, 0};
-            C cnt = 0; /* values pushed (a compute-type count: exact to 2^24 per thread in f32) */
+            /* shifted sums (K: this thread's first value); cnt exact to 2^24 per thread in f32 */
+            C K = 0, sd = 0, sq = 0, cnt = 0;
             auto fstat = [&](int64_t, const C *c) {
+                if (cnt == 0)
+                    K = c[0];
 #pragma unroll
                 for (int e = 0; e < N; e++) {
-                    cnt = cnt + (C)1;
-                    wk_mv_push(st, c[e], (C)1 / cnt);
+                    const C d = c[e] - K;
+                    sd = sd + d;
+                    sq = sq + d * d;
                 }
+                cnt = cnt + (C)N;
             };
             if (live)
                 nm_each<DT, N>(xs, nu, lane, G, fstat);
-            st.n = cnt;
+            wk_mv<C> st = wk_mv_shifted(cnt, K, sd, sq);
             st = wk_row_allreduce_mv(st, G, mv[ph]);
             ph ^= 1;
             m = st.m;

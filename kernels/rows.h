@@ -1,6 +1,7 @@
 /* rows.h: the block-wide reductions that the row kernels (softmax.cu, norm.cu) share: a plain
  * one (sums, maxima) and the merge of mean/variance partials (Chan, Golub and LeVeque) that
- * layer_norm uses instead of sum(x) then sum((x - mean)^2). */
+ * layer_norm uses instead of sum(x) then sum((x - mean)^2): each thread's partial from sums
+ * shifted by one of its values, merged across threads, exact for constant rows. */
 #ifndef WK_ROWS_H
 #define WK_ROWS_H
 
@@ -60,13 +61,25 @@ template <class C> WK_DEV wk_mv<C> wk_mv_merge(const wk_mv<C> &a, const wk_mv<C>
     return r;
 }
 
-/* Welford's update of v with x, the (k+1)-th value (inv = 1 / (k+1), rounded): d = x - m,
- * m += d * inv, q += d * (x - m). d = 0 for a constant row, so m and q stay exact. */
-template <class C> WK_DEV void wk_mv_push(wk_mv<C> &v, C x, C inv)
+/* A thread's partial from sums shifted by one of its own values K: s = sum(x - K), q =
+ * sum((x - K)^2) over n values gives m = K + s/n, q = q - s * (s/n) (clamped at 0; NaN kept).
+ * The shift is a value of the data, so |m - K| is at most about sqrt(n) standard deviations and
+ * the subtraction loses at most log2(n) bits (n <= 32 in registers), where E[x^2] - m^2 loses
+ * all of them for |m| >> std; and a constant row has x - K = 0: m = K exactly, q = 0. Two
+ * independent sums per value (no division, no dependent chain through m as in Welford's update),
+ * the cheap part of a memory-bound kernel. */
+template <class C> WK_DEV wk_mv<C> wk_mv_shifted(C n, C K, C s, C q)
 {
-    const C d = x - v.m;
-    v.m = v.m + d * inv;
-    v.q = v.q + d * (x - v.m);
+    wk_mv<C> r = {0, 0, 0};
+    if (n == 0)
+        return r;
+    const C a = s / n;
+    r.n = n;
+    r.m = K + a;
+    r.q = q - s * a;
+    if (r.q < 0)
+        r.q = 0;
+    return r;
 }
 
 /* wk_row_allreduce for wk_mv partials: the same groups, shuffles, barrier and fixed order (the
