@@ -224,6 +224,32 @@ int main(int argc, char **argv)
         }
     }
 
+    /* the norms' other paths (tools/device/numerics.sh compares them before/after a change):
+     * bf16 rows in registers, unaligned rows (D = 1025) and long rows (D = 65537) streamed */
+    {
+        static const struct { const char *name; wk_dtype dt; int64_t m, d; } nr[6] = {
+            {"rms_norm_bf16", WK_DTYPE_BF16, 16384, 4096},
+            {"layer_norm_bf16", WK_DTYPE_BF16, 16384, 4096},
+            {"rms_norm_f32_d1025", WK_DTYPE_F32, 65536, 1025},
+            {"layer_norm_f32_d1025", WK_DTYPE_F32, 65536, 1025},
+            {"rms_norm_f32_d65537", WK_DTYPE_F32, 1024, 65537},
+            {"layer_norm_f32_d65537", WK_DTYPE_F32, 1024, 65537},
+        };
+        for (int i = 0; i < 6; i++)
+            SEL(nr[i].name)
+            {
+                const int layer = nr[i].name[0] == 'l';
+                int64_t dx[2] = {nr[i].m, nr[i].d}, dv[1] = {nr[i].d};
+                const double bytes = 2.0 * (double)wk_dtype_size(nr[i].dt) * (double)(nr[i].m * nr[i].d);
+                row r = {nr[i].name, "byte", bytes, layer ? K_LAYER : K_RMS, {0}, {0}, {0}, 0, 0};
+                r.a = rnd(nr[i].dt, 2, dx, -4, 4);
+                r.b = rnd(nr[i].dt, 1, dv, 0.5, 1.5);
+                if (layer)
+                    r.c = rnd(nr[i].dt, 1, dv, -0.5, 0.5);
+                emit(&r);
+            }
+    }
+
     /* indexing: 8192 rows of a 128256 x 4096 bf16 table; gather / scatter_add on 8192 x 4096 */
     SEL("index_select_bf16")
     {

@@ -34,6 +34,12 @@ static int report(char *msg, size_t cap, wk_dtype dt, const void *got, const voi
 int pt_compare(char *msg, size_t cap, double *nmse, wk_dtype dt, const void *got,
                const void *want, int64_t n, pt_tol tol)
 {
+    return pt_compare_bound(msg, cap, nmse, dt, got, want, n, tol, pt_bound(tol, dt));
+}
+
+int pt_compare_bound(char *msg, size_t cap, double *nmse, wk_dtype dt, const void *got,
+                     const void *want, int64_t n, pt_tol tol, double bound)
+{
     size_t es = ref_dtype_size(dt);
     *nmse = 0;
     if (tol == PT_BITS) {
@@ -49,7 +55,6 @@ int pt_compare(char *msg, size_t cap, double *nmse, wk_dtype dt, const void *got
                 return report(msg, cap, dt, got, want, i, "");
         return 1;
     }
-    double bound = pt_bound(tol, dt);
     double num = 0, den = 0, worst = -1;
     int64_t worst_i = -1;
     for (int64_t i = 0; i < n; i++) {

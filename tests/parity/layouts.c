@@ -4,12 +4,16 @@
 #include "parity_impl.h"
 #include <stdio.h>
 
-static const char *const family_names[PF_COUNT] = {
+static const char *const family_names[PF_COUNT + 1] = {
     "contiguous", "strided", "transposed", "broadcast", "offset", "empty",
     "rank0", "rank1", "rank2", "rank3", "rank4", "rank5", "rank6", "large", "large-transposed",
+    "adversarial",
 };
 
-const char *pt_family_name(int fam) { return fam >= 0 && fam < PF_COUNT ? family_names[fam] : "?"; }
+const char *pt_family_name(int fam)
+{
+    return fam >= 0 && fam <= PF_ADVERSARIAL ? family_names[fam] : "?";
+}
 
 void pt_family_dims(int32_t *rank, int64_t dims[WK_MAX_RANK], int fam, pt_rng *r)
 {

@@ -90,6 +90,10 @@ static void run_cell(parity_row *pr, wk_device *dev, const pt_row *row, wk_dtype
     }
     for (int fam = 0; fam < PF_COUNT; fam++)
         run_family(&c, fam);
+    if (pt_has_adversarial(row, dt)) {
+        c.fam = PF_ADVERSARIAL;
+        pt_run_adversarial(&c);
+    }
 }
 
 static double now_seconds(void)

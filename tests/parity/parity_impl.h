@@ -54,6 +54,8 @@ typedef enum pt_family {
     PF_LARGE_T,    /* transposed, > 32768 elements */
     PF_COUNT
 } pt_family;
+/* Not a layout family: the name under which the adversarial rows (run_adversarial.c) report. */
+#define PF_ADVERSARIAL PF_COUNT
 const char *pt_family_name(int fam);
 /* The logical dims of a case of family fam. */
 void pt_family_dims(int32_t *rank, int64_t dims[WK_MAX_RANK], int fam, pt_rng *r);
@@ -80,6 +82,9 @@ double pt_bound(pt_tol tol, wk_dtype dt);
  * tol is exact). */
 int pt_compare(char *msg, size_t cap, double *nmse, wk_dtype dt, const void *got,
                const void *want, int64_t n, pt_tol tol);
+/* pt_compare with an explicit NMSE bound (0: exact) in place of pt_bound(tol, dt). */
+int pt_compare_bound(char *msg, size_t cap, double *nmse, wk_dtype dt, const void *got,
+                     const void *want, int64_t n, pt_tol tol, double bound);
 
 /* ---------------------------------------------------------------- cases.c: the op rows */
 typedef enum pt_kind {
@@ -162,6 +167,10 @@ void pt_run_arg_sort(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
 void pt_run_quant(pt_ctx *c, pt_rng *r); /* run_quant.c */
 void pt_run_attn(pt_ctx *c, pt_rng *r);  /* run_attn.c */
+/* The adversarial rows of the row reductions and fused row ops (run_adversarial.c): 1 if
+ * c->row / c->dt has them (PK_REDUCE, PK_SOFTMAX, PK_NORM, PK_ARG_SORT on a float dtype). */
+int pt_has_adversarial(const pt_row *row, wk_dtype dt);
+void pt_run_adversarial(pt_ctx *c);
 /* PK_QUANT rows are named "<op>_<qtype name>": the block type of such a row. */
 wk_qtype pt_row_qtype(const pt_row *row);
 
@@ -201,6 +210,9 @@ wk_status pt_settle(pt_ctx *c, wk_status st, wk_storage **out, int *deferred);
  * reference) under tolerance tol; records the NMSE. Returns 1 on pass. */
 int pt_check_output(pt_ctx *c, const wk_storage *out, wk_dtype odt, const void *want, int64_t n,
                     pt_tol tol);
+/* pt_check_output with an explicit NMSE bound (0: exact). */
+int pt_check_output_bound(pt_ctx *c, const wk_storage *out, wk_dtype odt, const void *want,
+                          int64_t n, pt_tol tol, double bound);
 /* Like pt_check_output for a whole in-place destination storage of len elements: bit for bit,
  * a mismatch outside `written` (1 per element written by the op) is reported as a guard-region
  * violation. */

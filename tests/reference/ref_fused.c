@@ -2,7 +2,8 @@
  * from the f64 values of the inputs, one rounding to the output dtype at the end.
  *   softmax_last_dim: exp(x - max) / sum exp(x - max) per row of the last dim.
  *   rms_norm:   x / sqrt(mean(x^2) + eps) * alpha;  layer_norm: (x - mean) / sqrt(var + eps) *
- *               alpha + beta with the biased variance.
+ *               alpha + beta with the biased variance (two passes, the mean corrected by its
+ *               residual so that a constant row has its value as the mean exactly).
  *   rope / rope_i / rope_thd: the rotation of the pairs (i, i + D/2) or (2i, 2i + 1) by
  *               cos[t, i], sin[t, i] (cos/sin (Tc >= T, D/2) or (B, Tc >= T, D/2)).
  *   arg_sort_last_dim: insertion sort of indices (stable); NaN last ascending, first descending;
@@ -69,10 +70,17 @@ wk_status ref_layer_norm(void *out, wk_dtype dt, const void *x, const wk_layout 
         return WK_ERR_SHAPE;
     const int64_t n = ref_count(lx), d = lx->dims[lx->rank - 1];
     for (int64_t r = 0; d > 0 && r < n / d; r++) {
-        double s = 0, s2 = 0;
+        double s = 0, s2 = 0, c = 0;
         for (int64_t j = 0; j < d; j++)
             s += ld(dt, x, lx, r * d + j);
         double mean = s / (double)d;
+        /* the mean corrected by the mean residual: the value itself for a constant row (whose
+         * residuals are one small exact value), so that (x - mean) is 0 there, as it is for
+         * the exact mean */
+        for (int64_t j = 0; j < d; j++)
+            c += ld(dt, x, lx, r * d + j) - mean;
+        if (isfinite(c))
+            mean += c / (double)d;
         for (int64_t j = 0; j < d; j++) {
             double v = ld(dt, x, lx, r * d + j) - mean;
             s2 += v * v;

@@ -1,0 +1,242 @@
+/* numerics_base/norm.cu: kernels/norm.cu as of 4a9d262 (two passes, sum/D then centred squares), kept
+ * only so that tools/device/numerics.sh can time it against the current kernels/norm.cu in one
+ * run on the same GPU. Not built by CMake; the script swaps it in and out of build-gpu. */
+/* norm.cu: rms_norm and layer_norm over the last dim (candle-nn's fused norms), module "norm".
+ *
+ *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
+ *   layer_norm: mean = sum(x) / D, var = sum((x - mean)^2) / D (two passes over the values, not
+ *               E[x^2] - mean^2), out = (x - mean) / sqrt(var + eps) * alpha + beta
+ * in that order of operations (docs/semantics.md); bf16/f16/f8e4m3 compute in f32, f32 in f32,
+ * f64 in f64 (eps widened); one rounding on store.
+ *
+ * Rows as in softmax.cu: the host hands over rows whose last dim has stride 1, row r starting at
+ * element koff(R, r) of x; alpha and beta are contiguous (D elements; the host copies a strided
+ * or broadcast one first). A group of G threads (a power of two, 1..256) takes one row; blocks
+ * loop over row groups uniformly, so every thread reaches every __syncthreads.
+ *   norm_<rms|layer>_<dt>_r<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
+ *       cached in registers (x read once, out written once): D a multiple of N = 16/sizeof(S),
+ *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV;
+ *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
+ *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
+ * beta is ignored (may be NULL) by rms_norm. */
+#include "rows.h"
+
+WK_DEV float nm_sqrt(float v) { return sqrtf(v); }
+WK_DEV double nm_sqrt(double v) { return sqrt(v); }
+
+/* The per-row constants: rms_norm: sc = sqrt(sum(x^2)/D + eps); layer_norm: mean m and
+ * sc = sqrt(var + eps). out_j = LAYER ? (x_j - m) / sc * a_j + b_j : x_j / sc * a_j. */
+template <bool LAYER, class C> WK_DEV C nm_apply(C v, C m, C sc, C a, C b)
+{
+    return LAYER ? (v - m) / sc * a + b : v / sc * a;
+}
+
+/* Register-cached rows: KV vectors of N elements per thread. */
+template <int DT, bool LAYER, int KV>
+WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
+                        int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const int N = 16 / (int)sizeof(S);
+    const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
+    const int64_t nv = D / N;
+    const C n = (C)D, eps = (C)epsf;
+    const wk_pack<S, N> *av = (const wk_pack<S, N> *)alpha;
+    const wk_pack<S, N> *bv = (const wk_pack<S, N> *)beta;
+#pragma unroll 1
+    for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) { /* uniform in the block */
+        const int64_t row = rb * gpb + g;
+        const bool live = row < M;
+        int64_t base = 0;
+        if (live)
+            wk_koff(R, row, &base);
+        const wk_pack<S, N> *xv = (const wk_pack<S, N> *)((const S *)x + base);
+        wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
+        /* kv: how many of this thread's KV vectors lie in the row (lane < G, nv >= 1); a 32-bit
+         * division, not a 64-bit one (a subroutine): the host's plan has nv <= G * KV <= 2048 */
+        const int kv = live ? ((int)nv - lane + G - 1) / G : 0;
+        wk_pack<S, N> q[KV];
+#pragma unroll
+        for (int k = 0; k < KV; k++) /* all loads issued before any use */
+            if (k < kv)
+                q[k].raw = xv[lane + k * G].raw;
+        C v[KV][N];
+        C s = 0;
+#pragma unroll
+        for (int k = 0; k < KV; k++)
+#pragma unroll
+            for (int e = 0; e < N; e++) {
+                v[k][e] = 0;
+                if (k < kv) {
+                    v[k][e] = wk_t<DT>::ld(q[k].v[e]);
+                    s = s + (LAYER ? v[k][e] : v[k][e] * v[k][e]);
+                }
+            }
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
+        ph ^= 1;
+        C m = 0, sc;
+        if (LAYER) {
+            m = s / n;
+            C s2 = 0;
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    if (k < kv) {
+                        const C c = v[k][e] - m;
+                        s2 = s2 + c * c;
+                    }
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
+            ph ^= 1;
+            sc = nm_sqrt(s2 / n + eps);
+        } else {
+            sc = nm_sqrt(s / n + eps);
+        }
+#pragma unroll
+        for (int k = 0; k < KV; k++)
+            if (k < kv) {
+                wk_pack<S, N> a, b, o;
+                a.raw = av[lane + k * G].raw;
+                if (LAYER)
+                    b.raw = bv[lane + k * G].raw;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o.v[e] = wk_t<DT>::st(nm_apply<LAYER, C>(
+                        v[k][e], m, sc, wk_t<DT>::ld(a.v[e]), LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
+                yv[lane + k * G].raw = o.raw;
+            }
+    }
+}
+
+/* Calls f(u, c[N]) for the units u = lane, lane + G, ... < nu of the row at xs (unit = N
+ * elements, loaded as one access), four loads in flight per thread. */
+template <int DT, int N, class F>
+WK_DEV void nm_each(const typename wk_t<DT>::S *xs, int64_t nu, int lane, int G, F &f)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const wk_pack<S, N> *xv = (const wk_pack<S, N> *)xs;
+#pragma unroll 1
+    for (int64_t u0 = lane; u0 < nu; u0 += 4 * (int64_t)G) {
+        wk_pack<S, N> q[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (u0 + (int64_t)k * G < nu)
+                q[k].raw = xv[u0 + k * G].raw;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (u0 + (int64_t)k * G < nu) {
+                C c[N];
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    c[e] = wk_t<DT>::ld(q[k].v[e]);
+                f(u0 + k * G, c);
+            }
+    }
+}
+
+/* Streaming rows; N = 16/sizeof(S) (vector units) or 1 (scalar). */
+template <int DT, bool LAYER, int N>
+WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, void *out,
+                           int64_t M, int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
+{
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    int ph = 0;
+    const int64_t nu = D / N;
+    const C n = (C)D, eps = (C)epsf;
+    const wk_pack<S, N> *av = (const wk_pack<S, N> *)alpha;
+    const wk_pack<S, N> *bv = (const wk_pack<S, N> *)beta;
+#pragma unroll 1
+    for (int64_t rb = blockIdx.x; rb * gpb < M; rb += gridDim.x) {
+        const int64_t row = rb * gpb + g;
+        const bool live = row < M;
+        int64_t base = 0;
+        if (live)
+            wk_koff(R, row, &base);
+        const S *xs = (const S *)x + base;
+        wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
+        C s = 0;
+        auto fsum = [&](int64_t, const C *c) {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                s = s + (LAYER ? c[e] : c[e] * c[e]);
+        };
+        if (live)
+            nm_each<DT, N>(xs, nu, lane, G, fsum);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
+        ph ^= 1;
+        C m = 0, sc;
+        if (LAYER) {
+            m = s / n;
+            C s2 = 0;
+            auto fvar = [&](int64_t, const C *c) {
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const C d = c[e] - m;
+                    s2 = s2 + d * d;
+                }
+            };
+            if (live)
+                nm_each<DT, N>(xs, nu, lane, G, fvar);
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
+            ph ^= 1;
+            sc = nm_sqrt(s2 / n + eps);
+        } else {
+            sc = nm_sqrt(s / n + eps);
+        }
+        auto fout = [&](int64_t u, const C *c) {
+            wk_pack<S, N> a, b, o;
+            a.raw = av[u].raw;
+            if (LAYER)
+                b.raw = bv[u].raw;
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                o.v[e] = wk_t<DT>::st(nm_apply<LAYER, C>(
+                    c[e], m, sc, wk_t<DT>::ld(a.v[e]), LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
+            yv[u].raw = o.raw;
+        };
+        if (live)
+            nm_each<DT, N>(xs, nu, lane, G, fout);
+    }
+}
+
+/* Register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
+ * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
+ * nm_kv_max). */
+#define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
+    WK_KERNEL norm_##on##_##dtn##_r##KV(const void *x, const void *alpha, const void *beta,     \
+                                        void *out, int64_t M, int64_t D, int32_t G,            \
+                                        wk_klay<1> R, float eps)                               \
+    {                                                                                          \
+        nm_rows_reg<DT, L, KV>(x, alpha, beta, out, M, D, G, R, eps);                          \
+    }
+#define WK_NORM_S1(on, L, dtn, DT)                                                             \
+    WK_KERNEL norm_##on##_##dtn##_s(const void *x, const void *alpha, const void *beta,         \
+                                    void *out, int64_t M, int64_t D, int32_t G, wk_klay<1> R,  \
+                                    float eps, int32_t vec)                                    \
+    {                                                                                          \
+        if (vec)                                                                               \
+            nm_rows_stream<DT, L, 16 / sizeof(typename wk_t<DT>::S)>(x, alpha, beta, out, M, D, \
+                                                                    G, R, eps);                \
+        else                                                                                   \
+            nm_rows_stream<DT, L, 1>(x, alpha, beta, out, M, D, G, R, eps);                    \
+    }
+#define WK_NORM_R(dtn, DT, KV)                                                                 \
+    WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)
+#define WK_NORM_S(dtn, DT) WK_NORM_S1(rms, false, dtn, DT) WK_NORM_S1(layer, true, dtn, DT)
+WK_NORM_R(f32, WK_DT_F32, 2) WK_NORM_R(f32, WK_DT_F32, 4) WK_NORM_R(f32, WK_DT_F32, 8)
+WK_NORM_R(f64, WK_DT_F64, 2) WK_NORM_R(f64, WK_DT_F64, 4) WK_NORM_R(f64, WK_DT_F64, 8)
+WK_NORM_R(bf16, WK_DT_BF16, 2) WK_NORM_R(bf16, WK_DT_BF16, 4)
+WK_NORM_R(f16, WK_DT_F16, 2) WK_NORM_R(f16, WK_DT_F16, 4)
+WK_NORM_R(f8e4m3, WK_DT_F8E4M3, 2)
+WK_NORM_S(bf16, WK_DT_BF16)
+WK_NORM_S(f16, WK_DT_F16)
+WK_NORM_S(f32, WK_DT_F32)
+WK_NORM_S(f64, WK_DT_F64)
+WK_NORM_S(f8e4m3, WK_DT_F8E4M3)
