@@ -424,6 +424,36 @@ static int write_gguf(const char *path)
     return ok;
 }
 
+static char g_st_path[64];
+static wk_status r_safetensors(wk_storage **o)
+{
+    (void)o;
+    wk_safetensors *st = NULL;
+    wk_status got = wk_safetensors_open(&st, g_st_path);
+    for (int64_t i = 0; got == WK_OK && i < wk_safetensors_tensor_count(st); i++) {
+        wk_storage *t = NULL; /* converted to f32 on the device: the load and the cast */
+        got = wk_safetensors_load_tensor(&t, st, i, g_dev, WK_DTYPE_F32);
+        wk_storage_free(t);
+    }
+    wk_safetensors_close(st);
+    return got;
+}
+
+static int write_safetensors(const char *path)
+{
+    static const float f[16] = {1, 2, 3};
+    static const uint16_t h[6] = {0x3C00, 0x4000};
+    const int64_t d2[2] = {4, 4}, d1[1] = {6};
+    wk_safetensors_writer *w = NULL;
+    int ok = wk_safetensors_writer_new(&w) == WK_OK &&
+             wk_safetensors_writer_add_metadata(w, "format", "pt") == WK_OK &&
+             wk_safetensors_writer_add_tensor(w, "t.f32", WK_DTYPE_F32, 2, d2, f, sizeof f) == WK_OK &&
+             wk_safetensors_writer_add_tensor(w, "t.bf16", WK_DTYPE_BF16, 1, d1, h, sizeof h) == WK_OK &&
+             wk_safetensors_writer_write(w, path) == WK_OK;
+    wk_safetensors_writer_free(w);
+    return ok;
+}
+
 /* One sweep k = 1, 2, ... With check_live, every call must return the live count to where it
  * was; without it (the first, cold sweep on a GPU, whose backend may fill per-device caches such
  * as loaded kernel modules on first use) only the status, *out and the inputs are checked; those
@@ -519,12 +549,16 @@ int main(void)
         {"dequantize q8_0", f_dequantize}, {"qmatmul q8_0", f_qmatmul}, {"qmatmul q4_k big", f_qmatmul_big},
         {"qembedding", f_qembedding}, {"rand_uniform", f_rand_uniform}, {"rand_normal big", f_rand_normal_big},
     };
-    /* the file readers (the safetensors reader is one more line here) */
+    /* the file readers */
     static const struct { const char *name; op_fn fn; } readers[] = {
         {"gguf reader", r_gguf},
+        {"safetensors reader", r_safetensors},
     };
     snprintf(g_gguf_path, sizeof g_gguf_path, "/tmp/wick_alloc_fail_%d.gguf", (int)getpid());
     if (!TEST_CHECK(write_gguf(g_gguf_path), "cannot write %s: %s", g_gguf_path, wk_last_error()))
+        return testlib_summary();
+    snprintf(g_st_path, sizeof g_st_path, "/tmp/wick_alloc_fail_%d.safetensors", (int)getpid());
+    if (!TEST_CHECK(write_safetensors(g_st_path), "cannot write %s: %s", g_st_path, wk_last_error()))
         return testlib_summary();
     const char *specs[TESTLIB_MAX_DEVICES];
     const int n = testlib_devices(specs); /* before the hook: may touch drivers */
@@ -557,5 +591,6 @@ int main(void)
     TEST_CHECK(atomic_load(&g_allocs) > 0, "the library never called the allocator hook");
     TEST_EQ_STATUS(wk_set_allocator(NULL), WK_OK);
     remove(g_gguf_path);
+    remove(g_st_path);
     return testlib_summary();
 }

@@ -12,7 +12,8 @@
 #   bench     elementwise/reduce beside PyTorch (bench/gpu_compare.py)
 #   benchops  matmul, conv, fused, indexing, image ops, argsort beside PyTorch (gpu_compare_ops.py)
 #   benchq    quantized matmul / dequantize (wick_gpu_bench_quant)
-# Knobs (environment): CTEST_ARGS (extra ctest arguments, e.g. "-E test_gpu_runtime"),
+# Knobs (environment): WICK_CMAKE_EXTRA (more configure arguments, e.g. -DCMAKE_LIBRARY_PATH=...
+# where jansson or SLEEF were unpacked on a machine without them), CTEST_ARGS (extra ctest arguments, e.g. "-E test_gpu_runtime"),
 # PARITY_MODES (default "embedded portable rtc"), MEMCHECK_TESTS / RACECHECK_TESTS (test lists).
 # Logs go to OUTDIR; a summary table is printed last.
 set -u
@@ -31,10 +32,10 @@ export PATH="$PATH:/usr/local/cuda/bin"
 if has build; then
   t0=$(date +%s)
   if cmake -S . -B $B -DWICK_CUDA=ON -DWICK_HIP=OFF ${WICK_CUDA_ARCHS:+-DWICK_CUDA_ARCHS=$WICK_CUDA_ARCHS} \
-       >"$O/configure.log" 2>&1 && cmake --build $B -j"$J" >"$O/build.log" 2>&1; then
+       ${WICK_CMAKE_EXTRA:-} >"$O/configure.log" 2>&1 && cmake --build $B -j"$J" >"$O/build.log" 2>&1; then
     step build "ok ($(( $(date +%s) - t0 )) s)"
   else
-    step build FAIL; grep -E "error|Error" "$O/build.log" | head -30; cat "$S"; exit 1
+    step build FAIL; tail -15 "$O/configure.log"; grep -E "error|Error" "$O/build.log" | head -30; cat "$S"; exit 1
   fi
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$O/gpu.txt" 2>&1

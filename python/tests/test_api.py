@@ -170,3 +170,89 @@ def test_gguf_write_and_read(tmp_path):
     with pytest.raises(WickError) as e:
         L.wk_gguf_open(ctypes.byref(g), str(tmp_path / "missing.gguf").encode())
     assert e.value.status == Status.IO
+
+
+def test_safetensors_read_what_the_package_writes(tmp_path):
+    st = pytest.importorskip("safetensors.numpy")
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
+    b = np.array([[1, -2], [3, 40000]], dtype=np.int64)
+    path = str(tmp_path / "x.safetensors")
+    st.save_file({"a": a, "b": b}, path, metadata={"format": "np"})
+    L = wick.lib()
+    f = ctypes.c_void_p()
+    L.wk_safetensors_open(ctypes.byref(f), path.encode())
+    try:
+        assert L.wk_safetensors_tensor_count(f) == 2
+        assert L.wk_safetensors_metadata_find(f, b"format") == b"np"
+        i = L.wk_safetensors_find_tensor(f, b"a")
+        info = wick.SafetensorsTensorInfo()
+        L.wk_safetensors_tensor_info_get(ctypes.byref(info), f, i)
+        assert (info.name, info.dtype_name, info.rank) == (b"a", b"F32", 3)
+        assert tuple(info.dims[:3]) == (2, 3, 4) and info.nbytes == 96
+        s = ctypes.c_void_p()  # loaded as f64: converted by wk_to_dtype on the device
+        L.wk_safetensors_load_tensor(ctypes.byref(s), f, i, wick.device("cpu").handle, DType.F64)
+        got = np.empty(24, np.float64)
+        L.wk_storage_to_host(got.ctypes.data_as(ctypes.c_void_p), 24, s)
+        L.wk_storage_free(s)
+        np.testing.assert_array_equal(got, a.reshape(-1).astype(np.float64))
+        assert L.wk_safetensors_find_tensor(f, b"missing") == -1
+    finally:
+        L.wk_safetensors_close(f)
+
+
+def test_safetensors_write_what_the_package_reads(tmp_path):
+    st = pytest.importorskip("safetensors.numpy")
+    L = wick.lib()
+    w = ctypes.c_void_p()
+    L.wk_safetensors_writer_new(ctypes.byref(w))
+    data = (np.arange(6, dtype=np.float32) - 2.5).reshape(3, 2)
+    path = str(tmp_path / "w.safetensors")
+    try:
+        L.wk_safetensors_writer_add_metadata(w, b"k", b"v")
+        dims = (ctypes.c_int64 * 2)(3, 2)
+        L.wk_safetensors_writer_add_tensor(w, b"t", DType.F32, 2, dims,
+                                           data.ctypes.data_as(ctypes.c_void_p), data.nbytes)
+        with pytest.raises(WickError) as e:  # names are unique
+            L.wk_safetensors_writer_add_tensor(w, b"t", DType.F32, 2, dims,
+                                               data.ctypes.data_as(ctypes.c_void_p), data.nbytes)
+        assert e.value.status == Status.INVALID_ARGUMENT
+        L.wk_safetensors_writer_write(w, path.encode())
+    finally:
+        L.wk_safetensors_writer_free(w)
+    back = st.load_file(path)
+    assert list(back) == ["t"]
+    np.testing.assert_array_equal(back["t"], data)
+    with open(path, "rb") as fh:
+        assert fh.read() == st.save({"t": data}, metadata={"k": "v"})
+
+
+def test_decode_attention_matches_numpy(rng):
+    B, Hq, Hkv, Lq, Lk, D = 1, 4, 2, 2, 9, 8
+    q = rng.standard_normal((B, Hq, Lq, D)).astype(np.float32)
+    k = rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32)
+    v = rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32)
+    scale = 1 / np.sqrt(D)
+    L = wick.lib()
+    tq, tk, tv = (wick.from_numpy(a) for a in (q, k, v))
+    out = ctypes.c_void_p()
+    L.wk_decode_attention(ctypes.byref(out), tq.storage_handle, ctypes.byref(tq.layout),
+                          tk.storage_handle, ctypes.byref(tk.layout), tv.storage_handle,
+                          ctypes.byref(tv.layout), scale, 1)
+    got = np.empty(B * Hq * Lq * D, np.float32)
+    L.wk_storage_to_host(got.ctypes.data_as(ctypes.c_void_p), got.size, out)
+    L.wk_storage_free(out)
+    want = np.empty((B, Hq, Lq, D))
+    for h in range(Hq):  # grouped-query: head h reads kv head h // (Hq // Hkv); causal
+        kh, vh = k[0, h // (Hq // Hkv)].astype(np.float64), v[0, h // (Hq // Hkv)]
+        for i in range(Lq):
+            n = Lk - Lq + i + 1
+            s = kh[:n] @ q[0, h, i].astype(np.float64) * scale
+            p = np.exp(s - s.max())
+            want[0, h, i] = (p / p.sum()) @ vh[:n]
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-5, atol=1e-6)
+
+
+def test_graph_capture_is_for_gpus():
+    with pytest.raises(WickError) as e:
+        wick.lib().wk_graph_begin(wick.device("cpu").handle)
+    assert e.value.status == Status.NOT_SUPPORTED

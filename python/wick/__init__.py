@@ -12,7 +12,8 @@ DLPack protocol (__dlpack__, __dlpack_device__, wick.from_dlpack). Errors raise 
 """
 from ._enums import Backend, DType, GgufType, Op, Option, QType, Status
 from ._lib import (ConvParams, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
-                   GgufTensorInfo, GgufValue, Layout, PoolParams, WickError, lib, SIGNATURES)
+                   GgufTensorInfo, GgufValue, Layout, PoolParams, SafetensorsTensorInfo, WickError,
+                   lib, SIGNATURES)
 from .tensor import (Device, Tensor, dequantize, device, devices, from_dlpack, from_numpy,
                      numpy_dtype, qembedding)
 
@@ -34,6 +35,6 @@ def get_option(opt):
 
 __all__ = ["Backend", "DType", "GgufType", "Op", "Option", "QType", "Status", "ConvParams",
            "DLDevice", "DLManagedTensor", "DLManagedTensorVersioned", "DLTensor",
-           "GgufTensorInfo", "GgufValue", "Layout", "PoolParams", "WickError", "lib",
+           "GgufTensorInfo", "GgufValue", "Layout", "PoolParams", "SafetensorsTensorInfo", "WickError", "lib",
            "SIGNATURES", "Device", "Tensor", "dequantize", "device", "devices", "from_dlpack",
            "from_numpy", "numpy_dtype", "qembedding", "version", "set_option", "get_option"]

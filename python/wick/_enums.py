@@ -52,12 +52,14 @@ class Op(IntEnum):
     SOFTMAX_LAST_DIM = 110; RMS_NORM = 111; LAYER_NORM = 112; ROPE = 113  # noqa: E702
     ROPE_I = 114; ROPE_THD = 115; ARG_SORT_LAST_DIM = 116  # noqa: E702
     DEQUANTIZE = 120; QMATMUL = 121; QEMBEDDING = 122  # noqa: E702
+    DECODE_ATTENTION = 130
 
 
 class Backend(IntEnum):
     CPU = 0
     CUDA = 1
     ROCM = 2
+    SIMT = 3
 
 
 class QType(IntEnum):

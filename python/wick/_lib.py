@@ -58,6 +58,12 @@ class GgufValue(Structure):
     _fields_ = [("g", c_void_p), ("pos", c_uint64), ("node", c_int64), ("type", c_int32)]
 
 
+class SafetensorsTensorInfo(Structure):
+    _fields_ = [("name", c_char_p), ("dtype_name", c_char_p), ("has_dtype", c_int32),
+                ("dtype", c_int), ("rank", c_int32), ("dims", c_int64 * WK_MAX_RANK),
+                ("elems", c_int64), ("offset", c_uint64), ("nbytes", c_uint64)]
+
+
 class GgufTensorInfo(Structure):
     _fields_ = [("name", c_char_p), ("n_dims", c_int32), ("ne", c_int64 * WK_GGUF_MAX_DIMS),
                 ("dims", c_int64 * WK_GGUF_MAX_DIMS), ("qtype", c_int), ("elems", c_int64),
@@ -105,7 +111,7 @@ DLPACK_FLAG_BITMASK_IS_COPIED = 2
 kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCM, kDLROCMHost = 1, 2, 3, 10, 11
 
 # ---------------------------------------------------------------- the functions
-_p = c_void_p            # opaque handles: wk_storage*, wk_device*, wk_gguf*, wk_gguf_writer*
+_p = c_void_p            # opaque handles: wk_storage*, wk_device*, wk_gguf*, wk_safetensors*, ...
 _pp = POINTER(c_void_p)  # their out-arguments
 _L = POINTER(Layout)
 _S = "status"            # result: wk_status, checked
@@ -201,6 +207,12 @@ SIGNATURES = {
     "wk_rope_i": (_S, [_pp, _p, _L, _p, _L, _p, _L]),
     "wk_rope_thd": (_S, [_pp, _p, _L, _p, _L, _p, _L]),
     "wk_arg_sort_last_dim": (_S, [_pp, _p, _L, c_int]),
+    "wk_decode_attention": (_S, [_pp, _p, _L, _p, _L, _p, _L, c_float, c_int]),
+    # graphs (GPU devices)
+    "wk_graph_begin": (_S, [_p]),
+    "wk_graph_end": (_S, [_p, _pp]),
+    "wk_graph_launch": (_S, [_p]),
+    "wk_graph_free": (None, [_p]),
     # quantized
     "wk_qtype_name": (c_char_p, [c_int]),
     "wk_qtype_block_elems": (c_int64, [c_int]),
@@ -255,6 +267,26 @@ SIGNATURES = {
     "wk_gguf_writer_add_tensor": (_S, [_p, c_char_p, c_int, c_int32, POINTER(c_int64),
                                        c_void_p, c_uint64]),
     "wk_gguf_writer_write": (_S, [_p, c_char_p, c_uint32]),
+    # safetensors: reader
+    "wk_safetensors_open": (_S, [_pp, c_char_p]),
+    "wk_safetensors_close": (None, [_p]),
+    "wk_safetensors_file_size": (c_uint64, [_p]),
+    "wk_safetensors_data_offset": (c_uint64, [_p]),
+    "wk_safetensors_tensor_count": (c_int64, [_p]),
+    "wk_safetensors_tensor_info_get": (_S, [POINTER(SafetensorsTensorInfo), _p, c_int64]),
+    "wk_safetensors_find_tensor": (c_int64, [_p, c_char_p]),
+    "wk_safetensors_tensor_data": (c_void_p, [_p, c_int64]),
+    "wk_safetensors_load_tensor": (_S, [_pp, _p, c_int64, _p, c_int]),
+    "wk_safetensors_metadata_count": (c_int64, [_p]),
+    "wk_safetensors_metadata_get": (_S, [POINTER(c_char_p), POINTER(c_char_p), _p, c_int64]),
+    "wk_safetensors_metadata_find": (c_char_p, [_p, c_char_p]),
+    # safetensors: writer
+    "wk_safetensors_writer_new": (_S, [_pp]),
+    "wk_safetensors_writer_free": (None, [_p]),
+    "wk_safetensors_writer_add_metadata": (_S, [_p, c_char_p, c_char_p]),
+    "wk_safetensors_writer_add_tensor": (_S, [_p, c_char_p, c_int, c_int32, POINTER(c_int64),
+                                              c_void_p, c_uint64]),
+    "wk_safetensors_writer_write": (_S, [_p, c_char_p]),
     # interop (wick_dlpack.h)
     "wk_storage_retain": (None, [_p]),
     "wk_storage_data": (c_void_p, [_p]),

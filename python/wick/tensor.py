@@ -146,9 +146,12 @@ _device = device
 
 
 def devices():
-    """Specs of every device present: "cpu", then "cuda:N" and "rocm:N"."""
+    """Specs of every device present: "cpu", then "cuda:N" and "rocm:N". The simt devices (GPU
+    kernels run on the CPU, for tests) are not listed; wick.device("simt:0") opens one."""
     out = []
     for kind in Backend:
+        if kind == Backend.SIMT:
+            continue
         n = ctypes.c_int()
         lib().wk_backend_device_count(byref(n), None, int(kind))
         name = lib().wk_backend_name(int(kind)).decode()

@@ -6,9 +6,9 @@ pub const WK_VERSION_PATCH: u32 = 0;
 pub const WK_VERSION_NUMBER: u32 = 100;
 pub const WK_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const WK_DTYPE_COUNT: u32 = 10;
-pub const WK_OP_ID_LIMIT: u32 = 123;
+pub const WK_OP_ID_LIMIT: u32 = 131;
 pub const WK_MAX_RANK: u32 = 8;
-pub const WK_BACKEND_COUNT: u32 = 3;
+pub const WK_BACKEND_COUNT: u32 = 4;
 pub const WK_OPTION_COUNT: u32 = 3;
 pub const WK_QTYPE_LIMIT: u32 = 31;
 pub const WK_GGUF_TYPE_COUNT: u32 = 13;
@@ -367,6 +367,9 @@ impl wk_op {
 impl wk_op {
     pub const WK_OP_QEMBEDDING: wk_op = wk_op(122);
 }
+impl wk_op {
+    pub const WK_OP_DECODE_ATTENTION: wk_op = wk_op(130);
+}
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct wk_op(pub ::std::os::raw::c_uint);
@@ -507,6 +510,9 @@ impl wk_backend_kind {
 }
 impl wk_backend_kind {
     pub const WK_BACKEND_ROCM: wk_backend_kind = wk_backend_kind(2);
+}
+impl wk_backend_kind {
+    pub const WK_BACKEND_SIMT: wk_backend_kind = wk_backend_kind(3);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1218,6 +1224,36 @@ extern "C" {
         ascending: ::std::os::raw::c_int,
     ) -> wk_status;
 }
+extern "C" {
+    pub fn wk_decode_attention(
+        out: *mut *mut wk_storage,
+        q: *const wk_storage,
+        lq: *const wk_layout,
+        k: *const wk_storage,
+        lk: *const wk_layout,
+        v: *const wk_storage,
+        lv: *const wk_layout,
+        scale: f32,
+        causal: ::std::os::raw::c_int,
+    ) -> wk_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct wk_graph {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn wk_graph_begin(dev: *mut wk_device) -> wk_status;
+}
+extern "C" {
+    pub fn wk_graph_end(dev: *mut wk_device, out: *mut *mut wk_graph) -> wk_status;
+}
+extern "C" {
+    pub fn wk_graph_launch(g: *mut wk_graph) -> wk_status;
+}
+extern "C" {
+    pub fn wk_graph_free(g: *mut wk_graph);
+}
 impl wk_qtype {
     pub const WK_QTYPE_F32: wk_qtype = wk_qtype(0);
 }
@@ -1801,6 +1837,288 @@ extern "C" {
         w: *const wk_gguf_writer,
         path: *const ::std::os::raw::c_char,
         version: u32,
+    ) -> wk_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct wk_safetensors {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct wk_safetensors_tensor_info {
+    pub name: *const ::std::os::raw::c_char,
+    pub dtype_name: *const ::std::os::raw::c_char,
+    pub has_dtype: i32,
+    pub dtype: wk_dtype,
+    pub rank: i32,
+    pub dims: [i64; 8usize],
+    pub elems: i64,
+    pub offset: u64,
+    pub nbytes: u64,
+}
+#[test]
+fn bindgen_test_layout_wk_safetensors_tensor_info() {
+    assert_eq!(
+        ::std::mem::size_of::<wk_safetensors_tensor_info>(),
+        120usize,
+        concat!("Size of: ", stringify!(wk_safetensors_tensor_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<wk_safetensors_tensor_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(wk_safetensors_tensor_info))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_dtype_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype_name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(dtype_name)
+            )
+        );
+    }
+    test_field_dtype_name();
+    fn test_field_has_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).has_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(has_dtype)
+            )
+        );
+    }
+    test_field_has_dtype();
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dims) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(dims)
+            )
+        );
+    }
+    test_field_dims();
+    fn test_field_elems() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).elems) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(elems)
+            )
+        );
+    }
+    test_field_elems();
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_nbytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<wk_safetensors_tensor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nbytes) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(wk_safetensors_tensor_info),
+                "::",
+                stringify!(nbytes)
+            )
+        );
+    }
+    test_field_nbytes();
+}
+extern "C" {
+    pub fn wk_safetensors_open(
+        out: *mut *mut wk_safetensors,
+        path: *const ::std::os::raw::c_char,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_close(st: *mut wk_safetensors);
+}
+extern "C" {
+    pub fn wk_safetensors_file_size(st: *const wk_safetensors) -> u64;
+}
+extern "C" {
+    pub fn wk_safetensors_data_offset(st: *const wk_safetensors) -> u64;
+}
+extern "C" {
+    pub fn wk_safetensors_tensor_count(st: *const wk_safetensors) -> i64;
+}
+extern "C" {
+    pub fn wk_safetensors_tensor_info_get(
+        out: *mut wk_safetensors_tensor_info,
+        st: *const wk_safetensors,
+        i: i64,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_find_tensor(
+        st: *const wk_safetensors,
+        name: *const ::std::os::raw::c_char,
+    ) -> i64;
+}
+extern "C" {
+    pub fn wk_safetensors_tensor_data(
+        st: *const wk_safetensors,
+        i: i64,
+    ) -> *const ::std::os::raw::c_void;
+}
+extern "C" {
+    pub fn wk_safetensors_load_tensor(
+        out: *mut *mut wk_storage,
+        st: *const wk_safetensors,
+        i: i64,
+        dev: *mut wk_device,
+        to: wk_dtype,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_metadata_count(st: *const wk_safetensors) -> i64;
+}
+extern "C" {
+    pub fn wk_safetensors_metadata_get(
+        key: *mut *const ::std::os::raw::c_char,
+        value: *mut *const ::std::os::raw::c_char,
+        st: *const wk_safetensors,
+        i: i64,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_metadata_find(
+        st: *const wk_safetensors,
+        key: *const ::std::os::raw::c_char,
+    ) -> *const ::std::os::raw::c_char;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct wk_safetensors_writer {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn wk_safetensors_writer_new(out: *mut *mut wk_safetensors_writer) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_writer_free(w: *mut wk_safetensors_writer);
+}
+extern "C" {
+    pub fn wk_safetensors_writer_add_metadata(
+        w: *mut wk_safetensors_writer,
+        key: *const ::std::os::raw::c_char,
+        value: *const ::std::os::raw::c_char,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_writer_add_tensor(
+        w: *mut wk_safetensors_writer,
+        name: *const ::std::os::raw::c_char,
+        dtype: wk_dtype,
+        rank: i32,
+        dims: *const i64,
+        data: *const ::std::os::raw::c_void,
+        nbytes: u64,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_safetensors_writer_write(
+        w: *const wk_safetensors_writer,
+        path: *const ::std::os::raw::c_char,
     ) -> wk_status;
 }
 #[repr(C)]
