@@ -43,17 +43,19 @@ static wk_status sequence(const inputs *in, wk_storage **out)
 
 static size_t out_len(int i) { return i == 0 ? N : i == 1 ? NW : 8 * 64; }
 
-/* got[i] (downloaded) == want[i] bit for bit. */
+/* got[i] (downloaded) == want[i] bit for bit, over the output's bytes (the attention's output
+ * has q's dtype, f16: half the bytes of the float buffers). */
 static void same_bits(wk_storage **got, float **want, const char *what)
 {
     for (int i = 0; i < 3; i++) {
         const size_t n = out_len(i);
-        float *h = malloc(n * sizeof *h);
+        float *h = calloc(n, sizeof *h);
         if (!h || testlib_download(h, n, got[i])) {
             free(h);
             continue;
         }
-        TEST_CHECK(memcmp(h, want[i], n * sizeof *h) == 0, "%s: output %d differs from eager", what, i);
+        const size_t bytes = n * wk_dtype_size(wk_storage_dtype(got[i]));
+        TEST_CHECK(memcmp(h, want[i], bytes) == 0, "%s: output %d differs from eager", what, i);
         free(h);
     }
 }
@@ -74,8 +76,8 @@ static void gpu_case(wk_device *dev, wk_device *cpu)
     memset(&in, 0, sizeof in);
     float *want[3], *want2[3];
     for (int i = 0; i < 3; i++) {
-        want[i] = malloc(out_len(i) * sizeof(float));
-        want2[i] = malloc(out_len(i) * sizeof(float));
+        want[i] = calloc(out_len(i), sizeof(float));
+        want2[i] = calloc(out_len(i), sizeof(float));
     }
     wk_storage *wf = NULL, *wqc = NULL, *o[3] = {NULL, NULL, NULL};
     wk_graph *g = NULL;

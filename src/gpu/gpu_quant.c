@@ -242,9 +242,11 @@ static const qmv_cfg QMV_CFGS[] = {
     {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
 };
 
-/* The default variant per row count (1, 2, 4, 8); see docs/performance.md ("Decode path").
- * Only w has kernels for 2 and 4 rows (kernels/qmv.cu). */
-static const char QMV_DEFAULT[4] = {'w', 'w', 'w', 'w'};
+/* The default variant per row count (1, 2, 4, 8), from the device run of docs/performance.md
+ * ("Decode path", H100, every type on three shapes): 1 row f (geometric mean 1.01x the best
+ * variant's time per case; w 1.24x, old 1.17x), 8 rows b (1.08x; f 1.15x, old 1.16x, w 1.64x).
+ * 2 and 4 rows were not benchmarked: old (the first kernels), since it beat w at both 1 and 8. */
+static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'b'};
 
 /* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
