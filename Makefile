@@ -55,14 +55,16 @@ asan: deps pydeps
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS)
 
 # clang + libomp + Archer (Debian: clang, libomp-14-dev); its own build directory
-tsan: deps
+tsan:
+	@WICK_DEPS_CLANG=1 sh tools/deps.sh
 	@test -f $(BUILD)-tsan/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-tsan -DWICK_TSAN=ON \
 		-DWICK_CUDA=OFF -DWICK_HIP=OFF -DWICK_SIMT=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-tsan -j$(JOBS)
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j$(JOBS) -E '$(TSAN_SKIP)'
 
 # clang + libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev); its own build directory
-fuzz: deps
+fuzz:
+	@WICK_DEPS_CLANG=1 sh tools/deps.sh
 	@test -f $(BUILD)-fuzz/CMakeCache.txt || CC=clang cmake -S . -B $(BUILD)-fuzz -DWICK_FUZZ=ON \
 		-DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_HIP=OFF -DWICK_SIMT=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-fuzz -j$(JOBS) --target wick_fuzzers

@@ -3,9 +3,10 @@
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
 #   tools:     a C compiler, a C++ compiler (the simt device's kernels), make, cmake, pkg-config,
 #              binutils, python3 with venv (found by command name and module)
-#   libraries: OpenMP, OpenBLAS, jansson and zstd, decided by the same CMake code the build runs
+#   libraries: OpenMP, OpenBLAS, SLEEF, jansson and zstd, decided by the same CMake code the build runs
 #              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
-#   optional:  WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
+#   optional:  WICK_DEPS_CLANG=1 adds clang with libFuzzer and libomp (make fuzz, make tsan);
+#              WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
 #              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from
 #              the CUDA toolkit, not Debian, and is used when found
 set -u
@@ -38,6 +39,21 @@ if ! command -v python3 >/dev/null 2>&1; then
     need="$need python3 python3-venv"
 elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     need="$need python3-venv"
+fi
+# WICK_DEPS_CLANG=1 (make fuzz, make tsan): clang with libFuzzer and its OpenMP runtime, proven by
+# building a fuzzer and an OpenMP program (clang, libclang-rt-14-dev, libomp-14-dev)
+if [ "${WICK_DEPS_CLANG:-0}" = 1 ]; then
+    command -v clang >/dev/null 2>&1 || need="$need clang"
+    if command -v clang >/dev/null 2>&1; then
+        t=$(mktemp -d "${TMPDIR:-/tmp}/wick-clang.XXXXXX") || exit 1
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$t/f.c"
+        clang -fsanitize=fuzzer "$t/f.c" -o "$t/f" >/dev/null 2>&1 || need="$need libclang-rt-14-dev"
+        printf '#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n' >"$t/o.c"
+        clang -fopenmp "$t/o.c" -o "$t/o" >/dev/null 2>&1 || need="$need libomp-14-dev"
+        rm -rf "$t"
+    else
+        need="$need libclang-rt-14-dev libomp-14-dev"
+    fi
 fi
 # shellcheck disable=SC2086 # a list of package names
 [ -z "$need" ] || install $need
