@@ -258,9 +258,14 @@ set_property(SOURCE ${_wick_test_c} APPEND PROPERTY COMPILE_DEFINITIONS
   "WICK_TEST_HIP_TARGETS=\"${_wick_hip_list}\"")
 # The test reads libwick.so, which CMakeLists.txt defines after this file: add the dependency
 # once the directory is processed.
+# In the sanitizer build the run-time compilation of every kernel source (NVRTC twice, hipRTC:
+# the vendors' compilers, several minutes of CI, checked by the plain build) is skipped.
 function(_wick_gpu_test_deps)
   if(TARGET test_gpu_runtime AND TARGET wick)
     add_dependencies(test_gpu_runtime wick)
+  endif()
+  if(WICK_SANITIZE)
+    set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
   endif()
 endfunction()
 cmake_language(DEFER CALL _wick_gpu_test_deps)

@@ -10,8 +10,9 @@ if(WICK_SANITIZE)
   function(wick_leak_env)
     get_property(_tests DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY TESTS)
     if(_tests)
-      set_tests_properties(${_tests} PROPERTIES ENVIRONMENT
-        "ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1;LSAN_OPTIONS=report_objects=1;UBSAN_OPTIONS=print_stacktrace=1")
+      set_property(TEST ${_tests} APPEND PROPERTY ENVIRONMENT
+        "ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1" "LSAN_OPTIONS=report_objects=1"
+        "UBSAN_OPTIONS=print_stacktrace=1") # appended: a test's own variables stay
     endif()
   endfunction()
   cmake_language(DEFER CALL wick_leak_env)

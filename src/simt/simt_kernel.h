@@ -40,26 +40,18 @@ static inline void __syncthreads(void) { wk_simt_syncthreads(); }
 
 /* Warp operations over the lanes of the calling lane's warp (every lane present in the block
  * must take part: the scheduler reports a lane that does not). Values of up to 8 bytes. */
-template <class T> static inline T wk_simt_shfl_down_t(T v, int d)
+template <class T> static inline T wk_simt_shfl_t(T v, int arg, uint64_t (*op)(uint64_t, int))
 {
     static_assert(sizeof(T) <= 8, "simt shuffles move up to 8 bytes");
     uint64_t b = 0;
     memcpy(&b, &v, sizeof v);
-    b = wk_simt_shfl_down(b, d);
+    b = op(b, arg);
     T r;
     memcpy(&r, &b, sizeof r);
     return r;
 }
-template <class T> static inline T wk_simt_shfl_xor_t(T v, int m)
-{
-    static_assert(sizeof(T) <= 8, "simt shuffles move up to 8 bytes");
-    uint64_t b = 0;
-    memcpy(&b, &v, sizeof v);
-    b = wk_simt_shfl_xor(b, m);
-    T r;
-    memcpy(&r, &b, sizeof r);
-    return r;
-}
+#define wk_simt_shfl_down_t(v, d) wk_simt_shfl_t((v), (d), wk_simt_shfl_down)
+#define wk_simt_shfl_xor_t(v, m) wk_simt_shfl_t((v), (m), wk_simt_shfl_xor)
 #define __shfl_xor_sync(mask, v, m) wk_simt_shfl_xor_t((v), (m))
 #define __shfl_xor(v, m) wk_simt_shfl_xor_t((v), (m))
 #define __shfl_down_sync(mask, v, d) wk_simt_shfl_down_t((v), (d))
