@@ -18,65 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- a counting allocator, to see leaks on every failure path and to inject failures */
-static atomic_long g_live, g_allocs, g_fail_at;
-
-static void *count_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    long k = atomic_fetch_add(&g_allocs, 1) + 1;
-    if (atomic_load(&g_fail_at) == k)
-        return NULL;
-    void *p = malloc(bytes);
-    if (p)
-        atomic_fetch_add(&g_live, 1);
-    return p;
-}
-
-static void count_free(void *p, void *user)
-{
-    (void)user;
-    if (p)
-        atomic_fetch_sub(&g_live, 1);
-    free(p);
-}
-
-static char g_dir[64];
-
-/* g_dir/name, in one of 8 rotating buffers (so a few paths can be held at once). */
-static const char *tmp_path(const char *name)
-{
-    static char bufs[8][128];
-    static int next;
-    char *p = bufs[next++ % 8];
-    snprintf(p, sizeof bufs[0], "%s/%s", g_dir, name);
-    return p;
-}
-
-static void write_file(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    TEST_CHECK(f != NULL, "cannot create %s", path);
-    if (!f)
-        return;
-    TEST_CHECK(fwrite(p, 1, n, f) == n, "short write to %s", path);
-    fclose(f);
-}
-
-/* *n bytes of the file at path (malloc'd), or NULL. */
-static uint8_t *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
-    *n = p && fread(p, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
-    fclose(f);
-    return p;
-}
 
 /* ---- raw little-endian bytes, for files written by hand */
 typedef struct raw {
@@ -112,9 +53,9 @@ static void pad(raw *r, size_t a)
 /* The file must fail to open with WK_ERR_FORMAT, a message holding `field`, and no leak. */
 static void expect_format(const void *bytes, size_t n, const char *field, const char *what)
 {
-    const char *path = tmp_path("hostile.gguf");
-    write_file(path, bytes, n);
-    long live = atomic_load(&g_live);
+    const char *path = testlib_tmp_path("hostile.gguf");
+    testlib_write_file(path, bytes, n);
+    long live = atomic_load(&testlib_live);
     wk_gguf *g = (wk_gguf *)(uintptr_t)1;
     wk_status st = wk_gguf_open(&g, path);
     TEST_CHECK(st == WK_ERR_FORMAT, "%s: status %s, want WK_ERR_FORMAT (%s)", what,
@@ -123,8 +64,8 @@ static void expect_format(const void *bytes, size_t n, const char *field, const 
     if (st == WK_ERR_FORMAT && field)
         TEST_CHECK(strstr(wk_last_error(), field) != NULL, "%s: message '%s' does not name '%s'",
                    what, wk_last_error(), field);
-    TEST_CHECK(atomic_load(&g_live) == live, "%s: %ld allocations leaked", what,
-               atomic_load(&g_live) - live);
+    TEST_CHECK(atomic_load(&testlib_live) == live, "%s: %ld allocations leaked", what,
+               atomic_load(&testlib_live) - live);
     if (st == WK_OK)
         wk_gguf_close(g);
     unlink(path);
@@ -166,21 +107,21 @@ static void test_small_file(void)
     const float vals[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     const uint32_t seven = 7;
     const int64_t dims[1] = {8};
-    char path[128]; /* a copy: expect_format below reuses the tmp_path buffers */
-    snprintf(path, sizeof path, "%s", tmp_path("small.gguf"));
+    char path[128]; /* a copy: expect_format below reuses the testlib_tmp_path buffers */
+    snprintf(path, sizeof path, "%s", testlib_tmp_path("small.gguf"));
     if (TEST_EQ_STATUS(wk_gguf_writer_new(&w), WK_OK)) {
         TEST_EQ_STATUS(wk_gguf_writer_add(w, "a", WK_GGUF_TYPE_U32, &seven), WK_OK);
         TEST_EQ_STATUS(wk_gguf_writer_add_tensor(w, "t", WK_QTYPE_F32, 1, dims, vals, 32), WK_OK);
         TEST_EQ_STATUS(wk_gguf_writer_write(w, path, 3), WK_OK);
         wk_gguf_writer_free(w);
         size_t n = 0;
-        uint8_t *got = read_file(path, &n);
+        uint8_t *got = testlib_read_file(path, &n);
         TEST_CHECK(got && n == r.n && memcmp(got, r.b, n) == 0,
                    "writer output (%zu bytes) differs from the hand-written file (%zu bytes)", n, r.n);
         free(got);
     }
     /* the reader sees every field */
-    write_file(path, r.b, r.n);
+    testlib_write_file(path, r.b, r.n);
     wk_gguf *g = NULL;
     if (TEST_EQ_STATUS(wk_gguf_open(&g, path), WK_OK)) {
         TEST_EQ_INT(wk_gguf_version(g), 3);
@@ -527,7 +468,7 @@ static void check_load(const wk_gguf *g)
 
 static void test_round_trip(uint32_t version, uint32_t alignment)
 {
-    const char *path = tmp_path("full.gguf");
+    const char *path = testlib_tmp_path("full.gguf");
     char keep[128];
     snprintf(keep, sizeof keep, "%s", path);
     if (!TEST_EQ_STATUS(write_full(keep, version, alignment), WK_OK))
@@ -549,7 +490,7 @@ static void test_round_trip(uint32_t version, uint32_t alignment)
          * under ASan otherwise) */
         if (version == 3) {
             size_t n = 0;
-            uint8_t *bytes = read_file(keep, &n);
+            uint8_t *bytes = testlib_read_file(keep, &n);
             for (uint64_t len = 0; bytes && len < end; len++) {
                 char what[64];
                 snprintf(what, sizeof what, "full file cut to %llu bytes", (unsigned long long)len);
@@ -557,19 +498,19 @@ static void test_round_trip(uint32_t version, uint32_t alignment)
             }
             /* allocation failures while opening: OOM, nothing leaked */
             for (long k = 1; k < 100000; k++) {
-                long live = atomic_load(&g_live);
-                atomic_store(&g_allocs, 0);
-                atomic_store(&g_fail_at, k);
+                long live = atomic_load(&testlib_live);
+                atomic_store(&testlib_allocs, 0);
+                atomic_store(&testlib_fail_at, k);
                 wk_gguf *h = NULL;
                 wk_status st = wk_gguf_open(&h, keep);
-                atomic_store(&g_fail_at, 0);
+                atomic_store(&testlib_fail_at, 0);
                 if (st == WK_OK) {
                     wk_gguf_close(h);
                     break;
                 }
                 TEST_CHECK(st == WK_ERR_OUT_OF_MEMORY && h == NULL, "alloc %ld failing: %s", k,
                            wk_status_string(st));
-                TEST_CHECK(atomic_load(&g_live) == live, "alloc %ld failing: leak", k);
+                TEST_CHECK(atomic_load(&testlib_live) == live, "alloc %ld failing: leak", k);
             }
             free(bytes);
         }
@@ -622,8 +563,8 @@ static void test_hostile(void)
 #undef PATCHED
     /* the unpatched file opens */
     {
-        const char *path = tmp_path("valid.gguf");
-        write_file(path, base.b, base.n);
+        const char *path = testlib_tmp_path("valid.gguf");
+        testlib_write_file(path, base.b, base.n);
         wk_gguf *g = NULL;
         TEST_EQ_STATUS(wk_gguf_open(&g, path), WK_OK);
         wk_gguf_close(g);
@@ -724,8 +665,8 @@ static void test_hostile(void)
     r.n = 0;
     put_header(&r, 2, 0, 0);
     {
-        const char *path = tmp_path("empty.gguf");
-        write_file(path, r.b, r.n);
+        const char *path = testlib_tmp_path("empty.gguf");
+        testlib_write_file(path, r.b, r.n);
         wk_gguf *g = NULL;
         if (TEST_EQ_STATUS(wk_gguf_open(&g, path), WK_OK)) {
             TEST_EQ_INT(wk_gguf_version(g), 2);
@@ -737,9 +678,9 @@ static void test_hostile(void)
     }
     /* missing file: I/O error */
     wk_gguf *g = NULL;
-    TEST_EQ_STATUS(wk_gguf_open(&g, tmp_path("does-not-exist.gguf")), WK_ERR_IO);
-    TEST_EQ_STATUS(wk_gguf_open(&g, g_dir), WK_ERR_IO); /* a directory */
-    TEST_EQ_STATUS(wk_gguf_open(NULL, g_dir), WK_ERR_INVALID_ARGUMENT);
+    TEST_EQ_STATUS(wk_gguf_open(&g, testlib_tmp_path("does-not-exist.gguf")), WK_ERR_IO);
+    TEST_EQ_STATUS(wk_gguf_open(&g, testlib_dir), WK_ERR_IO); /* a directory */
+    TEST_EQ_STATUS(wk_gguf_open(NULL, testlib_dir), WK_ERR_INVALID_ARGUMENT);
 }
 
 /* ---- 4. writer misuse */
@@ -752,7 +693,7 @@ static void test_writer_errors(void)
     const float f = 1;
     const int64_t d8[1] = {8}, d33[1] = {33}, d0[1] = {0};
     uint8_t bytes[64] = {0};
-    const char *path = tmp_path("misuse.gguf");
+    const char *path = testlib_tmp_path("misuse.gguf");
     TEST_EQ_STATUS(wk_gguf_writer_add(w, "general.alignment", WK_GGUF_TYPE_U32, &three),
                    WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_gguf_writer_add(w, "general.alignment", WK_GGUF_TYPE_F32, &f),
@@ -795,17 +736,17 @@ static void test_writer_errors(void)
     wk_gguf_writer_free(w);
     if (!TEST_EQ_STATUS(wk_gguf_writer_new(&w), WK_OK))
         return;
-    TEST_EQ_STATUS(wk_gguf_writer_write(w, tmp_path("no/such/dir.gguf"), 3), WK_ERR_IO);
+    TEST_EQ_STATUS(wk_gguf_writer_write(w, testlib_tmp_path("no/such/dir.gguf"), 3), WK_ERR_IO);
     wk_gguf_writer_free(w);
     unlink(path);
 }
 
 int main(void)
 {
-    const wk_allocator a = {count_alloc, count_free, NULL};
+    const wk_allocator a = {testlib_count_alloc, testlib_count_free, NULL};
     TEST_EQ_STATUS(wk_set_allocator(&a), WK_OK);
-    snprintf(g_dir, sizeof g_dir, "/tmp/wick_gguf_XXXXXX");
-    if (!mkdtemp(g_dir)) {
+    snprintf(testlib_dir, sizeof testlib_dir, "/tmp/wick_gguf_XXXXXX");
+    if (!mkdtemp(testlib_dir)) {
         TEST_CHECK(0, "mkdtemp failed");
         return testlib_summary();
     }
@@ -815,9 +756,9 @@ int main(void)
     test_round_trip(2, 64);
     test_hostile();
     test_writer_errors();
-    TEST_CHECK(atomic_load(&g_live) == 0, "%ld allocations still live at the end",
-               atomic_load(&g_live));
-    rmdir(g_dir);
+    TEST_CHECK(atomic_load(&testlib_live) == 0, "%ld allocations still live at the end",
+               atomic_load(&testlib_live));
+    rmdir(testlib_dir);
     TEST_EQ_STATUS(wk_set_allocator(NULL), WK_OK);
     return testlib_summary();
 }

@@ -20,63 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- a counting allocator, to see leaks on every failure path and to inject failures */
-static atomic_long g_live, g_allocs, g_fail_at;
-
-static void *count_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    long k = atomic_fetch_add(&g_allocs, 1) + 1;
-    if (atomic_load(&g_fail_at) == k)
-        return NULL;
-    void *p = malloc(bytes);
-    if (p)
-        atomic_fetch_add(&g_live, 1);
-    return p;
-}
-
-static void count_free(void *p, void *user)
-{
-    (void)user;
-    if (p)
-        atomic_fetch_sub(&g_live, 1);
-    free(p);
-}
-
-static char g_dir[64];
-
-static const char *tmp_path(const char *name)
-{
-    static char bufs[8][128];
-    static int next;
-    char *p = bufs[next++ % 8];
-    snprintf(p, sizeof bufs[0], "%s/%s", g_dir, name);
-    return p;
-}
-
-static void write_file(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    TEST_CHECK(f != NULL, "cannot create %s", path);
-    if (!f)
-        return;
-    TEST_CHECK(n == 0 || fwrite(p, 1, n, f) == n, "short write to %s", path);
-    fclose(f);
-}
-
-static uint8_t *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
-    *n = p && fread(p, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
-    fclose(f);
-    return p;
-}
 
 /* A file: 8-byte length of the header, the header, then `data` bytes of data (values i & 255). */
 typedef struct raw {
@@ -100,9 +43,9 @@ static raw make_file(const char *header, uint64_t header_len_field, size_t data)
 static void expect_fail(const void *bytes, size_t n, wk_status want, const char *field,
                         const char *what)
 {
-    const char *path = tmp_path("hostile.safetensors");
-    write_file(path, bytes, n);
-    long live = atomic_load(&g_live);
+    const char *path = testlib_tmp_path("hostile.safetensors");
+    testlib_write_file(path, bytes, n);
+    long live = atomic_load(&testlib_live);
     wk_safetensors *st = (wk_safetensors *)(uintptr_t)1;
     wk_status s = wk_safetensors_open(&st, path);
     TEST_CHECK(s == want, "%s: status %s, want %s (%s)", what, wk_status_string(s),
@@ -114,8 +57,8 @@ static void expect_fail(const void *bytes, size_t n, wk_status want, const char 
     if (s == want && field)
         TEST_CHECK(strstr(wk_last_error(), field) != NULL, "%s: message '%s' does not name '%s'",
                    what, wk_last_error(), field);
-    TEST_CHECK(atomic_load(&g_live) == live, "%s: %ld allocations leaked", what,
-               atomic_load(&g_live) - live);
+    TEST_CHECK(atomic_load(&testlib_live) == live, "%s: %ld allocations leaked", what,
+               atomic_load(&testlib_live) - live);
     unlink(path);
 }
 
@@ -167,7 +110,7 @@ static void test_python_bytes(void)
     raw want = py_file();
     TEST_EQ_INT(want.n, 351);
     char path[128];
-    snprintf(path, sizeof path, "%s", tmp_path("py.safetensors"));
+    snprintf(path, sizeof path, "%s", testlib_tmp_path("py.safetensors"));
     wk_safetensors_writer *w = NULL;
     const int64_t db[2] = {2, 3}, da[1] = {1}, dc[1] = {3}, de[2] = {0, 2};
     if (TEST_EQ_STATUS(wk_safetensors_writer_new(&w), WK_OK)) {
@@ -181,12 +124,12 @@ static void test_python_bytes(void)
         TEST_EQ_STATUS(wk_safetensors_writer_write(w, path), WK_OK);
         wk_safetensors_writer_free(w);
         size_t n = 0;
-        uint8_t *got = read_file(path, &n);
+        uint8_t *got = testlib_read_file(path, &n);
         TEST_CHECK(got && n == want.n && memcmp(got, want.b, n) == 0,
                    "writer output (%zu bytes) differs from the Python package's (%zu bytes)", n, want.n);
         free(got);
     }
-    write_file(path, want.b, want.n);
+    testlib_write_file(path, want.b, want.n);
     wk_safetensors *st = NULL;
     if (TEST_EQ_STATUS(wk_safetensors_open(&st, path), WK_OK)) {
         TEST_EQ_INT(wk_safetensors_file_size(st), want.n);
@@ -292,7 +235,7 @@ static void test_round_trip(void)
                        WK_OK);
     TEST_EQ_STATUS(wk_safetensors_writer_add_metadata(w, "format", "pt"), WK_OK);
     TEST_EQ_STATUS(wk_safetensors_writer_add_metadata(w, "quote\"back\\slash\nline", "\xce\xbb"), WK_OK);
-    const char *path = tmp_path("rt.safetensors");
+    const char *path = testlib_tmp_path("rt.safetensors");
     TEST_EQ_STATUS(wk_safetensors_writer_write(w, path), WK_OK);
     wk_safetensors_writer_free(w);
 
@@ -510,8 +453,8 @@ static void test_hostile(void)
                      "\"b\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[2,4]}}";
     r = make_file(I8, strlen(I8), 4);
     r.b[r.n - 1] = 1;
-    const char *path = tmp_path("i8.safetensors");
-    write_file(path, r.b, r.n);
+    const char *path = testlib_tmp_path("i8.safetensors");
+    testlib_write_file(path, r.b, r.n);
     free(r.b);
     wk_safetensors *st = NULL;
     wk_device *cpu = NULL;
@@ -536,9 +479,9 @@ static void test_hostile(void)
     wk_safetensors_close(st);
     unlink(path);
     st = (wk_safetensors *)(uintptr_t)1;
-    TEST_EQ_STATUS(wk_safetensors_open(&st, tmp_path("missing.safetensors")), WK_ERR_IO);
+    TEST_EQ_STATUS(wk_safetensors_open(&st, testlib_tmp_path("missing.safetensors")), WK_ERR_IO);
     TEST_CHECK(st == NULL, "*out NULL after WK_ERR_IO");
-    TEST_EQ_STATUS(wk_safetensors_open(&st, g_dir), WK_ERR_IO);
+    TEST_EQ_STATUS(wk_safetensors_open(&st, testlib_dir), WK_ERR_IO);
     TEST_EQ_STATUS(wk_safetensors_open(NULL, path), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_safetensors_open(&st, NULL), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_INT(wk_safetensors_tensor_count(NULL), 0);
@@ -552,12 +495,12 @@ static void test_truncation(void)
     raw full = py_file();
     int bad = 0;
     for (size_t n = 0; n < full.n; n++) {
-        const char *path = tmp_path("trunc.safetensors");
-        write_file(path, full.b, n);
-        long live = atomic_load(&g_live);
+        const char *path = testlib_tmp_path("trunc.safetensors");
+        testlib_write_file(path, full.b, n);
+        long live = atomic_load(&testlib_live);
         wk_safetensors *st = NULL;
         wk_status s = wk_safetensors_open(&st, path);
-        if (s != WK_ERR_FORMAT || st != NULL || atomic_load(&g_live) != live) {
+        if (s != WK_ERR_FORMAT || st != NULL || atomic_load(&testlib_live) != live) {
             if (bad++ < 5)
                 TEST_CHECK(0, "prefix of %zu bytes: %s (%s)", n, wk_status_string(s), wk_last_error());
             wk_safetensors_close(st);
@@ -577,9 +520,9 @@ static void test_truncation(void)
             x = x * 1664525u + 1013904223u;
             mut[at] = it % 3 ? (uint8_t)(x >> 24) : (uint8_t)"0123456789{}[],:\" \\"[(x >> 24) % 18];
         }
-        const char *path = tmp_path("mut.safetensors");
-        write_file(path, mut, full.n);
-        long live = atomic_load(&g_live);
+        const char *path = testlib_tmp_path("mut.safetensors");
+        testlib_write_file(path, mut, full.n);
+        long live = atomic_load(&testlib_live);
         wk_safetensors *st = NULL;
         wk_status s = wk_safetensors_open(&st, path);
         if (s == WK_OK) {
@@ -599,23 +542,23 @@ static void test_truncation(void)
             if (bad++ < 5)
                 TEST_CHECK(0, "mutation %d: %s (%s)", it, wk_status_string(s), wk_last_error());
         }
-        if (atomic_load(&g_live) != live)
+        if (atomic_load(&testlib_live) != live)
             bad++;
     }
     free(mut);
     TEST_CHECK(bad == 0, "%d of 3000 mutated files misbehaved (%d opened)", bad, opened);
     printf("3000 mutated files: %d opened, the others refused\n", opened);
     /* every allocation of open failing in turn */
-    const char *path = tmp_path("oom.safetensors");
-    write_file(path, full.b, full.n);
+    const char *path = testlib_tmp_path("oom.safetensors");
+    testlib_write_file(path, full.b, full.n);
     int ok_seen = 0;
     for (long k = 1; k < 64 && !ok_seen; k++) {
-        long live = atomic_load(&g_live);
-        atomic_store(&g_allocs, 0);
-        atomic_store(&g_fail_at, k);
+        long live = atomic_load(&testlib_live);
+        atomic_store(&testlib_allocs, 0);
+        atomic_store(&testlib_fail_at, k);
         wk_safetensors *st = NULL;
         wk_status s = wk_safetensors_open(&st, path);
-        atomic_store(&g_fail_at, 0);
+        atomic_store(&testlib_fail_at, 0);
         if (s == WK_OK) {
             ok_seen = 1;
             wk_safetensors_close(st);
@@ -623,16 +566,16 @@ static void test_truncation(void)
             TEST_CHECK(s == WK_ERR_OUT_OF_MEMORY && st == NULL, "allocation %ld failing: %s", k,
                        wk_status_string(s));
         }
-        TEST_CHECK(atomic_load(&g_live) == live, "allocation %ld failing: %ld leaked", k,
-                   atomic_load(&g_live) - live);
+        TEST_CHECK(atomic_load(&testlib_live) == live, "allocation %ld failing: %ld leaked", k,
+                   atomic_load(&testlib_live) - live);
     }
     TEST_CHECK(ok_seen, "open never succeeded within 64 allocations");
     /* the writer under allocation failures */
     ok_seen = 0;
     for (long k = 1; k < 64 && !ok_seen; k++) {
-        long live = atomic_load(&g_live);
-        atomic_store(&g_allocs, 0);
-        atomic_store(&g_fail_at, k);
+        long live = atomic_load(&testlib_live);
+        atomic_store(&testlib_allocs, 0);
+        atomic_store(&testlib_fail_at, k);
         wk_safetensors_writer *w = NULL;
         wk_status s = wk_safetensors_writer_new(&w);
         const int64_t d[1] = {6};
@@ -645,13 +588,13 @@ static void test_truncation(void)
             s = wk_safetensors_writer_add_metadata(w, "k", "v");
         if (!s)
             s = wk_safetensors_writer_write(w, path);
-        atomic_store(&g_fail_at, 0);
+        atomic_store(&testlib_fail_at, 0);
         wk_safetensors_writer_free(w);
         ok_seen = s == WK_OK;
         TEST_CHECK(s == WK_OK || s == WK_ERR_OUT_OF_MEMORY, "writer, allocation %ld failing: %s", k,
                    wk_status_string(s));
-        TEST_CHECK(atomic_load(&g_live) == live, "writer, allocation %ld failing: %ld leaked", k,
-                   atomic_load(&g_live) - live);
+        TEST_CHECK(atomic_load(&testlib_live) == live, "writer, allocation %ld failing: %ld leaked", k,
+                   atomic_load(&testlib_live) - live);
     }
     TEST_CHECK(ok_seen, "the writer never succeeded within 64 allocations");
     unlink(path);
@@ -685,7 +628,7 @@ static void test_writer_errors(void)
     TEST_EQ_STATUS(wk_safetensors_writer_add_metadata(w, "k", "w"), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_safetensors_writer_add_metadata(w, "k2", "\xc3"), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_safetensors_writer_add_metadata(w, NULL, "v"), WK_ERR_INVALID_ARGUMENT);
-    TEST_EQ_STATUS(wk_safetensors_writer_write(w, tmp_path("no/such/dir.safetensors")), WK_ERR_IO);
+    TEST_EQ_STATUS(wk_safetensors_writer_write(w, testlib_tmp_path("no/such/dir.safetensors")), WK_ERR_IO);
     TEST_EQ_STATUS(wk_safetensors_writer_write(w, NULL), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_safetensors_writer_write(NULL, "x"), WK_ERR_INVALID_ARGUMENT);
     TEST_EQ_STATUS(wk_safetensors_writer_new(NULL), WK_ERR_INVALID_ARGUMENT);
@@ -695,10 +638,10 @@ static void test_writer_errors(void)
 
 int main(void)
 {
-    const wk_allocator a = {count_alloc, count_free, NULL};
+    const wk_allocator a = {testlib_count_alloc, testlib_count_free, NULL};
     TEST_EQ_STATUS(wk_set_allocator(&a), WK_OK);
-    snprintf(g_dir, sizeof g_dir, "/tmp/wick_st_XXXXXX");
-    if (!mkdtemp(g_dir)) {
+    snprintf(testlib_dir, sizeof testlib_dir, "/tmp/wick_st_XXXXXX");
+    if (!mkdtemp(testlib_dir)) {
         TEST_CHECK(0, "mkdtemp failed");
         return testlib_summary();
     }
@@ -707,9 +650,9 @@ int main(void)
     test_hostile();
     test_truncation();
     test_writer_errors();
-    TEST_CHECK(atomic_load(&g_live) == 0, "%ld allocations still live at the end",
-               atomic_load(&g_live));
-    rmdir(g_dir);
+    TEST_CHECK(atomic_load(&testlib_live) == 0, "%ld allocations still live at the end",
+               atomic_load(&testlib_live));
+    rmdir(testlib_dir);
     TEST_EQ_STATUS(wk_set_allocator(NULL), WK_OK);
     return testlib_summary();
 }

@@ -1,5 +1,6 @@
 /* testlib.c: the tiny test library (see testlib.h). Single-threaded by design. */
 #include "testlib.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <math.h>
 #include <stdarg.h>
@@ -181,4 +182,62 @@ int testlib_download_f64(double *v, size_t n, const wk_storage *s)
         v[i] = f64_of(buf, i, dt);
     free(buf);
     return rc;
+}
+
+/* ---------------------------------------------------------------- file-reader test helpers */
+_Atomic long testlib_live, testlib_allocs, testlib_fail_at;
+
+void *testlib_count_alloc(size_t bytes, void *user)
+{
+    (void)user;
+    long k = atomic_fetch_add(&testlib_allocs, 1) + 1;
+    if (atomic_load(&testlib_fail_at) == k)
+        return NULL;
+    void *p = malloc(bytes);
+    if (p)
+        atomic_fetch_add(&testlib_live, 1);
+    return p;
+}
+
+void testlib_count_free(void *p, void *user)
+{
+    (void)user;
+    if (p)
+        atomic_fetch_sub(&testlib_live, 1);
+    free(p);
+}
+
+char testlib_dir[64];
+
+const char *testlib_tmp_path(const char *name)
+{
+    static char bufs[8][128];
+    static int next;
+    char *p = bufs[next++ % 8];
+    snprintf(p, sizeof bufs[0], "%s/%s", testlib_dir, name);
+    return p;
+}
+
+void testlib_write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    TEST_CHECK(f != NULL, "cannot create %s", path);
+    if (!f)
+        return;
+    TEST_CHECK(n == 0 || fwrite(p, 1, n, f) == n, "short write to %s", path);
+    fclose(f);
+}
+
+uint8_t *testlib_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
+    *n = p && fread(p, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
+    fclose(f);
+    return p;
 }

@@ -61,4 +61,18 @@ wk_layout testlib_layout(int32_t rank, const int64_t *dims);
 wk_layout testlib_layout1(int64_t n);
 wk_layout testlib_layout2(int64_t d0, int64_t d1);
 
+
+/* ---- the file-reader tests' helpers (test_gguf, test_safetensors): a counting allocation hook for
+ * wk_set_allocator (live blocks, calls so far, and the call number that fails: 0 never) and files
+ * in a temporary directory (testlib_dir, made with mkdtemp by the test). */
+extern _Atomic long testlib_live, testlib_allocs, testlib_fail_at;
+void *testlib_count_alloc(size_t bytes, void *user);
+void testlib_count_free(void *p, void *user);
+extern char testlib_dir[64];
+/* testlib_dir/name, in one of 8 rotating buffers (so a few paths can be held at once). */
+const char *testlib_tmp_path(const char *name);
+void testlib_write_file(const char *path, const void *p, size_t n);
+/* *n bytes of the file at path (malloc'd), or NULL. */
+uint8_t *testlib_read_file(const char *path, size_t *n);
+
 #endif
