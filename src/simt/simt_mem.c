@@ -35,6 +35,14 @@
 #if defined(WK_SIMT_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
+/* The library itself under ThreadSanitizer (make tsan): the real runtime owns the __tsan_* names. */
+#if defined(__SANITIZE_THREAD__)
+#define WK_SIMT_REAL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WK_SIMT_REAL_TSAN 1
+#endif
+#endif
 
 #define GUARD 256
 #define ALIGN 256
@@ -299,8 +307,9 @@ void wk_simt_access(uintptr_t a, size_t n, int write, int atomic, const void *pc
 
 /* ---------------------------------------------------------------- instrumentation hooks */
 /* The entry points -fsanitize=thread instrumentation calls (GCC's and clang's names): this file is
- * their runtime, libtsan is never linked. Only the simt kernels are compiled with it. */
-#if !defined(WK_SIMT_ASAN)
+ * their runtime, libtsan is never linked. Only the simt kernels are compiled with it. Not in the ASan
+ * build (ASan checks the kernels there) nor in the TSan build (which has no simt kernels). */
+#if !defined(WK_SIMT_ASAN) && !defined(WK_SIMT_REAL_TSAN)
 #define RA __builtin_return_address(0)
 #define WK_HOOK(N)                                                                       \
     void __tsan_read##N(uintptr_t a);                                                    \
