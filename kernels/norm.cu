@@ -1,14 +1,13 @@
 /* norm.cu: rms_norm and layer_norm over the last dim (candle-nn's fused norms), module "norm".
  *
  *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
- *   layer_norm: mean and var = sum((x - mean)^2) / D from each thread's shifted sums (shift:
- *               the thread's first value) merged across threads by Chan's formula (rows.h),
- *               never E[x^2] - mean^2 nor sum(x) / D: a constant row gets its value as the mean
- *               exactly (so out = beta exactly), and a row of mean 1e4 and spread 1e-2 keeps
- *               the accuracy that the rounding of its mean allows;
+ *   layer_norm: mean = K + sum(x - K) / D with K the row's first element, var =
+ *               sum((x - mean)^2) / D (two passes over the values, not E[x^2] - mean^2),
  *               out = (x - mean) / sqrt(var + eps) * alpha + beta
  * in that order of operations (docs/semantics.md); bf16/f16/f8e4m3 compute in f32, f32 in f32,
- * f64 in f64 (eps widened); one rounding on store.
+ * f64 in f64 (eps widened); one rounding on store. The shift K makes a constant row's mean its
+ * value exactly (every x - K is 0), so x - mean = 0 and out = beta exactly; it also keeps the
+ * sum small when |mean| >> std (a shift taken from the data costs at most log2(D) bits).
  *
  * Rows as in softmax.cu: the host hands over rows whose last dim has stride 1, row r starting at
  * element koff(R, r) of x; alpha and beta are contiguous (D elements; the host copies a strided
@@ -17,8 +16,8 @@
  *   norm_<rms|layer>_<dt>_r<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
  *       cached in registers (x read once, out written once): D a multiple of N = 16/sizeof(S),
  *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV;
- *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes:
- *       statistics, output; the row is in L2 by then), 16-byte units when vec, else scalar.
+ *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
+ *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
  * beta is ignored (may be NULL) by rms_norm. */
 #include "rows.h"
 
@@ -41,9 +40,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
-    /* the reductions' buffers, used alternately (rms_norm: sums; layer_norm: mean/variance) */
-    __shared__ C red[LAYER ? 1 : 2][LAYER ? 1 : WK_BLOCK];
-    __shared__ wk_mv<C> mv[LAYER ? 2 : 1][LAYER ? WK_BLOCK : 1];
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
     int ph = 0;
     const int64_t nv = D / N;
     const C n = (C)D, eps = (C)epsf;
@@ -66,8 +63,10 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
         for (int k = 0; k < KV; k++) /* all loads issued before any use */
             if (k < kv)
                 q[k].raw = xv[lane + k * G].raw;
+        /* K: the row's first element (layer_norm's shift; every thread of the group reads it) */
+        const C K = LAYER && live ? wk_t<DT>::ld(((const S *)x + base)[0]) : (C)0;
         C v[KV][N];
-        C s = 0, K = 0, sq = 0; /* rms: s = sum x^2; layer: s, sq = sums of x - K, (x - K)^2 */
+        C s = 0;
 #pragma unroll
         for (int k = 0; k < KV; k++)
 #pragma unroll
@@ -75,27 +74,27 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                 v[k][e] = 0;
                 if (k < kv) {
                     v[k][e] = wk_t<DT>::ld(q[k].v[e]);
-                    if (!LAYER) {
-                        s = s + v[k][e] * v[k][e];
-                    } else {
-                        if (k == 0 && e == 0)
-                            K = v[0][0];
-                        const C d = v[k][e] - K;
-                        s = s + d;
-                        sq = sq + d * d;
-                    }
+                    s = s + (LAYER ? v[k][e] - K : v[k][e] * v[k][e]);
                 }
             }
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
+        ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
-            wk_mv<C> st = wk_mv_shifted((C)(kv * N), K, s, sq);
-            st = wk_row_allreduce_mv(st, G, mv[ph]);
+            m = K + s / n;
+            C s2 = 0;
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    if (k < kv) {
+                        const C c = v[k][e] - m;
+                        s2 = s2 + c * c;
+                    }
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
             ph ^= 1;
-            m = st.m;
-            sc = nm_sqrt(st.q / n + eps);
+            sc = nm_sqrt(s2 / n + eps);
         } else {
-            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
-            ph ^= 1;
             sc = nm_sqrt(s / n + eps);
         }
 #pragma unroll
@@ -149,9 +148,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
-    /* the reductions' buffers, used alternately (rms_norm: sums; layer_norm: mean/variance) */
-    __shared__ C red[LAYER ? 1 : 2][LAYER ? 1 : WK_BLOCK];
-    __shared__ wk_mv<C> mv[LAYER ? 2 : 1][LAYER ? WK_BLOCK : 1];
+    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
     int ph = 0;
     const int64_t nu = D / N;
     const C n = (C)D, eps = (C)epsf;
@@ -166,39 +163,34 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
             wk_koff(R, row, &base);
         const S *xs = (const S *)x + base;
         wk_pack<S, N> *yv = (wk_pack<S, N> *)((S *)out + (live ? row : 0) * D);
+        const C K = LAYER && live ? wk_t<DT>::ld(xs[0]) : (C)0; /* layer_norm's shift */
+        C s = 0;
+        auto fsum = [&](int64_t, const C *c) {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                s = s + (LAYER ? c[e] - K : c[e] * c[e]);
+        };
+        if (live)
+            nm_each<DT, N>(xs, nu, lane, G, fsum);
+        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
+        ph ^= 1;
         C m = 0, sc;
         if (LAYER) {
-            /* shifted sums (K: this thread's first value); cnt exact to 2^24 per thread in f32 */
-            C K = 0, sd = 0, sq = 0, cnt = 0;
-            auto fstat = [&](int64_t, const C *c) {
-                if (cnt == 0)
-                    K = c[0];
+            m = K + s / n;
+            C s2 = 0;
+            auto fvar = [&](int64_t, const C *c) {
 #pragma unroll
                 for (int e = 0; e < N; e++) {
-                    const C d = c[e] - K;
-                    sd = sd + d;
-                    sq = sq + d * d;
+                    const C d = c[e] - m;
+                    s2 = s2 + d * d;
                 }
-                cnt = cnt + (C)N;
             };
             if (live)
-                nm_each<DT, N>(xs, nu, lane, G, fstat);
-            wk_mv<C> st = wk_mv_shifted(cnt, K, sd, sq);
-            st = wk_row_allreduce_mv(st, G, mv[ph]);
+                nm_each<DT, N>(xs, nu, lane, G, fvar);
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
             ph ^= 1;
-            m = st.m;
-            sc = nm_sqrt(st.q / n + eps);
+            sc = nm_sqrt(s2 / n + eps);
         } else {
-            C s = 0;
-            auto fsum = [&](int64_t, const C *c) {
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    s = s + c[e] * c[e];
-            };
-            if (live)
-                nm_each<DT, N>(xs, nu, lane, G, fsum);
-            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
-            ph ^= 1;
             sc = nm_sqrt(s / n + eps);
         }
         auto fout = [&](int64_t u, const C *c) {
