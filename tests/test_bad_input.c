@@ -316,6 +316,16 @@ static void test_reduce(void)
     if (TEST_EQ_STATUS(wk_reduce(&s, WK_OP_MAX, x, &l02, d1, 1), WK_OK))
         TEST_EQ_INT(wk_storage_len(s), 0);
     wk_storage_free(s);
+    s = NULL;
+    /* A zero dim makes any other dims valid (2^40 x 2^40 x 0, no element): the kept extent
+     * 2^80 of a sum over the zero dim is an overflow, not a wrapped allocation (found by
+     * fuzz_ops); reducing the two big dims gives an empty output. */
+    const wk_layout big0 = {.rank = 3, .dims = {1ll << 40, 1ll << 40, 0}, .strides = {0, 0, 1}};
+    const int32_t d01[2] = {0, 1};
+    BAD(WK_ERR_OVERFLOW, "sum|wk_reduce", wk_reduce(&o, WK_OP_SUM, x, &big0, d2, 1));
+    if (TEST_EQ_STATUS(wk_reduce(&s, WK_OP_SUM, x, &big0, d01, 2), WK_OK))
+        TEST_EQ_INT(wk_storage_len(s), 0);
+    wk_storage_free(s);
 }
 
 static void test_copy(void)

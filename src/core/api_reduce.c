@@ -27,12 +27,28 @@ wk_status wk_reduce(wk_storage **out, wk_op op, const wk_storage *x, const wk_la
     }
     if ((st = wk_check_op(x->dev, op, x->dtype)))
         return st;
+    /* The kept and the reduced extents. A layout with a zero dim is valid whatever its other dims,
+     * so either product may pass INT64_MAX while the other is 0 (found by fuzz_ops). */
     int64_t n_out = 1, n_red = 1;
+    bool out_ovf = false, red_ovf = false, out_zero = false, red_zero = false;
     for (int32_t k = 0; k < lx->rank; k++) {
-        if (mask & (1u << k))
-            n_red *= lx->dims[k];
-        else
-            n_out *= lx->dims[k];
+        const int64_t d = lx->dims[k];
+        if (mask & (1u << k)) {
+            red_zero |= d == 0;
+            red_ovf |= __builtin_mul_overflow(n_red, d, &n_red);
+        } else {
+            out_zero |= d == 0;
+            out_ovf |= __builtin_mul_overflow(n_out, d, &n_out);
+        }
+    }
+    if (out_zero)
+        n_out = 0;
+    if (red_zero)
+        n_red = 0;
+    if ((out_ovf && !out_zero) || (red_ovf && !red_zero && n_out > 0)) {
+        char b[256];
+        return wk_err(WK_ERR_OVERFLOW, "%s: the %s extent of %s overflows int64", name,
+                      out_ovf && !out_zero ? "output" : "reduced", wk_layout_str(b, sizeof b, lx));
     }
     if (op != WK_OP_SUM && n_red == 0 && n_out > 0) {
         char b[256];
