@@ -119,7 +119,8 @@ wk_layout testlib_layout(int32_t rank, const int64_t *dims)
     for (int k = rank - 1; k >= 0; k--) {
         l.dims[k] = dims[k];
         l.strides[k] = stride;
-        stride *= dims[k] > 0 ? dims[k] : 1;
+        /* wraps (unsigned) for the deliberately overflowing layouts of the bad-input tests */
+        stride = (int64_t)((uint64_t)stride * (uint64_t)(dims[k] > 0 ? dims[k] : 1));
     }
     return l;
 }
