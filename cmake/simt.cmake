@@ -129,7 +129,10 @@ function(_wick_simt_tests)
   # the CI machine; see docs/architecture.md).
   add_test(NAME wick_check_simt32 COMMAND wick_cli check --device simt:0)
   add_test(NAME wick_check_simt64 COMMAND wick_cli check --device simt:1)
-  set_tests_properties(test_simt_hazards wick_check_simt32 wick_check_simt64 PROPERTIES TIMEOUT 1800)
+  # The decode matvec kernels (block and float weights, every variant) with 64-lane warps.
+  add_test(NAME test_qmv_simt64 COMMAND test_qmv)
+  set_tests_properties(test_qmv_simt64 PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:1;WICK_TEST_QUICK=1")
+  set_tests_properties(test_simt_hazards wick_check_simt32 wick_check_simt64 test_qmv_simt64 PROPERTIES TIMEOUT 1800)
 endfunction()
 if(_wick_simt_on)
   cmake_language(DEFER CALL _wick_simt_tests)

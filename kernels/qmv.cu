@@ -306,3 +306,112 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
 WK_QMVQ(f32, WK_DT_F32)
 WK_QMVQ(f16, WK_DT_F16)
 WK_QMVQ(bf16, WK_DT_BF16)
+
+/* ---- float weights: pmv<R>_<w>_<x>(w, x, out, n, k, rows, vec)
+ * out (rows, n) of x's dtype = x (rows, k) @ W^T for rows <= R, W (n, k) of f32/f16/bf16 and x
+ * of f32/f16/bf16 in any pairing, products and sums in f32 (the same value as converting W to
+ * x's dtype first only where that conversion is exact; it is never rounded here). A 32-lane
+ * group per PMV_NC adjacent weight rows; with vec (host-checked: W, x and both row strides
+ * 16-byte aligned) each lane loads 16 bytes of each weight row per trip and the matching
+ * activations in one or two vector loads, else one element per lane per trip. Reduction by xor
+ * shuffles inside aligned 32-lane groups (wave64-correct). Decode's f16/bf16 weights with f32
+ * activations read W once instead of converting all of it to f32 first. */
+#define PMV_NC 2
+template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
+{
+    if (D == WK_DT_F32)
+        return __int_as_float((int)wv[i]);
+    const uint32_t h = (wv[i >> 1] >> (16 * (i & 1))) & 0xFFFFu;
+    return D == WK_DT_F16 ? wk_fp_f16_to_f32((uint16_t)h) : __int_as_float((int)(h << 16));
+}
+
+template <int W, int D, int R>
+WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void *__restrict__ out,
+                   int64_t n, int64_t k, int rows, int vec)
+{
+    typedef typename wk_t<W>::S WS;
+    typedef typename wk_t<D>::S XS;
+    const int E = 16 / (int)sizeof(WS);       /* elements per 16-byte weight load */
+    const int XV = E * (int)sizeof(XS) / 4;   /* words of activation per chunk: 2, 4 or 8 */
+    const int G = 32, NC = PMV_NC;
+    const int g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
+    const int64_t col0 = ((int64_t)blockIdx.x * (WK_BLOCK / G) + g) * NC;
+    const WS *wr[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++) /* past n: row n - 1, never stored */
+        wr[c] = (const WS *)w + (col0 + c < n ? col0 + c : n - 1) * k;
+    const XS *xs = (const XS *)x;
+    float acc[R][NC];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            acc[r][c] = 0.0f;
+    const int64_t kv = vec ? k / E * E : 0;
+    for (int64_t e0 = (int64_t)t * E; e0 < kv; e0 += (int64_t)G * E) {
+        uint32_t wv[NC][4];
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            wk_qmv_ldx<4>((const uint32_t *)(wr[c] + e0), wv[c]);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (r < rows) {
+                uint32_t xv[XV];
+                wk_qmv_ldx<XV>((const uint32_t *)(xs + (int64_t)r * k + e0), xv);
+#pragma unroll
+                for (int i = 0; i < E; i++) {
+                    const float xf = wk_pmv_el<D>(xv, i);
+#pragma unroll
+                    for (int c = 0; c < NC; c++)
+                        acc[r][c] += wk_pmv_el<W>(wv[c], i) * xf;
+                }
+            }
+        }
+    }
+    for (int64_t e = kv + t; e < k; e += G) {
+        float wf[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            wf[c] = wk_t<W>::ld(wr[c][e]);
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            if (r < rows) {
+                const float xf = wk_t<D>::ld(xs[(int64_t)r * k + e]);
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    acc[r][c] += wf[c] * xf;
+            }
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            float v = acc[r][c];
+#pragma unroll
+            for (int o = G / 2; o > 0; o >>= 1)
+                v += WK_SHFL_XOR(v, o);
+            acc[r][c] = v;
+        }
+    if (t == 0)
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                if (r < rows && col0 + c < n)
+                    wk_stf(out, (int64_t)r * n + col0 + c, D, acc[r][c]);
+}
+
+#define WK_PMV(R, WN, W, XN, X)                                                                 \
+    WK_KERNEL pmv##R##_##WN##_##XN(const void *w, const void *x, void *out, int64_t n,         \
+                                   int64_t k, int rows, int vec)                               \
+    {                                                                                          \
+        wk_pmv<W, X, R>(w, x, out, n, k, rows, vec);                                           \
+    }
+#define WK_PMV_X(R, WN, W)                                                                     \
+    WK_PMV(R, WN, W, f32, WK_DT_F32) WK_PMV(R, WN, W, f16, WK_DT_F16)                          \
+    WK_PMV(R, WN, W, bf16, WK_DT_BF16)
+#define WK_PMV_R(R) WK_PMV_X(R, f32, WK_DT_F32) WK_PMV_X(R, f16, WK_DT_F16) WK_PMV_X(R, bf16, WK_DT_BF16)
+WK_PMV_R(1)
+WK_PMV_R(2)
+WK_PMV_R(4)
+WK_PMV_R(8)

@@ -12,7 +12,8 @@
  * so each element moves by at most half a step); the integer dot products are exact. For bf16,
  * x is first rounded to bf16 (the values compared are those of the uploaded bf16 x). Also: a
  * NaN in x makes its row's outputs NaN; n not a multiple of any group's column count, k of
- * one block (fewer sub-blocks than lanes) and k = 2048 (several trips per lane). */
+ * one block (fewer sub-blocks than lanes) and k = 2048 (several trips per lane). Float weights
+ * (F32, F16, BF16 in any pairing with x) too: pmv_case. */
 #include "ref_quant.h"
 #include "testlib.h"
 #include <math.h>
@@ -120,6 +121,71 @@ out:
     free(wdf);
 }
 
+/* Float weights (WK_QTYPE_F32/F16/BF16, GPU kernels pmv<R>_<w>_<x>): W (n, k) of wt and x
+ * (m, k) of dt hold values exact in their types (uploaded, then read back); expected: the f64
+ * sum; bound: ulp(dt) |s| for the rounding to dt plus (k + 32) 2^-24 sa for f32 sums in any
+ * order. k = 515 runs the element-wise path (rows not 16-byte multiples), 1024 the vector one. */
+static void pmv_case(wk_device *dev, wk_qtype wt, wk_dtype dt, int64_t m, int64_t n, int64_t k,
+                     int with_nan)
+{
+    const wk_dtype wdt = wt == WK_QTYPE_F32 ? WK_DTYPE_F32 : wt == WK_QTYPE_F16 ? WK_DTYPE_F16
+                                                                                : WK_DTYPE_BF16;
+    const size_t nx = (size_t)(m * k), nw = (size_t)(n * k), no = (size_t)(m * n);
+    double *xv = malloc(nx * sizeof(double)), *wv = malloc(nw * sizeof(double));
+    double *got = malloc(no * sizeof(double));
+    wk_storage *ws = NULL, *wb = NULL, *xs = NULL, *o = NULL;
+    void *wbytes = malloc(nw * wk_dtype_size(wdt));
+    if (!TEST_CHECK(xv && wv && got && wbytes, "out of host memory"))
+        goto out;
+    for (size_t i = 0; i < nw; i++)
+        wv[i] = urand();
+    for (size_t i = 0; i < nx; i++)
+        xv[i] = urand() * (1 + (double)(i % 7));
+    if (with_nan)
+        xv[(size_t)(m - 1) * (size_t)k + (size_t)k / 2] = NAN;
+    ws = testlib_upload_f64(dev, wdt, wv, nw);
+    xs = testlib_upload_f64(dev, dt, xv, nx);
+    if (!ws || !xs || testlib_download_f64(wv, nw, ws) || testlib_download_f64(xv, nx, xs) ||
+        !TEST_EQ_STATUS(wk_storage_to_host(wbytes, nw, ws), WK_OK))
+        goto out;
+    wb = testlib_upload(dev, WK_DTYPE_U8, wbytes, nw * wk_dtype_size(wdt)); /* raw bytes, as GGUF */
+    const wk_layout lx = testlib_layout(2, (const int64_t[]){m, k});
+    if (!wb || !TEST_EQ_STATUS(wk_qmatmul(&o, xs, &lx, wb, wt, n, k), WK_OK) ||
+        testlib_download_f64(got, no, o))
+        goto out;
+    const double ulp = dt == WK_DTYPE_BF16 ? 1.0 / 256 : dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 16777216;
+    int bad = 0;
+    for (int64_t r = 0; r < m && !bad; r++) {
+        const double *x = xv + r * k;
+        int row_nan = 0;
+        for (int64_t i = 0; i < k; i++)
+            row_nan |= isnan(x[i]);
+        for (int64_t j = 0; j < n && !bad; j++) {
+            const double *w = wv + j * k, g = got[r * n + j];
+            double s = 0, sa = 0;
+            for (int64_t i = 0; i < k; i++) {
+                s += x[i] * w[i];
+                sa += fabs(x[i] * w[i]);
+            }
+            const double tol = ulp * fabs(s) + (double)(k + 32) / 16777216.0 * sa;
+            bad = !TEST_CHECK(row_nan ? isnan(g) : fabs(g - s) <= tol,
+                              "pmv %s x %s m=%lld n=%lld k=%lld: out[%lld,%lld] = %.9g, want "
+                              "%.9g (tol %.3g)", wk_qtype_name(wt), wk_dtype_name(dt),
+                              (long long)m, (long long)n, (long long)k, (long long)r,
+                              (long long)j, g, row_nan ? NAN : s, tol);
+        }
+    }
+out:
+    wk_storage_free(o);
+    wk_storage_free(xs);
+    wk_storage_free(wb);
+    wk_storage_free(ws);
+    free(wbytes);
+    free(xv);
+    free(wv);
+    free(got);
+}
+
 int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
@@ -152,6 +218,16 @@ int main(void)
             }
         }
         unsetenv("WICK_QMV");
+        static const wk_qtype PTS[] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_BF16};
+        static const wk_dtype PDS[] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                for (int64_t m = 1; m <= 8; m += quick ? (m == 1 ? 2 : 5) : 1) {
+                    pmv_case(dev, PTS[a], PDS[b], m, 37, 1024, 0);
+                    pmv_case(dev, PTS[a], PDS[b], m, 19, 515, 0);
+                }
+                pmv_case(dev, PTS[a], PDS[b], 3, 5, 64, 1);
+            }
         wk_device_close(dev);
     }
     wk_device_close(cpu);

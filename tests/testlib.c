@@ -64,6 +64,22 @@ int testlib_devices(const char *specs[TESTLIB_MAX_DEVICES])
     static char names[TESTLIB_MAX_DEVICES][32];
     static int printed;
     int n = 0;
+    /* WICK_TEST_DEVICES="cpu,simt:1": exactly these (e.g. the simt device, never listed
+     * otherwise) */
+    const char *want = getenv("WICK_TEST_DEVICES");
+    if (want && *want) {
+        for (const char *p = want; *p && n < TESTLIB_MAX_DEVICES;) {
+            size_t len = strcspn(p, ",");
+            if (len > 0 && len < sizeof names[n]) {
+                memcpy(names[n], p, len);
+                names[n][len] = 0;
+                specs[n] = names[n];
+                n++;
+            }
+            p += len + (p[len] == ',');
+        }
+        return n;
+    }
     specs[n++] = "cpu";
     const wk_backend_kind gpus[2] = {WK_BACKEND_CUDA, WK_BACKEND_ROCM};
     for (int g = 0; g < 2; g++) {

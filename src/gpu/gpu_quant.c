@@ -117,9 +117,35 @@ static wk_status plain_qembedding(wk_device *dev, wk_dtype from, wk_dtype dt, vo
     return s;
 }
 
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* rows <= 8: kernels/qmv.cu pmv<R>_<from>_<dt>, W read once in its own type (no converted
+ * copy), f32 products and sums. */
+#define PMV_NC 2 /* weight rows per 32-lane group, as in kernels/qmv.cu */
+static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out, const void *x,
+                           int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / 32) * PMV_NC);
+    if (gx > INT32_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
+    const size_t ws = wk_dtype_size(from), xs = wk_dtype_size(dt);
+    int vec = (uintptr_t)w % 16 == 0 && (uintptr_t)x % 16 == 0 && (size_t)k * ws % 16 == 0 &&
+              (size_t)k * xs % 16 == 0;
+    int rowsi = (int)rows;
+    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+    const char head[5] = {'p', 'm', 'v', (char)('0' + r), 0};
+    const char *parts[3] = {head, wk_gpu_dtype_kname(from), wk_gpu_dtype_kname(dt)};
+    char name[64];
+    wk_gpu_kname(name, sizeof name, parts, 3);
+    void *args[] = {&w, &x, &out, &n, &k, &rowsi, &vec};
+    return wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+}
+
 static wk_status plain_qmatmul(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
                                const void *x, int64_t rows, const void *w, int64_t n, int64_t k)
 {
+    if (rows <= QMV_MAX_ROWS && getenv("WICK_PMV_OFF") == NULL)
+        return plain_qmv(dev, from, dt, out, x, rows, w, n, k);
     void *wc = NULL;
     wk_status s = WK_OK;
     if (from != dt) {
@@ -162,8 +188,6 @@ static wk_status q_check(const char *op, wk_qtype qt, wk_dtype dt, const void *q
                       (long long)wk_qtype_block_elems(qt));
     return WK_OK;
 }
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* The dequant kernels' work items for nsub sub-blocks of 32 elements: one per 16 bytes of
  * output. */
