@@ -249,15 +249,28 @@ static wk_storage *encoder_layer(const model *m, const layer *L, wk_storage *x, 
     return x2;
 }
 
-/* out (B x H floats, host) <- the embeddings of B tokenized sentences, padded to T. ids (B*T),
- * lens[b]: real tokens of sentence b. */
-static void embed_batch(float *out, const model *m, const uint32_t *ids, const int *lens, int64_t B,
-                        int64_t T)
+/* A batch's inputs on the device: token ids (B*T), positions (T), the mask as an additive bias
+ * (B*T of dt, NULL when no sentence is padded) and the mean-pooling weights (B*T of dt). */
+typedef struct batch_in {
+    wk_storage *ids, *pos, *maskb, *pw;
+} batch_in;
+
+static void batch_in_free(batch_in *in)
+{
+    wk_storage_free(in->ids);
+    wk_storage_free(in->pos);
+    wk_storage_free(in->maskb);
+    wk_storage_free(in->pw);
+    memset(in, 0, sizeof *in);
+}
+
+/* Uploads the inputs of B tokenized sentences, padded to T: ids (B*T), lens[b] real tokens. */
+static void batch_upload(batch_in *in, const model *m, const uint32_t *ids, const int *lens,
+                         int64_t B, int64_t T)
 {
     wk_device *dev = m->dev;
     wk_dtype dt = m->dt;
     int64_t R = B * T;
-    /* embeddings: word[ids] + pos[0..T) + type[0], then LayerNorm */
     uint32_t *pos = malloc(sizeof *pos * (size_t)T);
     float *mb = malloc(sizeof *mb * (size_t)R), *pw = malloc(sizeof *pw * (size_t)R);
     for (int64_t t = 0; t < T; t++)
@@ -265,21 +278,47 @@ static void embed_batch(float *out, const model *m, const uint32_t *ids, const i
     /* the mask as an additive bias (0 or the dtype's most negative useful value; softmax makes
      * exp of it 0, as HF's finfo.min does), and the mean-pooling weights 1/len */
     const float neg = dt == WK_DTYPE_F16 ? -65504.0f : -1e30f;
-    for (int64_t b = 0; b < B; b++)
+    int padded = 0;
+    for (int64_t b = 0; b < B; b++) {
+        padded |= lens[b] < T;
         for (int64_t t = 0; t < T; t++) {
             mb[b * T + t] = t < lens[b] ? 0.0f : neg;
             pw[b * T + t] = t < lens[b] ? 1.0f / (float)lens[b] : 0.0f;
         }
-    wk_storage *sid = NULL, *spos = NULL, *we = NULL, *pe = NULL, *e1 = NULL, *e2 = NULL, *x = NULL;
-    wk_storage *mbf = NULL, *maskb = NULL, *pwf = NULL, *pws = NULL;
-    EX_CHECK(wk_storage_from_host(&sid, dev, WK_DTYPE_U32, ids, (size_t)R));
-    EX_CHECK(wk_storage_from_host(&spos, dev, WK_DTYPE_U32, pos, (size_t)T));
+    }
+    memset(in, 0, sizeof *in);
+    EX_CHECK(wk_storage_from_host(&in->ids, dev, WK_DTYPE_U32, ids, (size_t)R));
+    EX_CHECK(wk_storage_from_host(&in->pos, dev, WK_DTYPE_U32, pos, (size_t)T));
+    wk_layout lids;
+    int64_t dR[1] = {R};
+    wk_layout_contiguous(&lids, 1, dR);
+    wk_storage *mbf = NULL, *pwf = NULL;
+    if (padded) {
+        EX_CHECK(wk_storage_from_host(&mbf, dev, WK_DTYPE_F32, mb, (size_t)R));
+        EX_CHECK(wk_to_dtype(&in->maskb, mbf, &lids, dt));
+    }
+    EX_CHECK(wk_storage_from_host(&pwf, dev, WK_DTYPE_F32, pw, (size_t)R));
+    EX_CHECK(wk_to_dtype(&in->pw, pwf, &lids, dt));
+    wk_storage_free(mbf);
+    wk_storage_free(pwf);
+    free(pos);
+    free(mb);
+    free(pw);
+}
+
+/* The embeddings (B, H) in f32 on the device: only device work (no upload or download), so it
+ * can be captured as a graph (run_bench --graph). */
+static wk_storage *forward(const model *m, const batch_in *in, int64_t B, int64_t T)
+{
+    int64_t R = B * T;
+    /* embeddings: word[ids] + pos[0..T) + type[0], then LayerNorm */
+    wk_storage *we = NULL, *pe = NULL, *e1 = NULL, *e2 = NULL, *x = NULL;
     wk_layout lw = lay2(30522, H), lpt = lay2(512, H), lids, lpos;
     int64_t dR[1] = {R}, dT[1] = {T};
     wk_layout_contiguous(&lids, 1, dR);
     wk_layout_contiguous(&lpos, 1, dT);
-    EX_CHECK(wk_index_select(&we, m->word, &lw, sid, &lids, 0));
-    EX_CHECK(wk_index_select(&pe, m->pos, &lpt, spos, &lpos, 0));
+    EX_CHECK(wk_index_select(&we, m->word, &lw, in->ids, &lids, 0));
+    EX_CHECK(wk_index_select(&pe, m->pos, &lpt, in->pos, &lpos, 0));
     wk_layout lx = lay2(R, H);
     wk_layout lpb = {3, {B, T, H}, {0, H, 1}, 0}, lx3 = {3, {B, T, H}, {T * H, H, 1}, 0};
     EX_CHECK(wk_binary(&e1, WK_OP_ADD, we, &lx3, pe, &lpb));
@@ -289,27 +328,18 @@ static void embed_batch(float *out, const model *m, const uint32_t *ids, const i
     int64_t dH[1] = {H};
     wk_layout_contiguous(&lv, 1, dH);
     EX_CHECK(wk_layer_norm(&x, e2, &lx, m->ln_g, &lv, m->ln_b, &lv, 1e-12f));
-    wk_storage *frees[] = {sid, spos, we, pe, e1, e2};
+    wk_storage *frees[] = {we, pe, e1, e2};
     for (size_t k = 0; k < sizeof frees / sizeof frees[0]; k++)
         wk_storage_free(frees[k]);
-    int padded = 0;
-    for (int64_t b = 0; b < B; b++)
-        padded |= lens[b] < T;
-    if (padded) {
-        EX_CHECK(wk_storage_from_host(&mbf, dev, WK_DTYPE_F32, mb, (size_t)R));
-        EX_CHECK(wk_to_dtype(&maskb, mbf, &lids, dt));
-    }
     for (int i = 0; i < LAYERS; i++) {
-        wk_storage *y = encoder_layer(m, &m->l[i], x, B, T, maskb);
+        wk_storage *y = encoder_layer(m, &m->l[i], x, B, T, in->maskb);
         wk_storage_free(x);
         x = y;
     }
     /* mean pooling: (B, 1, T) weights @ (B, T, H) */
-    EX_CHECK(wk_storage_from_host(&pwf, dev, WK_DTYPE_F32, pw, (size_t)R));
-    EX_CHECK(wk_to_dtype(&pws, pwf, &lids, dt));
     wk_layout lp = {3, {B, 1, T}, {T, T, 1}, 0};
     wk_storage *pooled = NULL, *sq = NULL, *ss = NULL, *nrm = NULL, *emb = NULL, *embf = NULL;
-    EX_CHECK(wk_matmul(&pooled, pws, &lp, x, &lx3));
+    EX_CHECK(wk_matmul(&pooled, in->pw, &lp, x, &lx3));
     /* L2 normalisation on the device: emb = pooled / sqrt(sum(pooled^2)) */
     wk_layout lbh = lay2(B, H);
     int32_t last = 1;
@@ -320,13 +350,23 @@ static void embed_batch(float *out, const model *m, const uint32_t *ids, const i
     wk_layout lnb = {2, {B, H}, {1, 0}, 0};
     EX_CHECK(wk_binary(&emb, WK_OP_DIV, pooled, &lbh, nrm, &lnb));
     EX_CHECK(wk_to_dtype(&embf, emb, &lbh, WK_DTYPE_F32));
-    EX_CHECK(wk_storage_to_host(out, (size_t)(B * H), embf));
-    wk_storage *f2[] = {x, mbf, maskb, pwf, pws, pooled, sq, ss, nrm, emb, embf};
+    wk_storage *f2[] = {x, pooled, sq, ss, nrm, emb};
     for (size_t k = 0; k < sizeof f2 / sizeof f2[0]; k++)
         wk_storage_free(f2[k]);
-    free(pos);
-    free(mb);
-    free(pw);
+    return embf;
+}
+
+/* out (B x H floats, host) <- the embeddings of B tokenized sentences, padded to T. ids (B*T),
+ * lens[b]: real tokens of sentence b. */
+static void embed_batch(float *out, const model *m, const uint32_t *ids, const int *lens, int64_t B,
+                        int64_t T)
+{
+    batch_in in;
+    batch_upload(&in, m, ids, lens, B, T);
+    wk_storage *embf = forward(m, &in, B, T);
+    EX_CHECK(wk_storage_to_host(out, (size_t)(B * H), embf));
+    wk_storage_free(embf);
+    batch_in_free(&in);
 }
 
 /* out (n x H) <- embeddings of n sentences (texts[i] of lens[i] bytes), in batches of `batch`
@@ -431,8 +471,11 @@ static int run_check(const model *m, const char *path, double min_cos, int batch
     return worst >= min_cos && n > 0 ? 0 : 1;
 }
 
-/* --bench B,T,ITERS: batches of B sentences of exactly T tokens (random word ids). */
-static int run_bench(const model *m, const char *spec)
+/* --bench B,T,ITERS: batches of B sentences of exactly T tokens (random word ids), each batch
+ * uploaded, run and downloaded. With --graph (GPU devices) the forward pass is captured once as
+ * a graph (wk_graph_*) and replayed per batch: the batch's ids are uploaded and copied into the
+ * captured input storage first, so every replay embeds new input. */
+static int run_bench(const model *m, const char *spec, int graph)
 {
     int B = 64, T = 128, iters = 20;
     sscanf(spec, "%d,%d,%d", &B, &T, &iters);
@@ -451,13 +494,40 @@ static int run_bench(const model *m, const char *spec)
         lens[b] = T;
     float *out = malloc(sizeof *out * (size_t)B * H);
     embed_batch(out, m, ids, lens, B, T); /* warm-up: modules, allocator, BLAS handles */
+    batch_in in;
+    wk_graph *g = NULL;
+    wk_storage *embf = NULL;
+    if (graph) {
+        batch_upload(&in, m, ids, lens, B, T);
+        EX_CHECK(wk_graph_begin(m->dev));
+        embf = forward(m, &in, B, T);
+        EX_CHECK(wk_graph_end(m->dev, &g));
+    }
     double t0 = ex_now();
-    for (int i = 0; i < iters; i++)
-        embed_batch(out, m, ids, lens, B, T);
+    for (int i = 0; i < iters; i++) {
+        if (!graph) {
+            embed_batch(out, m, ids, lens, B, T);
+            continue;
+        }
+        wk_storage *fresh = NULL;
+        wk_layout lids;
+        int64_t dR[1] = {(int64_t)B * T};
+        wk_layout_contiguous(&lids, 1, dR);
+        EX_CHECK(wk_storage_from_host(&fresh, m->dev, WK_DTYPE_U32, ids, (size_t)(B * T)));
+        EX_CHECK(wk_copy_strided_src(in.ids, 0, fresh, &lids));
+        wk_storage_free(fresh);
+        EX_CHECK(wk_graph_launch(g));
+        EX_CHECK(wk_storage_to_host(out, (size_t)B * H, embf));
+    }
     double dt = ex_now() - t0;
-    printf("minilm bench: %s %s batch %d x %d tokens: %.2f ms per batch, %.1f sentences/s\n",
-           wk_device_name(m->dev), wk_dtype_name(m->dt), B, T, 1e3 * dt / iters,
-           (double)B * iters / dt);
+    printf("minilm bench: %s %s batch %d x %d tokens%s: %.2f ms per batch, %.1f sentences/s\n",
+           wk_device_name(m->dev), wk_dtype_name(m->dt), B, T, graph ? " (graph replay)" : "",
+           1e3 * dt / iters, (double)B * iters / dt);
+    if (graph) {
+        wk_graph_free(g);
+        wk_storage_free(embf);
+        batch_in_free(&in);
+    }
     free(ids);
     free(lens);
     free(out);
@@ -470,7 +540,7 @@ static void usage(void)
             "usage: minilm MODEL_DIR [--device D] [--dtype f32|f16|bf16] [--batch N] [--cosine]\n"
             "              [SENTENCE ...]            (no sentences: one per line from stdin)\n"
             "       minilm MODEL_DIR --check FIXTURE [--min-cos C] [--device D] [--dtype T]\n"
-            "       minilm MODEL_DIR --bench B,T[,ITERS] [--device D] [--dtype T]\n");
+            "       minilm MODEL_DIR --bench B,T[,ITERS] [--graph] [--device D] [--dtype T]\n");
 }
 
 int main(int argc, char **argv)
@@ -480,7 +550,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1], *spec = "cpu", *dts = "f32", *check = NULL, *bench = NULL, *v;
-    int cosine_out = 0, batch = 32, nsent = 0;
+    int cosine_out = 0, batch = 32, nsent = 0, graph = 0;
     double min_cos = 0.99999;
     char **sent = malloc(sizeof *sent * (size_t)argc);
     for (int i = 2; i < argc; i++) {
@@ -498,6 +568,8 @@ int main(int argc, char **argv)
             batch = atoi(v);
         else if (strcmp(argv[i], "--cosine") == 0)
             cosine_out = 1;
+        else if (strcmp(argv[i], "--graph") == 0)
+            graph = 1;
         else if (strncmp(argv[i], "--", 2) == 0) {
             usage();
             return 2;
@@ -517,7 +589,7 @@ int main(int argc, char **argv)
     if (check) {
         rc = run_check(&m, check, min_cos, batch);
     } else if (bench) {
-        rc = run_bench(&m, bench);
+        rc = run_bench(&m, bench, graph);
     } else {
         static char line[1 << 16];
         size_t cap = (size_t)argc; /* sent has room for argc entries */
