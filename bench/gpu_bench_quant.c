@@ -5,7 +5,8 @@
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
  *   - matvec rows (m = 1 and 8, x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
- *     4096), every block type, each matvec variant of kernels/quant.cu / qmv.cu (selected by the
+ *     4096), every block type and F16/BF16 (kernels/qmv.cu pmv; "old": W converted to f32 per call,
+ *     then the GEMM), each matvec variant of kernels/quant.cu / qmv.cu (selected by the
  *     environment variable WICK_QMV, set here between measurements): time per call (wick_qmatmul:
  *     activation quantization, the product, output allocation), effective bandwidth = weight
  *     bytes / time as % of the device-to-device copy bandwidth measured here (clone of 1 GiB:
@@ -159,7 +160,8 @@ static double nmse(const float *a, const float *b, size_t n)
 
 static const wk_qtype ALL_QT[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q8_0, WK_QTYPE_Q4_K, WK_QTYPE_Q6_K,
                                   WK_QTYPE_Q4_1, WK_QTYPE_Q5_0, WK_QTYPE_Q5_1, WK_QTYPE_Q8_1,
-                                  WK_QTYPE_Q2_K, WK_QTYPE_Q3_K, WK_QTYPE_Q5_K, WK_QTYPE_Q8_K};
+                                  WK_QTYPE_Q2_K, WK_QTYPE_Q3_K, WK_QTYPE_Q5_K, WK_QTYPE_Q8_K,
+                                  WK_QTYPE_F16, WK_QTYPE_BF16};
 #define NQT ((int)(sizeof ALL_QT / sizeof ALL_QT[0]))
 
 static int want_type(const char *list, wk_qtype qt)
@@ -238,8 +240,18 @@ int main(int argc, char **argv)
                     fprintf(stderr, "out of host memory\n");
                     return 1;
                 }
+                const int plain = qt == WK_QTYPE_F16 || qt == WK_QTYPE_BF16;
+                int plain_new = 0;
                 for (int vi = 0; vi < nv; vi++) {
+                    /* float weights have one matvec kernel (measured under the first variant
+                     * named other than old); "old" is W converted to f32, then the GEMM */
+                    if (plain && strcmp(vl[vi], "old") != 0 && plain_new++)
+                        continue;
                     setenv("WICK_QMV", vl[vi], 1);
+                    if (plain && strcmp(vl[vi], "old") == 0)
+                        setenv("WICK_PMV_OFF", "1", 1);
+                    else
+                        unsetenv("WICK_PMV_OFF");
                     wk_storage *o;
                     CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
                     CHECK(wk_storage_to_host(vi ? got : first, no, o));
@@ -260,6 +272,7 @@ int main(int argc, char **argv)
                              tc * 1e6, pc, tw * 1e6, pw, e, e > 1e-8 ? " MISMATCH" : "");
                 }
                 unsetenv("WICK_QMV");
+                unsetenv("WICK_PMV_OFF");
                 free(first);
                 free(got);
                 wk_storage_free(c.x);
