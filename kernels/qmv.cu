@@ -317,12 +317,28 @@ WK_QMVQ(bf16, WK_DT_BF16)
  * shuffles inside aligned 32-lane groups (wave64-correct). Decode's f16/bf16 weights with f32
  * activations read W once instead of converting all of it to f32 first. */
 #define PMV_NC 2
+/* f16 bits -> f32 with selects instead of branches (fpconv.h's wk_fp_f16_to_f32 branches on
+ * the exponent): normal values rebiased in place, zeros and subnormals as m * 2^-24 (exact, and
+ * no subnormal operand, so flush-to-zero settings cannot matter), infinities and NaNs given
+ * f32's all-ones exponent (payload kept). The same bits as wk_fp_f16_to_f32 for every input. */
+WK_DEV float wk_pmv_f16(uint32_t h)
+{
+    const uint32_t a = (h & 0x7FFFu) << 13, e = h & 0x7C00u;
+    float v = __int_as_float((int)(a + (112u << 23)));
+    if (e == 0u)
+        v = (float)(h & 0x3FFu) * 5.9604644775390625e-8f; /* 2^-24 */
+    if (e == 0x7C00u)
+        v = __int_as_float((int)(a | 0x7F800000u));
+    return __int_as_float(__float_as_int(v) | (int)((h & 0x8000u) << 16));
+}
+
+/* element i of 16 bytes of dtype D (f32, f16, bf16) held as 4 words, as f32 */
 template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
 {
     if (D == WK_DT_F32)
         return __int_as_float((int)wv[i]);
     const uint32_t h = (wv[i >> 1] >> (16 * (i & 1))) & 0xFFFFu;
-    return D == WK_DT_F16 ? wk_fp_f16_to_f32((uint16_t)h) : __int_as_float((int)(h << 16));
+    return D == WK_DT_F16 ? wk_pmv_f16(h) : __int_as_float((int)(h << 16));
 }
 
 template <int W, int D, int R>
@@ -353,6 +369,12 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
 #pragma unroll
         for (int c = 0; c < NC; c++)
             wk_qmv_ldx<4>((const uint32_t *)(wr[c] + e0), wv[c]);
+        float wf[NC][E]; /* converted once, used by every row of x */
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+#pragma unroll
+            for (int i = 0; i < E; i++)
+                wf[c][i] = wk_pmv_el<W>(wv[c], i);
 #pragma unroll
         for (int r = 0; r < R; r++) {
             if (r < rows) {
@@ -363,7 +385,7 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
                     const float xf = wk_pmv_el<D>(xv, i);
 #pragma unroll
                     for (int c = 0; c < NC; c++)
-                        acc[r][c] += wk_pmv_el<W>(wv[c], i) * xf;
+                        acc[r][c] += wf[c][i] * xf;
                 }
             }
         }
