@@ -372,38 +372,16 @@ static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, const wk_s
     return out;
 }
 
-/* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
- * column views: appends k and v to the cache at m->pos and returns (T, H*hd). */
-static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
+/* The attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows of
+ * block b's cache, composed of matmul + mask + softmax + matmul (prefill); (H, T, hd). */
+static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
 {
-    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, G = H / KV, ctx = m->ctx;
-    const int64_t L = m->pos + T; /* keys after this step */
-    /* (H, T, hd) = (KV, G*T, hd): the heads of a group adjacent; already scaled by 1/sqrt(hd) */
-    wk_storage *qr = rope(m, q, T, H, m->qcos, m->qsin);
-    wk_storage *kr = rope(m, k, T, KV, m->cos, m->sin); /* (KV, T, hd) */
-    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
-    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
-                 0, (size_t)(m->pos * hd)));
-    wk_storage_free(kr);
-    if (T == 1) { /* v's one row is (KV, 1, hd) already */
-        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
-                     (size_t)v.off, (size_t)(m->pos * hd)));
-    } else {
-        wk_storage *vt = NULL; /* v as (KV, T, hd) */
-        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, v.stride, 1};
-        const wk_layout lv = view(3, d, s, v.off);
-        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
-        CK(wk_copy_strided_src(vt, 0, v.s, &lv));
-        CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
-                     (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
-        wk_storage_free(vt);
-    }
-
+    const int64_t KV = m->n_kv, hd = m->hd, G = m->n_head / KV, ctx = m->ctx;
     /* scores (KV, G*T, L) = q (KV, G*T, hd) @ K^T (KV, hd, L) */
     const wk_layout lq = lay3(KV, G * T, hd);
     const int64_t kd[3] = {KV, hd, L}, ks[3] = {ctx * hd, 1, hd};
     const wk_layout lkt = view(3, kd, ks, 0);
-    wk_storage *sc = NULL, *p = NULL, *o = NULL, *ot = NULL;
+    wk_storage *sc = NULL, *p = NULL, *o = NULL;
     CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
     wk_storage_free(qr);
     const wk_layout ls = lay3(KV, G * T, L);
@@ -431,6 +409,50 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
     const wk_layout lvv = view(3, vd, vs, 0);
     CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
     wk_storage_free(p);
+    return o;
+}
+
+/* Steps of at most this many tokens (decode) use the fused wk_decode_attention; longer ones
+ * (prefill) the composed attention, whose matmuls use the GEMM for many queries at once. */
+#define FUSED_ATTN_MAX_T 16
+
+/* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
+ * column views: appends k and v to the cache at m->pos and returns (T, H*hd). */
+static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
+{
+    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, ctx = m->ctx;
+    const int64_t L = m->pos + T; /* keys after this step */
+    /* (1, H, T, hd), heads of a kv group adjacent; already scaled by 1/sqrt(hd) */
+    wk_storage *qr = rope(m, q, T, H, m->qcos, m->qsin);
+    wk_storage *kr = rope(m, k, T, KV, m->cos, m->sin); /* (KV, T, hd) */
+    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
+    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
+                 0, (size_t)(m->pos * hd)));
+    wk_storage_free(kr);
+    if (T == 1) { /* v's one row is (KV, 1, hd) already */
+        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
+                     (size_t)v.off, (size_t)(m->pos * hd)));
+    } else {
+        wk_storage *vt = NULL; /* v as (KV, T, hd) */
+        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, v.stride, 1};
+        const wk_layout lv = view(3, d, s, v.off);
+        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
+        CK(wk_copy_strided_src(vt, 0, v.s, &lv));
+        CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
+                     (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
+        wk_storage_free(vt);
+    }
+
+    wk_storage *o = NULL, *ot = NULL;
+    if (T <= FUSED_ATTN_MAX_T) { /* decode: the fused op over the cache's first L rows */
+        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, L, hd};
+        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
+        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0);
+        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
+        wk_storage_free(qr);
+    } else {
+        o = attention_composed(m, b, qr, T, L);
+    }
     if (T == 1) /* (H, 1, hd) is (1, H*hd) already */
         return o;
     /* (H, T, hd) -> (T, H, hd) */
