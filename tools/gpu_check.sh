@@ -2,12 +2,15 @@
 # gpu_check.sh: everything this project proves on an NVIDIA GPU (for the device machine; see
 # docs/performance.md and docs/parity/). From the repository root:
 #   sh tools/gpu_check.sh [OUTDIR] [STAGES]     (OUTDIR default: $OUT, else ./gpu-out)
-# STAGES (default "build test parity sanitize bench"), any of:
+# STAGES (default "build test parity diff sanitize bench"), any of:
 #   build     cmake + build with nvcc (CUDA code objects only, WICK_CUDA_ARCHS from the env or all;
 #             the HIP ones are compiled by CI)
 #   test      wick devices; the whole ctest suite (GPU cases included)
 #   parity    wick check on cuda:0: embedded code objects with the vendor GEMM, the portable GEMM
 #             (WICK_GEMM=portable), and run-time compiled kernels (WICK_FORCE_RTC=1)
+#   diff      tests/diff/slices.sh: the randomised differential test against PyTorch on cuda:0,
+#             DIFF_CASES (default 60000) seeded cases in DIFF_JOBS parallel slices (issue 13);
+#             skipped, saying so, where python3 has no torch
 #   sanitize  the GPU tests under compute-sanitizer memcheck (WICK_GPU_NO_CACHE=1) and racecheck
 #   bench     elementwise/reduce beside PyTorch (bench/gpu_compare.py)
 #   benchops  matmul, conv, fused, indexing, image ops, argsort beside PyTorch (gpu_compare_ops.py)
@@ -18,7 +21,7 @@
 # Logs go to OUTDIR; a summary table is printed last.
 set -u
 R=${1:-${OUT:-gpu-out}}
-STAGES=${2:-"build test parity sanitize bench"}
+STAGES=${2:-"build test parity diff sanitize bench"}
 O=$R/logs
 mkdir -p "$O"
 B=build-gpu
@@ -59,6 +62,17 @@ if has parity; then
   unset WICK_FORCE_RTC WICK_GEMM
 fi
 
+if has diff; then
+  if python3 -c "import torch, numpy" >/dev/null 2>&1; then
+    t0=$(date +%s)
+    sh tests/diff/slices.sh $B/libwick.so cuda:0 "$O/diff" >"$O/diff.txt" 2>&1
+    rc=$?
+    head -24 "$O/diff.txt" | grep -v '^torch_diff'
+    step "diff vs PyTorch" "rc=$rc $(tail -1 "$O/diff.txt") [$(( $(date +%s) - t0 )) s]"
+  else
+    step "diff vs PyTorch" "skipped: python3 has no torch/numpy"
+  fi
+fi
 if has sanitize; then
   SAN=$(command -v compute-sanitizer)
   if [ -n "$SAN" ]; then

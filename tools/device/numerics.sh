@@ -6,8 +6,9 @@
 # last; few files, as the device tool brings back at most 8):
 #   1. wick check --device cuda:0: the whole parity matrix, adversarial rows included (embedded
 #      code objects), then the row ops again with run-time compiled kernels (WICK_FORCE_RTC=1)
-#   2. tests/diff/torch_diff.py on cuda:0: DIFF_CASES (default 60000) seeded cases against
-#      PyTorch, in DIFF_JOBS (default 8) parallel slices of one run (seed DIFF_SEED, default 13)
+#   2. tests/diff/torch_diff.py on cuda:0 through tests/diff/slices.sh: DIFF_CASES (default
+#      60000) seeded cases against PyTorch, in DIFF_JOBS (default 8) parallel slices of one run
+#      (seed DIFF_SEED, default 13); tools/gpu_check.sh runs the same as its stage diff
 #   3. the norm kernels before/after: wick_gpu_bench_ops rows "norm" (softmax too) with
 #      kernels/norm.cu as now (A), as of 4a9d262 (B: tools/device/numerics_base/norm.cu, two
 #      passes), and as now again (A'); prints GB/s and the change of min(A, A') against B
@@ -41,29 +42,10 @@ adv=$(grep -c "adversarial" "$O/check_cuda.txt")
 step "adversarial failures named in the check" "$adv"
 
 # ---- 2. the differential test against PyTorch
-N=${DIFF_CASES:-60000}
-J=${DIFF_JOBS:-8}
-SEED=${DIFF_SEED:-13}
-per=$(( (N + J - 1) / J ))
 t0=$(date +%s)
-j=0
-while [ $j -lt $J ]; do
-  PYTHONUNBUFFERED=1 $PY tests/diff/torch_diff.py --lib $B/libwick.so --device cuda:0 --seed $SEED \
-      --first $(( j * per )) --cases $per >"$O/diff_$j.txt" 2>&1 &
-  j=$(( j + 1 ))
-done
-wait
-cases=0; fails=0; bad=0
-j=0
-while [ $j -lt $J ]; do
-  line=$(grep '^summary' "$O/diff_$j.txt")
-  [ -n "$line" ] || bad=$(( bad + 1 ))
-  c=$(echo "$line" | sed -n 's/^summary: \([0-9]*\) cases.*/\1/p'); cases=$(( cases + ${c:-0} ))
-  f=$(echo "$line" | sed -n 's/.* \([0-9]*\) FAIL.*/\1/p'); fails=$(( fails + ${f:-0} ))
-  j=$(( j + 1 ))
-done
-cat "$O"/diff_*.txt | grep -A1 '^FAIL' | head -24
-step "torch_diff cuda:0 (seed $SEED)" "$cases cases, $fails FAIL, $bad slices without a summary [$(( $(date +%s) - t0 )) s]"
+sh tests/diff/slices.sh $B/libwick.so cuda:0 "$O" >"$O/diff.txt" 2>&1
+head -24 "$O/diff.txt" | grep -v '^torch_diff'
+step "$(tail -1 "$O/diff.txt" | cut -d: -f1)" "$(tail -1 "$O/diff.txt" | cut -d: -f2-) [$(( $(date +%s) - t0 )) s]"
 
 # ---- 3. norm kernels before/after
 ROWS=${BENCH_ROWS:-"norm softmax_f32"}
