@@ -58,13 +58,15 @@ WK_DEV void wk_qmvq(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
             amax = oa > amax ? oa : amax;
             bad |= WK_SHFL_XOR(bad, o);
         }
-        const float d = bad ? __int_as_float(0x7fc00000) : amax / 127.0f;
-        const float id = !bad && amax > 0.0f ? 1.0f / d : 0.0f;
+        float d, sc, id;
+        wk_q8_grid(bad ? 0.0f : amax, d, sc, id);
+        if (bad)
+            d = __int_as_float(0x7fc00000);
         uint32_t word = 0;
         int sum = 0;
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            float r = roundf(v[e] * id);
+            float r = roundf(v[e] * sc * id);
             r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
             word |= ((uint32_t)(int)r & 0xFFu) << (8 * e);
             sum += (int)r;

@@ -143,14 +143,16 @@ WK_DEV void wk_qquant(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
             finite = finite && a <= 3.40282347e38f; /* false for NaN and infinities */
             amax = a > amax ? a : amax;
         }
-        const float d = finite ? amax / 127.0f : __int_as_float(0x7fc00000);
-        const float id = finite && amax > 0.0f ? 1.0f / d : 0.0f;
+        float d, sc, id;
+        wk_q8_grid(finite ? amax : 0.0f, d, sc, id);
+        if (!finite)
+            d = __int_as_float(0x7fc00000);
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             uint32_t word = 0;
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                float r = roundf(v[4 * i + k] * id); /* |r| <= 127 (+ rounding), finite */
+                float r = roundf(v[4 * i + k] * sc * id); /* |r| <= 127 (+ rounding), finite */
                 r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
                 word |= ((uint32_t)(int)r & 0xFFu) << (8 * k);
             }

@@ -42,6 +42,20 @@ template <bool A4> WK_DEV uint32_t wk_qw(const uint8_t *p, int o)
         return *(const uint32_t *)(p + o);
     return wk_qh16(p, o) | (wk_qh16(p, o + 2) << 16);
 }
+/* The int8 grid of a block of activations with maximum |x| amax (finite, >= 0), ggml's q8_1
+ * rule: d = amax / 127, q = round(x * sc * id). Normally sc = 1 and id = 1 / d. For amax below
+ * 2^-60 (blocks of subnormals, where 1 / d overflows) the grid is built on x * 2^64 (sc = 2^64,
+ * exact) and d is scaled back, exact unless it lands below f32's normal range (then off by at
+ * most 2^-150). Other blocks get exactly the values of the plain rule. */
+WK_DEV void wk_q8_grid(float amax, float &d, float &sc, float &id)
+{
+    const bool tiny = amax < 8.67361738e-19f; /* 2^-60 */
+    sc = tiny ? 1.84467441e19f : 1.0f;         /* 2^64 */
+    const float ds = (amax * sc) / 127.0f;
+    id = amax > 0.0f ? 1.0f / ds : 0.0f;
+    d = tiny ? ds * 5.42101086e-20f : ds; /* 2^-64 */
+}
+
 WK_DEV float wk_qf16(const uint8_t *p, int o) { return wk_fp_f16_to_f32((uint16_t)wk_qh16(p, o)); }
 
 /* Bytewise v - c for bytes of v below 128 + c's byte (no borrow crosses bytes): the result
