@@ -334,6 +334,29 @@ WK_DEV float wk_pmv_f16(uint32_t h)
     return __int_as_float(__float_as_int(v) | (int)((h & 0x8000u) << 16));
 }
 
+/* 8 f16 values (4 words) to f32 when all are normal numbers (exponent 1..30: the common case of
+ * real weights), with a few integer operations each: the magnitude rebiased in place, the sign
+ * moved; returns false, converting nothing, when one is zero, subnormal, infinite or NaN. */
+WK_DEV bool wk_pmv_f16_normal(const uint32_t *wv, float *o)
+{
+    bool ok = true;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t e = wv[j] & 0x7C007C00u;
+        ok = ok && (e & 0x7C00u) != 0u && (e & 0x7C00u) != 0x7C00u && (e >> 16) != 0u &&
+             (e >> 16) != 0x7C00u;
+    }
+    if (!ok)
+        return false;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t w = wv[j];
+        o[2 * j] = __int_as_float((int)((((w & 0x7FFFu) << 13) + (112u << 23)) | ((w & 0x8000u) << 16)));
+        o[2 * j + 1] = __int_as_float((int)((((w >> 3) & 0x0FFFE000u) + (112u << 23)) | (w & 0x80000000u)));
+    }
+    return true;
+}
+
 /* element i of 16 bytes of dtype D (f32, f16, bf16) held as 4 words, as f32 */
 template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
 {
@@ -374,9 +397,10 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
         float wf[NC][E]; /* converted once, used by every row of x */
 #pragma unroll
         for (int c = 0; c < NC; c++)
+            if (W != WK_DT_F16 || !wk_pmv_f16_normal(wv[c], wf[c]))
 #pragma unroll
-            for (int i = 0; i < E; i++)
-                wf[c][i] = wk_pmv_el<W>(wv[c], i);
+                for (int i = 0; i < E; i++)
+                    wf[c][i] = wk_pmv_el<W>(wv[c], i);
 #pragma unroll
         for (int r = 0; r < R; r++) {
             if (r < rows) {
