@@ -104,6 +104,35 @@ template <int V> WK_DEV void wk_qmv_ldx(const uint32_t *p, uint32_t *xv)
     }
 }
 
+/* acc[r][c] summed over aligned groups of W (<= 32) lanes by xor shuffles: the same on waves of
+ * 32 and 64; every lane ends with its group's sums. */
+template <int R, int NC, int W> WK_DEV void wk_qmv_group_sum(float (&acc)[R][NC])
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            float v = acc[r][c];
+#pragma unroll
+            for (int o = W / 2; o > 0; o >>= 1)
+                v += WK_SHFL_XOR(v, o);
+            acc[r][c] = v;
+        }
+}
+
+/* out[r, col0 + c] = acc[r][c] (dtype dt) for the rows and columns that exist */
+template <int R, int NC>
+WK_DEV void wk_qmv_store(void *out, const float (&acc)[R][NC], int dt, int64_t n, int64_t col0,
+                         int rows)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            if (r < rows && col0 + c < n)
+                wk_stf(out, (int64_t)r * n + col0 + c, dt, acc[r][c]);
+}
+
 template <int Q, int R, int NC, int G, int L, int U, bool P>
 WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
@@ -210,26 +239,10 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     }
 
     /* sums over the group: xor shuffles inside 32-lane groups, then shared memory */
-    const int W32 = G < 32 ? G : 32;
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            float v = acc[r][c];
-#pragma unroll
-            for (int o = W32 / 2; o > 0; o >>= 1)
-                v += WK_SHFL_XOR(v, o);
-            acc[r][c] = v;
-        }
+    wk_qmv_group_sum<R, NC, (G < 32 ? G : 32)>(acc);
     if (G <= 32) {
-        if (t == 0) {
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int c = 0; c < NC; c++)
-                    if (r < rows && col0 + c < n)
-                        wk_stf(out, (int64_t)r * n + col0 + c, dt, acc[r][c]);
-        }
+        if (t == 0)
+            wk_qmv_store<R, NC>(out, acc, dt, n, col0, rows);
         return;
     }
     __shared__ float red[WK_BLOCK / 32][R * NC];
@@ -430,23 +443,9 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
                     acc[r][c] += wf[c] * xf;
             }
     }
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            float v = acc[r][c];
-#pragma unroll
-            for (int o = G / 2; o > 0; o >>= 1)
-                v += WK_SHFL_XOR(v, o);
-            acc[r][c] = v;
-        }
+    wk_qmv_group_sum<R, NC, G>(acc);
     if (t == 0)
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                if (r < rows && col0 + c < n)
-                    wk_stf(out, (int64_t)r * n + col0 + c, D, acc[r][c]);
+        wk_qmv_store<R, NC>(out, acc, D, n, col0, rows);
 }
 
 #define WK_PMV(R, WN, W, XN, X)                                                                 \
