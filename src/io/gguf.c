@@ -491,7 +491,7 @@ static int64_t find_name(const gg_name *v, int64_t n, const char *s)
 static wk_status parse(wk_gguf *g)
 {
     gg_cur c = {g->map, g->size, 0};
-    uint64_t nt, nkv;
+    uint64_t nt = 0, nkv = 0; /* set by parse_header; zeroed for compilers that cannot see it */
     wk_status st = parse_header(g, &c, &nt, &nkv);
     if (st)
         return st;
