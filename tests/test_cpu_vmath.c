@@ -2,7 +2,10 @@
  *   1. Accuracy: every function on every kernel this CPU can run (AVX-512F, AVX2, scalar) against
  *      a long-double evaluation of the formula of docs/semantics.md: SLEEF's documented bounds
  *      (exp log sin cos tanh erf pow: 1.0 ulp; erfc inside gelu_erf: 1.5 ulp) plus one rounding
- *      per arithmetic step of the compositions, and NaN/inf/zero cases exactly.
+ *      per arithmetic step of the compositions, and NaN/inf/zero cases exactly. f32 gelu_erf (our
+ *      own kernel, not SLEEF's erfc) on bit patterns spread over every sign and exponent against
+ *      GELU_ERF_ULP; `test_cpu_vmath --exhaustive` runs it over all 2^32 inputs and prints the
+ *      maximum error of each kernel (minutes).
  *   2. Determinism: an element's result does not depend on its position in the array or on the
  *      array's length (tails are computed as padded vectors), and wk_unary gives the same bits on
  *      1 and 2 threads.
@@ -165,8 +168,64 @@ static void check_threads(void)
     free(x), free(y1), free(y2);
 }
 
-int main(void)
+/* The ulp error of y against the f32 result r (a double): |y - r| in units of r's f32 ulp,
+ * subnormal spacing (2^-149) at the bottom. */
+static double ulp_err32(float y, double r)
 {
+    const double ar = fabs(r);
+    int e;
+    frexp(ar, &e); /* ar = m 2^e, m in [0.5, 1) */
+    const double ulp = ar < FLT_MIN ? 0x1p-149 : ldexp(1.0, e - 24);
+    return fabs((double)y - r) / ulp;
+}
+
+/* gelu_erf on f32 (the kernel of our own, docs/semantics.md: GELU_ERF_ULP ulp) on `step`-spaced
+ * bit patterns of every sign and exponent, against a double evaluation (erfc's own error and the
+ * rounding of x/sqrt 2 in double are below 1e-13 relative, far under an f32 ulp). step = 1 visits
+ * all 2^32 inputs (test_cpu_vmath --exhaustive). Returns the largest error seen. */
+#define GELU_ERF_ULP 6.0
+static double sweep_gelu_erf(const kern *k, uint32_t step, float *worst)
+{
+    enum { B = 4096 };
+    static float x[B], y[B];
+    double mx = 0;
+    uint64_t bits = 0;
+    while (bits < (1ull << 32)) {
+        int n = 0;
+        for (; n < B && bits < (1ull << 32); n++, bits += step) {
+            const uint32_t u = (uint32_t)bits;
+            memcpy(&x[n], &u, 4);
+        }
+        k->f32(WK_VM_GELU_ERF, y, x, n, 0.0f);
+        for (int i = 0; i < n; i++) {
+            const double r = 0.5 * (double)x[i] * erfc(-(double)x[i] * 0.70710678118654752440);
+            if (isnan(r) || isinf(r)) {
+                if (!(isnan(r) ? isnan(y[i]) : (double)y[i] == r) && mx < INFINITY)
+                    mx = INFINITY, *worst = x[i];
+                continue;
+            }
+            const double e = ulp_err32(y[i], r);
+            if (e > mx || isnan(e))
+                mx = isnan(e) ? INFINITY : e, *worst = x[i];
+        }
+    }
+    return mx;
+}
+
+static void check_gelu_erf_f32(const kern *k, uint32_t step)
+{
+    float worst = 0;
+    const double mx = sweep_gelu_erf(k, step, &worst);
+    TEST_CHECK(mx <= GELU_ERF_ULP, "%s f32 gelu_erf: %.3f ulp at x = %a (bound %.1f; %u-spaced bit patterns)",
+               k->name, mx, (double)worst, GELU_ERF_ULP, step);
+    if (step == 1)
+        printf("%s f32 gelu_erf over all 2^32 inputs: max %.3f ulp at x = %a (%.9g)\n", k->name, mx,
+               (double)worst, (double)worst);
+}
+
+int main(int argc, char **argv)
+{
+    const int exhaustive = argc > 1 && !strcmp(argv[1], "--exhaustive");
     kern ks[3] = {{"scalar", wk_vm_f32_scalar, wk_vm_f64_scalar, 1}, {"avx2", NULL, NULL, 0},
                   {"avx512f", NULL, NULL, 0}};
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -180,11 +239,16 @@ int main(void)
             printf("skip: %s kernels (this CPU lacks the ISA)\n", ks[k].name);
             continue;
         }
+        check_gelu_erf_f32(&ks[k], exhaustive ? 1 : 4099);
+        if (exhaustive)
+            continue;
         for (int f = 0; f < WK_VM_COUNT; f++) {
             check_kernel(&ks[k], (wk_vm_fn)f);
             check_position(&ks[k], (wk_vm_fn)f);
         }
     }
+    if (exhaustive)
+        return testlib_summary();
     check_threads();
     return testlib_summary();
 }

@@ -2,6 +2,7 @@
  * scalar functions) and defines the scalar ones from the same body (cpu_vmath_simd.h with one
  * lane), so all three compute the same formulas. */
 #include "cpu_vmath.h"
+#include <math.h>
 #include <pthread.h>
 #include <sleef.h>
 #include <stdlib.h>
@@ -21,6 +22,10 @@
 #define DIVF(a, b) ((a) / (b))
 #define GTSELF(c, a, b) ((c) > zero ? (a) : (b))
 #define SLF(fn, u) Sleef_##fn##f_##u
+#define FMAF fmaf
+#define ABSF fabsf
+#define MINF(k, v) ((k) < (v) ? (k) : (v))
+#define LTSELF(c, a, b) ((c) < zero ? (a) : (b))
 #define VD double
 #define WD 1
 #define LDD LDF

@@ -19,6 +19,10 @@
 #define DIVF _mm512_div_ps
 #define GTSELF(c, a, b) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((c), zero, _CMP_GT_OQ), (b), (a))
 #define SLF(fn, u) Sleef_##fn##f16_##u##avx512f
+#define FMAF _mm512_fmadd_ps
+#define ABSF _mm512_abs_ps
+#define MINF _mm512_min_ps /* the second operand when either is NaN */
+#define LTSELF(c, a, b) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((c), zero, _CMP_LT_OQ), (b), (a))
 #define VD __m512d
 #define WD 8
 #define LDD _mm512_loadu_pd

@@ -5,6 +5,8 @@
  *   LDF STF SETF ADDF SUBF MULF DIVF GTSELF (and the D twins)   loads, stores, arithmetic, and
  *                             GTSELF(c, a, b) = c > 0 ? a : b per lane (false for NaN)
  *   SLF(fn, ulp) / SLD(fn, ulp)  the SLEEF function of that width and ISA
+ *   FMAF(a, b, c) = a b + c rounded once; ABSF(x) = |x|; MINF(k, v) = min(k, v), v when either
+ *   is NaN; LTSELF(c, a, b) = c < 0 ? a : b per lane (false for NaN)   (f32 gelu_erf only)
  * The formulas, with their operation order, are those of the scalar code in cpu_unary.c (no FMA
  * contraction: -ffp-contract=off). Each element is computed the same way at every position: a
  * tail shorter than a vector is copied into a zero-padded vector, so results never depend on n
@@ -29,13 +31,46 @@
         }                                                               \
     } while (0)
 
+/* gelu_erf on f32 lanes: x Phi(x), Phi the standard normal CDF, without SLEEF's erfc (3.2 ns an
+ * element; this costs one expf). With a = min(|x|, 15) (Phi(-15) is below f32's range):
+ *   Phi(-a) = 1/2 e^(-a^2/2) E(a),  E(a) = erfc(a/sqrt 2) e^(a^2/2) = t P(t - 9/16),
+ * t = 1/(1 + a/2), P of degree 11 fitted for relative error by tools/fit/gelu_erf.py (1.7e-8
+ * with these f32 coefficients). a^2 = h + l exactly (FMA), so e^(-a^2/2) = e^(-h/2) (1 - l/2) does not carry the
+ * rounding of a^2 (which would be 2^-24 a^2 relative: 13 ulp at a = 15). For x < 0 the result is
+ * (x E'/2) e^(-h/2), multiplied last so that a subnormal result is rounded once; for x >= 0 it
+ * is x (1 - E'/2 e^(-h/2)). Error bound (all 2^32 inputs): docs/semantics.md. NaN gives NaN,
+ * +inf gives +inf, -inf gives NaN (-inf * 0, as 0.5 x erfc(-x/sqrt 2) does). */
+#ifdef FMAF
+static inline VF vm_gelu_erf_f32(VF x)
+{
+    static const float pc[12] = {
+        0x1.6dad2ep-1f,  0x1.58f8d8p-1f,  0x1.ef0b2ep-5f,  -0x1.26c7c4p-2f,
+        0x1.a88a2cp-5f,  0x1.4d64bap-3f,  -0x1.31de6ep-3f, -0x1.81eae8p-7f,
+        0x1.3b553p-3f,   -0x1.13740ap-3f, -0x1.e7c714p-5f, 0x1.12807cp-3f,
+    };
+    const VF zero = SETF(0.0f), one = SETF(1.0f), half = SETF(0.5f), mhalf = SETF(-0.5f);
+    const VF a = MINF(SETF(15.0f), ABSF(x));
+    const VF h = MULF(a, a), l = FMAF(a, a, SUBF(zero, h));
+    const VF e = SLF(exp, u10)(MULF(mhalf, h));
+    const VF t = DIVF(one, FMAF(half, a, one));
+    const VF sft = SUBF(t, SETF(0.5625f));
+    VF p = SETF(pc[11]);
+    for (int k = 10; k >= 0; k--)
+        p = FMAF(p, sft, SETF(pc[k]));
+    const VF E = MULF(t, p);
+    const VF hE = MULF(half, FMAF(E, MULF(mhalf, l), E)); /* E (1 - l/2) / 2 */
+    return LTSELF(x, MULF(MULF(x, hE), e), MULF(x, SUBF(one, MULF(hE, e))));
+}
+#define VM_GELU_ERF_F32(x) vm_gelu_erf_f32(x)
+#endif
+
 /* The body for one element kind: P is the prefix of its macros (F or D), S of SLEEF (SLF/SLD). */
-#define VM_BODY(V, W, T, LD, ST, SET, ADD, SUB, MUL, DIV, GTSEL, SL)                              \
+#define VM_BODY(V, W, T, LD, ST, SET, ADD, SUB, MUL, DIV, GTSEL, SL, GELU_ERF)                    \
     {                                                                                             \
         const V one = SET((T)1), half = SET((T)0.5), nz = SET((T)-0.0), zero = SET((T)0);         \
         const V k_gelu = SET((T)0.79788456080286535588), k_cub = SET((T)0.044715);                \
         const V sqrt2 = SET((T)1.41421356237309504880), vp = SET(p);                              \
-        (void)zero;                                                                               \
+        (void)zero, (void)sqrt2;                                                                  \
         switch (f) {                                                                              \
         case WK_VM_EXP: VM_LOOP(V, W, LD, ST, T, SL(exp, u10)(x)); break;                         \
         case WK_VM_LOG: VM_LOOP(V, W, LD, ST, T, SL(log, u10)(x)); break;                         \
@@ -48,9 +83,7 @@
                     MUL(MUL(half, x),                                                             \
                         ADD(one, SL(tanh, u10)(MUL(k_gelu, ADD(x, MUL(k_cub, MUL(MUL(x, x), x)))))))); \
             break;                                                                                \
-        case WK_VM_GELU_ERF:                                                                      \
-            VM_LOOP(V, W, LD, ST, T, MUL(MUL(half, x), SL(erfc, u15)(DIV(SUB(nz, x), sqrt2))));  \
-            break;                                                                                \
+        case WK_VM_GELU_ERF: VM_LOOP(V, W, LD, ST, T, GELU_ERF(x)); break;                        \
         case WK_VM_SILU: VM_LOOP(V, W, LD, ST, T, DIV(x, ADD(one, SL(exp, u10)(SUB(nz, x))))); break; \
         case WK_VM_SIGMOID:                                                                       \
             VM_LOOP(V, W, LD, ST, T, DIV(one, ADD(one, SL(exp, u10)(SUB(nz, x)))));               \
@@ -63,8 +96,15 @@
         }                                                                                         \
     }
 
+/* gelu_erf on f64 lanes (and on f32 where no FMA is defined): 0.5 x erfc(-x/sqrt 2), SLEEF's erfc */
+#define VM_GELU_ERF_SL(SUB, MUL, DIV, SL, x) MUL(MUL(half, x), SL(erfc, u15)(DIV(SUB(nz, x), sqrt2)))
+#ifndef VM_GELU_ERF_F32
+#define VM_GELU_ERF_F32(x) VM_GELU_ERF_SL(SUBF, MULF, DIVF, SLF, x)
+#endif
+#define VM_GELU_ERF_F64(x) VM_GELU_ERF_SL(SUBD, MULD, DIVD, SLD, x)
+
 void VM_F32(wk_vm_fn f, float *o, const float *xs, int64_t n, float p)
-VM_BODY(VF, WF, float, LDF, STF, SETF, ADDF, SUBF, MULF, DIVF, GTSELF, SLF)
+VM_BODY(VF, WF, float, LDF, STF, SETF, ADDF, SUBF, MULF, DIVF, GTSELF, SLF, VM_GELU_ERF_F32)
 
 void VM_F64(wk_vm_fn f, double *o, const double *xs, int64_t n, double p)
-VM_BODY(VD, WD, double, LDD, STD, SETD, ADDD, SUBD, MULD, DIVD, GTSELD, SLD)
+VM_BODY(VD, WD, double, LDD, STD, SETD, ADDD, SUBD, MULD, DIVD, GTSELD, SLD, VM_GELU_ERF_F64)
