@@ -1,0 +1,202 @@
+/* cpu_conv_avx512.c: conv1d / conv2d in f32 on CPUs with AVX-512F, as a gemm over cache-sized
+ * blocks of output pixels with no im2col of whole images. Compiled with -mavx512f
+ * (cmake/cpu.cmake); cpu_conv.c calls it only when the CPU has AVX-512F. Empty elsewhere.
+ *
+ * Each image is first copied with its zero padding into xp [ci, hp, wp] (hp = h + 2*ph,
+ * wp = w + 2*pw). Then, for tap k = (c, kh, kw) of the K = ci/g*KH*KW taps of a group:
+ *   stride 1:  the input under tap k of output pixel (oh, ow) is xp[off[k] + q] with
+ *              off[k] = (c*hp + kh*dh)*wp + kw*dw and q = oh*wp + ow. The columns of im2col are
+ *              the padded image itself, shifted: the gemm runs over q on the wp-wide grid and the
+ *              wp - wo pixels at the end of each row are computed and dropped.
+ *   stride >1: a panel of NP output pixels is gathered from xp into [K][NP] per work item (a
+ *              few hundred KB at most for common shapes, so it stays in L2), off[k] = k*NP.
+ * The micro-kernel computes an 8 x 48 tile (8 output channels x 48 pixels, 24 zmm accumulators)
+ * from the weights packed [k][8] (broadcast) and the 48 values of each tap (3 loads), summing
+ * k = 0, 1, ..., K-1 in that order with FMA: every output element has one fixed summation order
+ * whatever the thread count. Work items are (image, group, block of NB tiles of pixels), spread
+ * over OpenMP threads. */
+#include "cpu_conv.h"
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+#include <omp.h>
+#include <string.h>
+
+#define MR 8              /* output channels per tile */
+#define NR 48             /* pixels per tile: 3 vectors of 16 */
+#define NB 4              /* tiles of pixels per work item */
+#define NP (NB * NR)      /* pixels per work item */
+
+/* t [MR][NR] = sum over k of a[k*MR + r] * b[off[k] + j], k in order, FMA. */
+static void conv_tile(float *restrict t, const float *restrict a, const float *restrict b,
+                      const int64_t *restrict off, int64_t nk)
+{
+    __m512 c0[MR], c1[MR], c2[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++)
+        c0[r] = c1[r] = c2[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < nk; k++) {
+        const float *bk = b + off[k];
+        const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
+                     b2 = _mm512_loadu_ps(bk + 32);
+        const float *ak = a + k * MR;
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            const __m512 av = _mm512_set1_ps(ak[r]);
+            c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
+            c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
+            c2[r] = _mm512_fmadd_ps(av, b2, c2[r]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        _mm512_storeu_ps(t + r * NR, c0[r]);
+        _mm512_storeu_ps(t + r * NR + 16, c1[r]);
+        _mm512_storeu_ps(t + r * NR + 32, c2[r]);
+    }
+}
+
+/* Rows [0, mr) of tile t, pixels q0 .. q0+NR-1 of the wp-wide grid, into o [mr][ho*wo]
+ * (o points at the tile's first channel): the pixels with ow < wo and oh < ho. */
+static void store_grid(float *o, const float *t, int mr, int64_t q0, const wk_conv_geom *q,
+                       int64_t wp)
+{
+    const int64_t ohw = q->ho * q->wo;
+    int64_t oh = q0 / wp, ow = q0 % wp;
+    for (int64_t j = 0; j < NR && oh < q->ho; oh++, ow = 0) {
+        const int64_t run = NR - j < wp - ow ? NR - j : wp - ow;
+        const int64_t valid = ow >= q->wo ? 0 : q->wo - ow < run ? q->wo - ow : run;
+        for (int r = 0; r < mr && valid > 0; r++)
+            memcpy(o + r * ohw + oh * q->wo + ow, t + r * NR + j, (size_t)valid * sizeof(float));
+        j += run;
+    }
+}
+
+/* Rows [0, mr) of tile t, output pixels p0 .. p0+NR-1 (those below ho*wo), into o [mr][ho*wo]. */
+static void store_flat(float *o, const float *t, int mr, int64_t p0, const wk_conv_geom *q)
+{
+    const int64_t ohw = q->ho * q->wo, n = ohw - p0 < NR ? ohw - p0 : NR;
+    for (int r = 0; r < mr; r++)
+        memcpy(o + r * ohw + p0, t + r * NR, (size_t)n * sizeof(float));
+}
+
+/* xp [n*ci][hp][wp] = x with its zero padding; the slack after it is zeroed. */
+static void pad_input(float *xp, const float *x, const wk_conv_geom *q, int64_t hp, int64_t wp,
+                      int64_t slack)
+{
+    const int64_t planes = q->n * q->ci;
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        float *d = xp + pl * hp * wp;
+        const float *s = x + pl * q->h * q->w;
+        memset(d, 0, (size_t)(q->ph * wp) * sizeof(float));
+        for (int64_t ih = 0; ih < q->h; ih++) {
+            float *row = d + (q->ph + ih) * wp;
+            memset(row, 0, (size_t)q->pw * sizeof(float));
+            memcpy(row + q->pw, s + ih * q->w, (size_t)q->w * sizeof(float));
+            memset(row + q->pw + q->w, 0, (size_t)q->pw * sizeof(float));
+        }
+        memset(d + (q->ph + q->h) * wp, 0, (size_t)(q->ph * wp) * sizeof(float));
+    }
+    memset(xp + planes * hp * wp, 0, (size_t)slack * sizeof(float));
+}
+
+/* wk [g][cb][k][MR] = w [g*cog + cb*MR + r][k], rows past cog zero. */
+static void pack_weights(float *wk, const float *w, int64_t g, int64_t cog, int64_t ncb, int64_t nk)
+{
+    for (int64_t gi = 0; gi < g; gi++)
+        for (int64_t cb = 0; cb < ncb; cb++) {
+            float *d = wk + (gi * ncb + cb) * nk * MR;
+            for (int64_t k = 0; k < nk; k++)
+                for (int r = 0; r < MR; r++) {
+                    const int64_t co = cb * MR + r;
+                    d[k * MR + r] = co < cog ? w[(gi * cog + co) * nk + k] : 0.0f;
+                }
+        }
+}
+
+/* panel [nk][NP] = xp_g at off[k] + the grid position of output pixels p0 .. p0+NP-1 (stride). */
+static void pack_panel(float *panel, const float *xg, const int64_t *off, int64_t nk, int64_t p0,
+                       const wk_conv_geom *q, int64_t wp, int64_t *pos)
+{
+    const int64_t ohw = q->ho * q->wo;
+    for (int64_t j = 0; j < NP; j++) {
+        const int64_t p = p0 + j;
+        pos[j] = p < ohw ? p / q->wo * q->sh * wp + p % q->wo * q->sw : 0;
+    }
+    for (int64_t k = 0; k < nk; k++) {
+        const float *s = xg + off[k];
+        float *d = panel + k * NP;
+        for (int64_t j = 0; j < NP; j++)
+            d[j] = s[pos[j]];
+    }
+}
+
+/* out [n, co, ho*wo] = conv(x, w): see the top of the file. */
+wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const wk_conv_geom *q)
+{
+    const int64_t cig = q->ci / q->g, cog = q->co / q->g, nk = cig * q->kh * q->kw;
+    const int64_t hp = q->h + 2 * q->ph, wp = q->w + 2 * q->pw, ohw = q->ho * q->wo;
+    const int64_t ncb = (cog + MR - 1) / MR;
+    const int strided = q->sh != 1 || q->sw != 1;
+    /* the pixels the gemm runs over: the wp-wide grid up to the last output, or the outputs */
+    const int64_t npix = strided ? ohw : (q->ho - 1) * wp + q->wo;
+    const int64_t nblk = (npix + NP - 1) / NP, items = q->n * q->g * nblk;
+    const int64_t img = q->ci * hp * wp, slack = 2 * NR + 64;
+    int nt = omp_get_max_threads();
+    if (nt > items)
+        nt = (int)items;
+    float *xp = wk_malloc((size_t)(q->n * img + slack) * sizeof(float));
+    float *wk = wk_malloc((size_t)(q->g * ncb * nk * MR) * sizeof(float));
+    int64_t *off = wk_malloc((size_t)nk * sizeof(int64_t) * (strided ? 2 : 1));
+    float *panels = strided ? wk_malloc((size_t)(nt * nk * NP) * sizeof(float)) : NULL;
+    int64_t *pos = strided ? wk_malloc((size_t)(nt * NP) * sizeof(int64_t)) : NULL;
+    if (!xp || !wk || !off || (strided && (!panels || !pos))) {
+        wk_free(pos), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
+    }
+    pad_input(xp, x, q, hp, wp, slack);
+    pack_weights(wk, w, q->g, cog, ncb, nk);
+    for (int64_t k = 0; k < nk; k++) { /* k = (c, kh, kw) as the weights order it */
+        const int64_t c = k / (q->kh * q->kw), kh = k / q->kw % q->kh, kw = k % q->kw;
+        off[k] = (c * hp + kh * q->dh) * wp + kw * q->dw;
+    }
+    /* the tile's tap offsets: off in xp, or (strided) k*NP in the panel, after off */
+    int64_t *kofs = strided ? off + nk : off;
+    for (int64_t k = 0; strided && k < nk; k++)
+        kofs[k] = k * NP;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t b = it / (q->g * nblk), gi = it / nblk % q->g, blk = it % nblk;
+        const float *xg = xp + b * img + gi * cig * hp * wp;
+        float *og = out + (b * q->co + gi * cog) * ohw;
+        const int tid = nt > 1 ? omp_get_thread_num() : 0;
+        float *panel = strided ? panels + (int64_t)tid * nk * NP : NULL;
+        const int64_t p0 = blk * NP;
+        const int64_t ntile = (npix - p0 + NR - 1) / NR < NB ? (npix - p0 + NR - 1) / NR : NB;
+        if (strided)
+            pack_panel(panel, xg, off, nk, p0, q, wp, pos + (int64_t)tid * NP);
+        float t[MR * NR];
+        for (int64_t cb = 0; cb < ncb; cb++) {
+            const float *a = wk + (gi * ncb + cb) * nk * MR;
+            const int mr = cog - cb * MR < MR ? (int)(cog - cb * MR) : MR;
+            float *o = og + cb * MR * ohw;
+            for (int64_t s = 0; s < ntile; s++) {
+                const int64_t p = p0 + s * NR;
+                if (strided) {
+                    conv_tile(t, a, panel + s * NR, kofs, nk);
+                    store_flat(o, t, mr, p, q);
+                } else {
+                    conv_tile(t, a, xg + p, kofs, nk);
+                    store_grid(o, t, mr, p, q, wp);
+                }
+            }
+        }
+    }
+    wk_free(pos);
+    wk_free(panels);
+    wk_free(off);
+    wk_free(wk);
+    wk_free(xp);
+    return WK_OK;
+}
+#endif
