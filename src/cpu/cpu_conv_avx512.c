@@ -3,9 +3,10 @@
  * (cmake/cpu.cmake); cpu_conv.c calls it only when the CPU has AVX-512F. Empty elsewhere.
  *
  * Each image is first copied with its zero padding into xp [ci, hp, wp] (hp = h + 2*ph,
- * wp = w + 2*pw). Then, for tap k = (c, kh, kw) of the K = ci/g*KH*KW taps of a group:
+ * wp = w + 2*pw; planes ps >= hp*wp floats apart). Then, for tap k = (c, kh, kw) of the
+ * K = ci/g*KH*KW taps of a group:
  *   stride 1:  the input under tap k of output pixel (oh, ow) is xp[off[k] + q] with
- *              off[k] = (c*hp + kh*dh)*wp + kw*dw and q = oh*wp + ow. The columns of im2col are
+ *              off[k] = c*ps + kh*dh*wp + kw*dw and q = oh*wp + ow. The columns of im2col are
  *              the padded image itself, shifted: the gemm runs over q on the wp-wide grid and the
  *              wp - wo pixels at the end of each row are computed and dropped.
  *   stride >1: a panel of NP output pixels is gathered from xp into [K][NP] per work item (a
@@ -79,14 +80,24 @@ static void store_flat(float *o, const float *t, int mr, int64_t p0, const wk_co
         memcpy(o + r * ohw + p0, t + r * NR, (size_t)n * sizeof(float));
 }
 
-/* xp [n*ci][hp][wp] = x with its zero padding; the slack after it is zeroed. */
+/* The distance between the planes of xp: hp*wp rounded up to a whole number of 64-byte lines,
+ * an odd number, so that the same pixel of consecutive channels falls in different L1 sets (a
+ * plane of 1026 floats, 8 bytes past 4 KiB, put 256 channels' rows in a few sets of the L1). */
+static int64_t plane_stride(int64_t hp, int64_t wp)
+{
+    const int64_t lines = (hp * wp + 15) / 16;
+    return (lines | 1) * 16;
+}
+
+/* xp [n*ci][ps] = the planes [hp][wp] of x with their zero padding, the ps - hp*wp floats after
+ * each and the slack after the last zeroed. */
 static void pad_input(float *xp, const float *x, const wk_conv_geom *q, int64_t hp, int64_t wp,
-                      int64_t slack)
+                      int64_t ps, int64_t slack)
 {
     const int64_t planes = q->n * q->ci;
 #pragma omp parallel for schedule(static)
     for (int64_t pl = 0; pl < planes; pl++) {
-        float *d = xp + pl * hp * wp;
+        float *d = xp + pl * ps;
         const float *s = x + pl * q->h * q->w;
         memset(d, 0, (size_t)(q->ph * wp) * sizeof(float));
         for (int64_t ih = 0; ih < q->h; ih++) {
@@ -95,9 +106,9 @@ static void pad_input(float *xp, const float *x, const wk_conv_geom *q, int64_t 
             memcpy(row + q->pw, s + ih * q->w, (size_t)q->w * sizeof(float));
             memset(row + q->pw + q->w, 0, (size_t)q->pw * sizeof(float));
         }
-        memset(d + (q->ph + q->h) * wp, 0, (size_t)(q->ph * wp) * sizeof(float));
+        memset(d + (q->ph + q->h) * wp, 0, (size_t)(ps - (q->ph + q->h) * wp) * sizeof(float));
     }
-    memset(xp + planes * hp * wp, 0, (size_t)slack * sizeof(float));
+    memset(xp + planes * ps, 0, (size_t)slack * sizeof(float));
 }
 
 /* wk [g][cb][k][MR] = w [g*cog + cb*MR + r][k], rows past cog zero. */
@@ -141,7 +152,7 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
     /* the pixels the gemm runs over: the wp-wide grid up to the last output, or the outputs */
     const int64_t npix = strided ? ohw : (q->ho - 1) * wp + q->wo;
     const int64_t nblk = (npix + NP - 1) / NP, items = q->n * q->g * nblk;
-    const int64_t img = q->ci * hp * wp, slack = 2 * NR + 64;
+    const int64_t ps = plane_stride(hp, wp), img = q->ci * ps, slack = 2 * NR + 64;
     int nt = omp_get_max_threads();
     if (nt > items)
         nt = (int)items;
@@ -154,11 +165,11 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
         wk_free(pos), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
     }
-    pad_input(xp, x, q, hp, wp, slack);
+    pad_input(xp, x, q, hp, wp, ps, slack);
     pack_weights(wk, w, q->g, cog, ncb, nk);
     for (int64_t k = 0; k < nk; k++) { /* k = (c, kh, kw) as the weights order it */
         const int64_t c = k / (q->kh * q->kw), kh = k / q->kw % q->kh, kw = k % q->kw;
-        off[k] = (c * hp + kh * q->dh) * wp + kw * q->dw;
+        off[k] = c * ps + kh * q->dh * wp + kw * q->dw;
     }
     /* the tile's tap offsets: off in xp, or (strided) k*NP in the panel, after off */
     int64_t *kofs = strided ? off + nk : off;
@@ -167,7 +178,7 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t it = 0; it < items; it++) {
         const int64_t b = it / (q->g * nblk), gi = it / nblk % q->g, blk = it % nblk;
-        const float *xg = xp + b * img + gi * cig * hp * wp;
+        const float *xg = xp + b * img + gi * cig * ps;
         float *og = out + (b * q->co + gi * cog) * ohw;
         const int tid = nt > 1 ? omp_get_thread_num() : 0;
         float *panel = strided ? panels + (int64_t)tid * nk * NP : NULL;
