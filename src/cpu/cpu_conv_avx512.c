@@ -72,12 +72,20 @@ static void store_grid(float *o, const float *t, int mr, int64_t q0, const wk_co
     }
 }
 
-/* Rows [0, mr) of tile t, output pixels p0 .. p0+NR-1 (those below ho*wo), into o [mr][ho*wo]. */
-static void store_flat(float *o, const float *t, int mr, int64_t p0, const wk_conv_geom *q)
+/* Rows [0, mr) of tile t, pixels p0 .. p0+NR-1 of the batch (p = b*ho*wo + oh*wo + ow, those
+ * below npix), into o [n][co][ho*wo] (o points at the tile's first channel of image 0). */
+static void store_flat(float *o, const float *t, int mr, int64_t p0, int64_t npix,
+                       const wk_conv_geom *q)
 {
-    const int64_t ohw = q->ho * q->wo, n = ohw - p0 < NR ? ohw - p0 : NR;
-    for (int r = 0; r < mr; r++)
-        memcpy(o + r * ohw + p0, t + r * NR, (size_t)n * sizeof(float));
+    const int64_t ohw = q->ho * q->wo;
+    for (int64_t j = 0, p = p0; j < NR && p < npix;) {
+        const int64_t b = p / ohw, pix = p % ohw;
+        int64_t len = ohw - pix < NR - j ? ohw - pix : NR - j;
+        len = npix - p < len ? npix - p : len;
+        for (int r = 0; r < mr; r++)
+            memcpy(o + (b * q->co + r) * ohw + pix, t + r * NR + j, (size_t)len * sizeof(float));
+        j += len, p += len;
+    }
 }
 
 /* The distance between the planes of xp: hp*wp rounded up to a whole number of 64-byte lines,
@@ -125,20 +133,50 @@ static void pack_weights(float *wk, const float *w, int64_t g, int64_t cog, int6
         }
 }
 
-/* panel [nk][NP] = xp_g at off[k] + the grid position of output pixels p0 .. p0+NP-1 (stride). */
-static void pack_panel(float *panel, const float *xg, const int64_t *off, int64_t nk, int64_t p0,
-                       const wk_conv_geom *q, int64_t wp, int64_t *pos)
+/* One run of a panel: len output pixels of one output row, from xp + src (stepping by sw) to
+ * panel column dst. */
+typedef struct conv_run {
+    int64_t src, dst, len;
+} conv_run;
+
+/* The runs of the panel of batch pixels p0 .. p0+NP-1 (below npix); returns their count. */
+static int64_t panel_runs(conv_run *run, int64_t p0, int64_t npix, const wk_conv_geom *q,
+                          int64_t wp, int64_t img)
 {
     const int64_t ohw = q->ho * q->wo;
-    for (int64_t j = 0; j < NP; j++) {
-        const int64_t p = p0 + j;
-        pos[j] = p < ohw ? p / q->wo * q->sh * wp + p % q->wo * q->sw : 0;
+    int64_t nr = 0;
+    for (int64_t j = 0, p = p0; j < NP && p < npix; nr++) {
+        const int64_t b = p / ohw, oh = p % ohw / q->wo, ow = p % q->wo;
+        int64_t len = q->wo - ow < NP - j ? q->wo - ow : NP - j;
+        len = npix - p < len ? npix - p : len;
+        run[nr] = (conv_run){b * img + oh * q->sh * wp + ow * q->sw, j, len};
+        j += len, p += len;
     }
+    return nr;
+}
+
+/* panel [nk][NP] = the input under tap k (at xg + off[k]) of each pixel of the runs; the
+ * columns past the last run are zeroed. */
+static void pack_panel(float *panel, const float *xg, const int64_t *off, int64_t nk,
+                       const conv_run *run, int64_t nr, int64_t sw)
+{
+    const int64_t used = run[nr - 1].dst + run[nr - 1].len;
     for (int64_t k = 0; k < nk; k++) {
-        const float *s = xg + off[k];
         float *d = panel + k * NP;
-        for (int64_t j = 0; j < NP; j++)
-            d[j] = s[pos[j]];
+        for (int64_t r = 0; r < nr; r++) {
+            const float *s = xg + off[k] + run[r].src;
+            float *dr = d + run[r].dst;
+            const int64_t len = run[r].len;
+            if (sw == 1)
+                memcpy(dr, s, (size_t)len * sizeof(float));
+            else if (sw == 2)
+                for (int64_t i = 0; i < len; i++)
+                    dr[i] = s[2 * i];
+            else
+                for (int64_t i = 0; i < len; i++)
+                    dr[i] = s[i * sw];
+        }
+        memset(d + used, 0, (size_t)(NP - used) * sizeof(float));
     }
 }
 
@@ -148,21 +186,24 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
     const int64_t cig = q->ci / q->g, cog = q->co / q->g, nk = cig * q->kh * q->kw;
     const int64_t hp = q->h + 2 * q->ph, wp = q->w + 2 * q->pw, ohw = q->ho * q->wo;
     const int64_t ncb = (cog + MR - 1) / MR;
-    const int strided = q->sh != 1 || q->sw != 1;
-    /* the pixels the gemm runs over: the wp-wide grid up to the last output, or the outputs */
-    const int64_t npix = strided ? ohw : (q->ho - 1) * wp + q->wo;
-    const int64_t nblk = (npix + NP - 1) / NP, items = q->n * q->g * nblk;
     const int64_t ps = plane_stride(hp, wp), img = q->ci * ps, slack = 2 * NR + 64;
+    /* stride 1 runs on the wp-wide grid of each image unless that wastes over 15% of the tiles
+     * (small images: 7x7 fills 49 of 96 pixels); then, as with a stride, on packed panels of
+     * the pixels of the whole batch */
+    const int64_t ngrid = (q->ho - 1) * wp + q->wo, gtiles = (ngrid + NR - 1) / NR;
+    const int packed = q->sh != 1 || q->sw != 1 || ohw < 0.85 * (double)(gtiles * NR);
+    const int64_t npix = packed ? q->n * ohw : ngrid;
+    const int64_t nblk = (npix + NP - 1) / NP, items = (packed ? 1 : q->n) * q->g * nblk;
     int nt = omp_get_max_threads();
     if (nt > items)
         nt = (int)items;
     float *xp = wk_malloc((size_t)(q->n * img + slack) * sizeof(float));
     float *wk = wk_malloc((size_t)(q->g * ncb * nk * MR) * sizeof(float));
-    int64_t *off = wk_malloc((size_t)nk * sizeof(int64_t) * (strided ? 2 : 1));
-    float *panels = strided ? wk_malloc((size_t)(nt * nk * NP) * sizeof(float)) : NULL;
-    int64_t *pos = strided ? wk_malloc((size_t)(nt * NP) * sizeof(int64_t)) : NULL;
-    if (!xp || !wk || !off || (strided && (!panels || !pos))) {
-        wk_free(pos), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
+    int64_t *off = wk_malloc((size_t)nk * sizeof(int64_t) * (packed ? 2 : 1));
+    float *panels = packed ? wk_malloc((size_t)(nt * nk * NP) * sizeof(float)) : NULL;
+    conv_run *runs = packed ? wk_malloc((size_t)(nt * NP) * sizeof(conv_run)) : NULL;
+    if (!xp || !wk || !off || (packed && (!panels || !runs))) {
+        wk_free(runs), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
     }
     pad_input(xp, x, q, hp, wp, ps, slack);
@@ -171,21 +212,24 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
         const int64_t c = k / (q->kh * q->kw), kh = k / q->kw % q->kh, kw = k % q->kw;
         off[k] = c * ps + kh * q->dh * wp + kw * q->dw;
     }
-    /* the tile's tap offsets: off in xp, or (strided) k*NP in the panel, after off */
-    int64_t *kofs = strided ? off + nk : off;
-    for (int64_t k = 0; strided && k < nk; k++)
+    /* the tile's tap offsets: off in xp, or (packed) k*NP in the panel, after off */
+    int64_t *kofs = packed ? off + nk : off;
+    for (int64_t k = 0; packed && k < nk; k++)
         kofs[k] = k * NP;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#pragma omp parallel for schedule(dynamic) num_threads(nt) if (nt > 1)
     for (int64_t it = 0; it < items; it++) {
+        /* packed: the items are (group, block of batch pixels) and b is 0 */
         const int64_t b = it / (q->g * nblk), gi = it / nblk % q->g, blk = it % nblk;
         const float *xg = xp + b * img + gi * cig * ps;
         float *og = out + (b * q->co + gi * cog) * ohw;
         const int tid = nt > 1 ? omp_get_thread_num() : 0;
-        float *panel = strided ? panels + (int64_t)tid * nk * NP : NULL;
+        float *panel = packed ? panels + (int64_t)tid * nk * NP : NULL;
         const int64_t p0 = blk * NP;
         const int64_t ntile = (npix - p0 + NR - 1) / NR < NB ? (npix - p0 + NR - 1) / NR : NB;
-        if (strided)
-            pack_panel(panel, xg, off, nk, p0, q, wp, pos + (int64_t)tid * NP);
+        if (packed) {
+            conv_run *run = runs + (int64_t)tid * NP;
+            pack_panel(panel, xg, off, nk, run, panel_runs(run, p0, npix, q, wp, img), q->sw);
+        }
         float t[MR * NR];
         for (int64_t cb = 0; cb < ncb; cb++) {
             const float *a = wk + (gi * ncb + cb) * nk * MR;
@@ -193,9 +237,9 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
             float *o = og + cb * MR * ohw;
             for (int64_t s = 0; s < ntile; s++) {
                 const int64_t p = p0 + s * NR;
-                if (strided) {
+                if (packed) {
                     conv_tile(t, a, panel + s * NR, kofs, nk);
-                    store_flat(o, t, mr, p, q);
+                    store_flat(o, t, mr, p, npix, q);
                 } else {
                     conv_tile(t, a, xg + p, kofs, nk);
                     store_grid(o, t, mr, p, q, wp);
@@ -203,7 +247,7 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
             }
         }
     }
-    wk_free(pos);
+    wk_free(runs);
     wk_free(panels);
     wk_free(off);
     wk_free(wk);
