@@ -9,13 +9,14 @@
  *              off[k] = c*ps + kh*dh*wp + kw*dw and q = oh*wp + ow. The columns of im2col are
  *              the padded image itself, shifted: the gemm runs over q on the wp-wide grid and the
  *              wp - wo pixels at the end of each row are computed and dropped.
- *   stride >1: a panel of NP output pixels is gathered from xp into [K][NP] per work item (a
- *              few hundred KB at most for common shapes, so it stays in L2), off[k] = k*NP.
+ *   stride >1: a panel of np output pixels of the batch is gathered from xp into [K][np] per
+ *              work item, off[k] = k*np (np = 192, less where K is large, so that the panel
+ *              stays in L2). Stride-1 convs of small images take this path too.
  * The micro-kernel computes an 8 x 48 tile (8 output channels x 48 pixels, 24 zmm accumulators)
  * from the weights packed [k][8] (broadcast) and the 48 values of each tap (3 loads), summing
  * k = 0, 1, ..., K-1 in that order with FMA: every output element has one fixed summation order
- * whatever the thread count. Work items are (image, group, block of NB tiles of pixels), spread
- * over OpenMP threads. */
+ * whatever the thread count. Work items are (image, group, block of NB tiles of grid pixels) or,
+ * packed, (group, block of np pixels of the batch), handed to OpenMP threads dynamically. */
 #include "cpu_conv.h"
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -24,8 +25,8 @@
 
 #define MR 8              /* output channels per tile */
 #define NR 48             /* pixels per tile: 3 vectors of 16 */
-#define NB 4              /* tiles of pixels per work item */
-#define NP (NB * NR)      /* pixels per work item */
+#define NB 4              /* tiles of pixels per work item (at most, packed) */
+#define PANEL_BYTES (512 << 10) /* a packed panel at most (half an L2), where one tile allows */
 
 /* t [MR][NR] = sum over k of a[k*MR + r] * b[off[k] + j], k in order, FMA. */
 static void conv_tile(float *restrict t, const float *restrict a, const float *restrict b,
@@ -139,15 +140,15 @@ typedef struct conv_run {
     int64_t src, dst, len;
 } conv_run;
 
-/* The runs of the panel of batch pixels p0 .. p0+NP-1 (below npix); returns their count. */
-static int64_t panel_runs(conv_run *run, int64_t p0, int64_t npix, const wk_conv_geom *q,
-                          int64_t wp, int64_t img)
+/* The runs of the panel of batch pixels p0 .. p0+np-1 (below npix); returns their count. */
+static int64_t panel_runs(conv_run *run, int64_t p0, int64_t np, int64_t npix,
+                          const wk_conv_geom *q, int64_t wp, int64_t img)
 {
     const int64_t ohw = q->ho * q->wo;
     int64_t nr = 0;
-    for (int64_t j = 0, p = p0; j < NP && p < npix; nr++) {
+    for (int64_t j = 0, p = p0; j < np && p < npix; nr++) {
         const int64_t b = p / ohw, oh = p % ohw / q->wo, ow = p % q->wo;
-        int64_t len = q->wo - ow < NP - j ? q->wo - ow : NP - j;
+        int64_t len = q->wo - ow < np - j ? q->wo - ow : np - j;
         len = npix - p < len ? npix - p : len;
         run[nr] = (conv_run){b * img + oh * q->sh * wp + ow * q->sw, j, len};
         j += len, p += len;
@@ -155,14 +156,14 @@ static int64_t panel_runs(conv_run *run, int64_t p0, int64_t npix, const wk_conv
     return nr;
 }
 
-/* panel [nk][NP] = the input under tap k (at xg + off[k]) of each pixel of the runs; the
+/* panel [nk][np] = the input under tap k (at xg + off[k]) of each pixel of the runs; the
  * columns past the last run are zeroed. */
-static void pack_panel(float *panel, const float *xg, const int64_t *off, int64_t nk,
+static void pack_panel(float *panel, int64_t np, const float *xg, const int64_t *off, int64_t nk,
                        const conv_run *run, int64_t nr, int64_t sw)
 {
     const int64_t used = run[nr - 1].dst + run[nr - 1].len;
     for (int64_t k = 0; k < nk; k++) {
-        float *d = panel + k * NP;
+        float *d = panel + k * np;
         for (int64_t r = 0; r < nr; r++) {
             const float *s = xg + off[k] + run[r].src;
             float *dr = d + run[r].dst;
@@ -176,7 +177,7 @@ static void pack_panel(float *panel, const float *xg, const int64_t *off, int64_
                 for (int64_t i = 0; i < len; i++)
                     dr[i] = s[i * sw];
         }
-        memset(d + used, 0, (size_t)(NP - used) * sizeof(float));
+        memset(d + used, 0, (size_t)(np - used) * sizeof(float));
     }
 }
 
@@ -193,15 +194,19 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
     const int64_t ngrid = (q->ho - 1) * wp + q->wo, gtiles = (ngrid + NR - 1) / NR;
     const int packed = q->sh != 1 || q->sw != 1 || ohw < 0.85 * (double)(gtiles * NR);
     const int64_t npix = packed ? q->n * ohw : ngrid;
-    const int64_t nblk = (npix + NP - 1) / NP, items = (packed ? 1 : q->n) * q->g * nblk;
+    /* tiles per work item: NB, fewer where a packed panel of NB tiles would not fit in L2 */
+    int64_t tpb = packed ? PANEL_BYTES / (nk * NR * (int64_t)sizeof(float)) : NB;
+    tpb = tpb < 1 ? 1 : tpb > NB ? NB : tpb;
+    const int64_t np = tpb * NR;
+    const int64_t nblk = (npix + np - 1) / np, items = (packed ? 1 : q->n) * q->g * nblk;
     int nt = omp_get_max_threads();
     if (nt > items)
         nt = (int)items;
     float *xp = wk_malloc((size_t)(q->n * img + slack) * sizeof(float));
     float *wk = wk_malloc((size_t)(q->g * ncb * nk * MR) * sizeof(float));
     int64_t *off = wk_malloc((size_t)nk * sizeof(int64_t) * (packed ? 2 : 1));
-    float *panels = packed ? wk_malloc((size_t)(nt * nk * NP) * sizeof(float)) : NULL;
-    conv_run *runs = packed ? wk_malloc((size_t)(nt * NP) * sizeof(conv_run)) : NULL;
+    float *panels = packed ? wk_malloc((size_t)(nt * nk * np) * sizeof(float)) : NULL;
+    conv_run *runs = packed ? wk_malloc((size_t)(nt * np) * sizeof(conv_run)) : NULL;
     if (!xp || !wk || !off || (packed && (!panels || !runs))) {
         wk_free(runs), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
@@ -212,10 +217,10 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
         const int64_t c = k / (q->kh * q->kw), kh = k / q->kw % q->kh, kw = k % q->kw;
         off[k] = c * ps + kh * q->dh * wp + kw * q->dw;
     }
-    /* the tile's tap offsets: off in xp, or (packed) k*NP in the panel, after off */
+    /* the tile's tap offsets: off in xp, or (packed) k*np in the panel, after off */
     int64_t *kofs = packed ? off + nk : off;
     for (int64_t k = 0; packed && k < nk; k++)
-        kofs[k] = k * NP;
+        kofs[k] = k * np;
 #pragma omp parallel for schedule(dynamic) num_threads(nt) if (nt > 1)
     for (int64_t it = 0; it < items; it++) {
         /* packed: the items are (group, block of batch pixels) and b is 0 */
@@ -223,12 +228,12 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
         const float *xg = xp + b * img + gi * cig * ps;
         float *og = out + (b * q->co + gi * cog) * ohw;
         const int tid = nt > 1 ? omp_get_thread_num() : 0;
-        float *panel = packed ? panels + (int64_t)tid * nk * NP : NULL;
-        const int64_t p0 = blk * NP;
-        const int64_t ntile = (npix - p0 + NR - 1) / NR < NB ? (npix - p0 + NR - 1) / NR : NB;
+        float *panel = packed ? panels + (int64_t)tid * nk * np : NULL;
+        const int64_t p0 = blk * np;
+        const int64_t ntile = (npix - p0 + NR - 1) / NR < tpb ? (npix - p0 + NR - 1) / NR : tpb;
         if (packed) {
-            conv_run *run = runs + (int64_t)tid * NP;
-            pack_panel(panel, xg, off, nk, run, panel_runs(run, p0, npix, q, wp, img), q->sw);
+            conv_run *run = runs + (int64_t)tid * np;
+            pack_panel(panel, np, xg, off, nk, run, panel_runs(run, p0, np, npix, q, wp, img), q->sw);
         }
         float t[MR * NR];
         for (int64_t cb = 0; cb < ncb; cb++) {
