@@ -1,8 +1,9 @@
 /* test_conv_ref.c: conv1d and conv2d on shapes chosen to reach every edge of the CPU's tiled
- * paths (cpu_conv_avx512.c: tiles of 8 output channels x 48 pixels, work items of 192 pixels;
- * and the im2col + gemm path), against a naive float64 convolution written here:
+ * paths (cpu_conv_avx512.c: tiles of 8 output channels x 48 pixels, work items of 192 pixels,
+ * or of 48 when K is large; and the im2col + gemm path), against a naive float64 convolution
+ * written here:
  *   output channels and pixel counts that are not multiples of the tile, several work items,
- *   tiles that cross images, a few hundred taps,
+ *   tiles that cross images, a few hundred and over a thousand taps,
  *   groups, stride 2 (and a different stride per dim), dilation, padding wider than the kernel,
  *   a kernel wider than the image, 1-pixel outputs, 1x1 kernels, a non-contiguous input;
  *   in f32, f64, f16 and bf16, on each path (WICK_CPU_CONV unset, then "gemm").
@@ -153,14 +154,16 @@ static const conv_case CASES[] = {
     {"2d 41x45 stride 2, blocks",     0, 2, 3, 41, 45, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1},
     {"2d 1x1 image",                  0, 2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"2d 7x7 batch 5 (tiles cross)",  0, 5, 6, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-    {"2d K 333",         0, 2, 37, 9, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"2d K 333",                      0, 2, 37, 9, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"2d K 333 stride 2",             0, 2, 37, 9, 11, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"2d K 1440 stride 2 (1 tile)",   0, 3, 160, 9, 9, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1},
     {"1d k3 p1, L 100, co 13",        1, 3, 7, 1, 100, 13, 1, 3, 1, 1, 0, 1, 1, 1, 1},
     {"1d s2 d2 p3 groups 2",          1, 2, 8, 1, 257, 6, 1, 3, 1, 2, 0, 3, 1, 2, 2},
     {"1d k7 p3, L 500",               1, 1, 4, 1, 500, 16, 1, 7, 1, 1, 0, 3, 1, 1, 1},
     {"1d 1 output",                   1, 2, 5, 1, 4, 3, 1, 4, 1, 1, 0, 0, 1, 1, 1},
     {"1d groups = channels",          1, 1, 8, 1, 61, 8, 1, 3, 1, 1, 0, 1, 1, 1, 8},
-    {"1d K 519",         1, 2, 173, 1, 60, 9, 1, 3, 1, 1, 0, 1, 1, 1, 1},
+    {"1d K 519",                      1, 2, 173, 1, 60, 9, 1, 3, 1, 1, 0, 1, 1, 1, 1},
+    {"1d K 1500 L 20 (1 tile)",       1, 3, 500, 1, 20, 11, 1, 3, 1, 1, 0, 1, 1, 1, 1},
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
 
