@@ -25,6 +25,7 @@
 
 #define MR 8              /* output channels per tile */
 #define NR 48             /* pixels per tile: 3 vectors of 16 */
+#define PF 16             /* taps ahead that the micro-kernel prefetches (4, 8, 16 measured) */
 #define NB 4              /* tiles of pixels per work item (at most, packed) */
 #define PANEL_BYTES (512 << 10) /* a packed panel at most (half an L2), where one tile allows */
 
@@ -38,6 +39,13 @@ static void conv_tile(float *restrict t, const float *restrict a, const float *r
         c0[r] = c1[r] = c2[r] = _mm512_setzero_ps();
     for (int64_t k = 0; k < nk; k++) {
         const float *bk = b + off[k];
+        if (k + PF < nk) {
+            const char *pf = (const char *)(b + off[k + PF]);
+            _mm_prefetch(pf, _MM_HINT_T0);
+            _mm_prefetch(pf + 64, _MM_HINT_T0);
+            _mm_prefetch(pf + 128, _MM_HINT_T0);
+            _mm_prefetch(pf + 191, _MM_HINT_T0);
+        }
         const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
                      b2 = _mm512_loadu_ps(bk + 32);
         const float *ak = a + k * MR;
