@@ -1,6 +1,6 @@
 # cmake/cpu.cmake: the CPU backend's vector math (src/cpu/cpu_vmath*.c) through SLEEF, found by
 # cmake/deps.cmake. On x86-64 the AVX-512F and AVX2 kernels are compiled with their ISA flags (only
-# those two files; the library stays baseline x86-64) and cpu_vmath.c picks one at run time.
+# those files; the library stays baseline x86-64) and cpu_vmath.c / cpu_conv.c pick at run time.
 target_include_directories(wick_obj PRIVATE ${WICK_SLEEF_INCLUDE_DIR})
 foreach(t wick wick_static)
   target_link_libraries(${t} PRIVATE ${WICK_SLEEF_LIBRARY})
@@ -9,6 +9,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   set_source_files_properties(src/cpu/cpu_vmath_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f")
   set_source_files_properties(src/cpu/cpu_vmath_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
   set_source_files_properties(src/cpu/cpu_vmath.c PROPERTIES COMPILE_DEFINITIONS "WK_VMATH_X86=1")
+  # The f32 conv micro-kernel likewise: cpu_conv.c calls it when the CPU has AVX-512F.
+  set_source_files_properties(src/cpu/cpu_conv_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
+  set_source_files_properties(src/cpu/cpu_conv.c PROPERTIES COMPILE_DEFINITIONS "WK_CONV_X86=1")
 endif()
 # The row-op block kernels and the elementwise row loops are plain C loops meant to vectorise:
 # -O3 (GCC's -O2 cost model leaves loops that need an alias check or a remainder scalar).
