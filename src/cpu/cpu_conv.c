@@ -8,7 +8,7 @@
  *                    per group out[g] (C_out/G x Ho*Wo) = w[g] (C_out/G x C_in/G*KH*KW) @ col[g].
  *   conv_transpose:  per image and group, col[g] (C_out/G*KH*KW x H*W) = w[g]^T @ x[g], then
  *                    col2im adds every column entry into the output pixel it lands on.
- * Images run one after the other (each gemm threaded by OpenBLAS) unless the gemms are small,
+ * Images run one after the other (each gemm threaded by wk_cpu_gemm) unless wk_cpu_gemm_spread says,
  * then OpenMP spreads the images over threads, each with its own column buffer.
  * On a CPU with AVX-512F, f32 compute (f32, f16, bf16) of a forward conv goes to
  * cpu_conv_avx512.c instead (no whole-image im2col), except 1x1 kernels;
@@ -238,8 +238,8 @@ wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     const int64_t out_img = q.co * q.ho * q.wo, in_img = q.ci * q.h * q.w;
     const int64_t col_len = transposed ? q.co * q.kh * q.kw * q.h * q.w
                                        : q.ci * q.kh * q.kw * q.ho * q.wo;
-    const int small = wk_cpu_gemm_small(gm, gn, gk) && q.n > 1;
-    int nt = small ? omp_get_max_threads() : 1;
+    const int spread = wk_cpu_gemm_spread(q.n, gm, gn, gk);
+    int nt = spread ? omp_get_max_threads() : 1;
     if (nt > q.n)
         nt = (int)q.n;
     if (nt > 32)
@@ -263,18 +263,22 @@ wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
         } else if (fast) {
             st = wk_cpu_conv_avx512((float *)o, xc, wc, &q);
         } else {
-            const int par = !small && col_len > WK_CPU_PAR_THRESHOLD;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-            for (int64_t b = 0; b < q.n; b++) {
-                char *mycol = (char *)col + (size_t)(nt > 1 ? omp_get_thread_num() : 0) *
-                                                (size_t)col_len * csz;
-                char *ob = o + (size_t)(b * out_img) * csz;
-                const char *xb = (const char *)xc + (size_t)(b * in_img) * csz;
-                if (transposed)
-                    convt_image(ct, ob, xb, wc, mycol, &q, par);
-                else
-                    conv_image(ct, ob, xb, wc, mycol, &q, par);
+            const int par = !spread && col_len > WK_CPU_PAR_THRESHOLD;
+#define CONV_IMAGE(b, mycol)                                                                     \
+    (transposed ? convt_image : conv_image)(ct, o + (size_t)((b) * out_img) * csz,               \
+                                            (const char *)xc + (size_t)((b) * in_img) * csz, wc, \
+                                            (mycol), &q, par)
+            /* images over threads, or one after the other with their im2col and gemm threaded
+             * (outside any parallel region: libgomp does not thread a region nested in one) */
+            if (nt > 1) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+                for (int64_t b = 0; b < q.n; b++)
+                    CONV_IMAGE(b, (char *)col + (size_t)omp_get_thread_num() * (size_t)col_len * csz);
+            } else {
+                for (int64_t b = 0; b < q.n; b++)
+                    CONV_IMAGE(b, (char *)col);
             }
+#undef CONV_IMAGE
         }
         if (!st && dt != ct) {
             wk_layout lo;

@@ -1,45 +1,19 @@
-/* cpu_matmul.c: the CPU matmul through OpenBLAS (cblas_sgemm / cblas_dgemm), and the gemm helper
- * the convolutions share.
+/* cpu_matmul.c: the CPU matmul through the gemm of cpu_gemm.c (OpenBLAS's cblas_sgemm /
+ * cblas_dgemm).
  *
  * f32 and f64 go straight to BLAS; f16 and bf16 are converted to f32, multiplied with sgemm
  * (f32 accumulation) and rounded back once. An operand whose last two dims are row-major
  * (stride[-1] == 1) or transposed (stride[-2] == 1) with a usable leading dimension is passed
  * as it is, with the matching transpose flag; any other operand is gathered into a contiguous
  * scratch first. Batch dims may have any strides (0 included): each batch's start is computed
- * from its multi-index, so they never force a copy. Small matrices in many batches run one gemm
- * per OpenMP thread; large ones run one after the other, each threaded by OpenBLAS. */
+ * from its multi-index, so they never force a copy. Batches are spread over the OpenMP threads
+ * when wk_cpu_gemm_spread says so (cpu_gemm.c), else each gemm is threaded by wk_cpu_gemm. */
 #include "cpu_ops.h"
 #include "wk_core.h"
 #include <cblas.h>
 #include <limits.h>
 #include <omp.h>
 #include <string.h>
-
-/* OpenBLAS runs a gemm on the calling thread alone when m*n*k is at most 65536 (times its
- * GEMM_MULTITHREAD_THRESHOLD, 4 by default). Only such gemms are spread over OpenMP threads, so
- * the pthreads build of OpenBLAS is never entered from inside a parallel region with work it
- * would thread itself. */
-#define MATMUL_SMALL_MNK 65536.0
-/* OpenBLAS keeps a fixed pool of per-call buffers; stay well inside it. */
-#define MATMUL_MAX_THREADS 32
-
-int wk_cpu_gemm_small(int64_t m, int64_t n, int64_t k)
-{
-    return (double)m * (double)n * (double)k <= MATMUL_SMALL_MNK;
-}
-
-void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a,
-                 int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
-{
-    const enum CBLAS_TRANSPOSE fa = ta ? CblasTrans : CblasNoTrans;
-    const enum CBLAS_TRANSPOSE fb = tb ? CblasTrans : CblasNoTrans;
-    if (ct == WK_DTYPE_F64)
-        cblas_dgemm(CblasRowMajor, fa, fb, (blasint)m, (blasint)n, (blasint)k, 1.0, a,
-                    (blasint)lda, b, (blasint)ldb, 0.0, c, (blasint)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, fa, fb, (blasint)m, (blasint)n, (blasint)k, 1.0f, a,
-                    (blasint)lda, b, (blasint)ldb, 0.0f, c, (blasint)ldc);
-}
 
 /* How BLAS can read the rows x cols matrix of l (its last two dims): *trans and *ld. Returns 0
  * when it cannot (the operand must be copied). The stride of a dim of size 1 does not matter,
@@ -147,14 +121,22 @@ wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, c
     if (!st) {
         char *c = dt == ct ? out : cbuf;
         const char *pa = A.base, *pb = B.base;
-        const int par = nb > 1 && wk_cpu_gemm_small(m, n, k);
-        int nt = omp_get_max_threads();
-        nt = nt < MATMUL_MAX_THREADS ? nt : MATMUL_MAX_THREADS;
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-        for (int64_t i = 0; i < nb; i++)
-            wk_cpu_gemm(ct, A.trans, B.trans, m, n, k, pa + (size_t)batch_offset(&A.l, i) * csz,
-                        A.ld, pb + (size_t)batch_offset(&B.l, i) * csz, B.ld,
-                        c + (size_t)(i * m * n) * csz, n);
+#define MM_BATCH(i)                                                                              \
+    wk_cpu_gemm(ct, A.trans, B.trans, m, n, k, pa + (size_t)batch_offset(&A.l, i) * csz, A.ld,     \
+                pb + (size_t)batch_offset(&B.l, i) * csz, B.ld, c + (size_t)((i) * m * n) * csz, n)
+        /* no parallel region around gemms that thread themselves: libgomp does not thread a
+         * region nested in one, even an inactive one */
+        if (wk_cpu_gemm_spread(nb, m, n, k)) {
+            int nt = omp_get_max_threads();
+            nt = nt < 32 ? nt : 32; /* OpenBLAS's pool of per-call buffers (cpu_gemm.c) */
+#pragma omp parallel for schedule(static) num_threads(nt)
+            for (int64_t i = 0; i < nb; i++)
+                MM_BATCH(i);
+        } else {
+            for (int64_t i = 0; i < nb; i++)
+                MM_BATCH(i);
+        }
+#undef MM_BATCH
         if (dt != ct) {
             wk_layout lc;
             const int64_t cnt = nb * m * n;

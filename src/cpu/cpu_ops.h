@@ -43,15 +43,20 @@ wk_status wk_cpu_reduce(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
 wk_status wk_cpu_rand(wk_device *dev, wk_op op, wk_dtype dt, void *out, size_t n, double a,
                       double b, uint64_t seed, uint64_t offset);
 
-/* cpu_matmul.c: matmul through OpenBLAS, and the gemm the convolutions share:
- * c (m x n, row stride ldc) = op(a) @ op(b), row-major, ct F32 or F64, op = transpose if ta/tb;
- * every extent and leading dim fits in int (the callers check). */
+/* cpu_matmul.c: matmul through the gemm below */
 wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, const wk_layout *la,
                         const void *b, const wk_layout *lb);
+/* cpu_gemm.c: the gemm of matmul and the convolutions, over OpenBLAS, threaded by wick:
+ * c (m x n, row stride ldc) = op(a) @ op(b), row-major, ct F32 or F64, op = transpose if ta/tb;
+ * every extent and leading dim fits in int (the callers check). Outside a parallel region a large
+ * gemm is cut into row or column blocks over the OpenMP threads; inside one it runs on its thread. */
 void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a,
                  int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
-/* 1 if OpenBLAS runs this gemm on the calling thread alone (so callers may thread over many). */
-int wk_cpu_gemm_small(int64_t m, int64_t n, int64_t k);
+/* 1 if `count` independent m x n x k gemms should be spread over the OpenMP threads (each then
+ * runs on its thread), 0 if they should run one after the other (each cut by wk_cpu_gemm). */
+int wk_cpu_gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k);
+/* "wick" (the default) or "blas" (WICK_CPU_BLAS_THREADS=blas: OpenBLAS threads its gemms). */
+const char *wk_cpu_gemm_threading(void);
 /* cpu_conv.c: conv1d, conv_transpose1d, conv2d, conv_transpose2d (im2col / col2im + gemm) */
 wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *w, const wk_layout *lw,
