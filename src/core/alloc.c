@@ -10,7 +10,14 @@ static void default_free(void *p, void *user) { (void)user; free(p); }
 static wk_allocator wk_hook = {default_alloc, default_free, NULL};
 static atomic_int wk_live;
 
-void wk_live_add(int delta) { atomic_fetch_add(&wk_live, delta); }
+/* When the last handle closes, the cached CPU blocks (host_cache.c) are given back. */
+void wk_live_add(int delta)
+{
+    if (atomic_fetch_add(&wk_live, delta) + delta == 0)
+        wk_host_cache_flush();
+}
+
+bool wk_alloc_is_default(void) { return wk_hook.alloc == default_alloc; }
 
 wk_status wk_set_allocator(const wk_allocator *a)
 {
@@ -20,6 +27,7 @@ wk_status wk_set_allocator(const wk_allocator *a)
                       atomic_load(&wk_live));
     if (a && (!a->alloc || !a->free))
         return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_set_allocator: alloc and free must both be set");
+    wk_host_cache_flush(); /* blocks of the old hook go back to it */
     if (a)
         wk_hook = *a;
     else

@@ -20,6 +20,14 @@ void *wk_calloc(size_t n, size_t size);
 void wk_free(void *p);
 /* Live device and storage handles (wk_set_allocator refuses to switch while any is alive). */
 void wk_live_add(int delta);
+/* 1 while the hook is the default (malloc/free). */
+bool wk_alloc_is_default(void);
+/* host_cache.c: CPU storage memory through the hook, large freed blocks kept for reuse (up to
+ * WICK_CPU_CACHE_MB); wk_host_free takes only pointers from wk_host_alloc. */
+void *wk_host_alloc(size_t bytes);
+void wk_host_free(void *p);
+void wk_host_cache_flush(void);
+size_t wk_host_cache_bytes(void);
 
 /* ---- dtypes */
 static inline bool wk_dtype_valid(wk_dtype d) { return (unsigned)d < WK_DTYPE_COUNT; }

@@ -41,7 +41,7 @@ static wk_status cpu_alloc(wk_device *dev, size_t bytes, void **ptr)
 {
     (void)dev;
     /* A 0-byte storage still gets a valid, unique pointer. */
-    void *p = wk_malloc(bytes ? bytes : 1);
+    void *p = wk_host_alloc(bytes ? bytes : 1);
     if (!p)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes", bytes);
     *ptr = p;
@@ -51,7 +51,7 @@ static wk_status cpu_alloc(wk_device *dev, size_t bytes, void **ptr)
 static void cpu_free(wk_device *dev, void *ptr)
 {
     (void)dev;
-    wk_free(ptr);
+    wk_host_free(ptr);
 }
 
 /* Host to host: upload, download and copy are all memcpy (non-overlapping by contract). */
