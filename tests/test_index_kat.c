@@ -6,6 +6,7 @@
  * and u8 wrap-around. Ops a device does not support must say WK_ERR_NOT_SUPPORTED.
  * Run: ctest -R test_index_kat */
 #include "testlib.h"
+#include <stdlib.h>
 #include <string.h>
 
 static wk_device *g_dev;
@@ -34,6 +35,95 @@ static void check_f32(const wk_storage *s, const float *want, size_t n, const ch
 }
 
 static const float src32[6] = {1, 2, 3, 4, 5, 6}; /* [[1,2],[3,4],[5,6]] or [[1,2,3],[4,5,6]] */
+
+/* gather along the last dim on long rows (the contiguous fast path: vector gathers when every id
+ * of a row is in range), every element size and id dtype, against a loop written here: src
+ * [3, 37] of distinct values, ids [3, 1001] (a tail for every vector width); u8 ids with the
+ * sentinel 255 in one row (zeros there), and an id of 37 (out of range) must fail. */
+/* n values v in dtype dt (u8, u32, i64, f16, f32, f64) as a storage, and back */
+static wk_storage *upload_any(wk_dtype dt, const double *v, size_t n)
+{
+    if (dt == WK_DTYPE_F16 || dt == WK_DTYPE_F32 || dt == WK_DTYPE_F64)
+        return testlib_upload_f64(g_dev, dt, v, n);
+    char *buf = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        if (dt == WK_DTYPE_U8)
+            ((uint8_t *)buf)[i] = (uint8_t)v[i];
+        else if (dt == WK_DTYPE_U32)
+            ((uint32_t *)buf)[i] = (uint32_t)v[i];
+        else
+            ((int64_t *)buf)[i] = (int64_t)v[i];
+    }
+    wk_storage *s = testlib_upload(g_dev, dt, buf, n);
+    free(buf);
+    return s;
+}
+
+static int download_any(double *v, size_t n, const wk_storage *s)
+{
+    const wk_dtype dt = wk_storage_dtype(s);
+    if (dt != WK_DTYPE_U8)
+        return testlib_download_f64(v, n, s);
+    uint8_t *buf = malloc(n);
+    const int rc = testlib_download(buf, n, s);
+    for (size_t i = 0; !rc && i < n; i++)
+        v[i] = buf[i];
+    free(buf);
+    return rc;
+}
+
+static void test_gather_rows(void)
+{
+    enum { R = 3, DS = 37, DI = 1001 };
+    static double sv[R * DS], want[R * DI], got[R * DI];
+    static int64_t idv[R * DI];
+    for (int i = 0; i < R * DS; i++)
+        sv[i] = (double)(i % 100) - 40.0; /* exact in every dtype used, u8 aside */
+    for (int i = 0; i < R * DI; i++)
+        idv[i] = (i * 7 + i / 13) % DS;
+    const wk_dtype dts[] = {WK_DTYPE_U8, WK_DTYPE_F16, WK_DTYPE_F32, WK_DTYPE_F64};
+    const wk_dtype its[] = {WK_DTYPE_U8, WK_DTYPE_U32, WK_DTYPE_I64};
+    const wk_layout ls = testlib_layout2(R, DS), li = testlib_layout2(R, DI);
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t t = 0; t < sizeof its / sizeof its[0]; t++)
+            for (int variant = 0; variant < 3; variant++) {
+                if (variant == 1 && its[t] != WK_DTYPE_U8)
+                    continue; /* the sentinel: u8 ids only (u32's is 2^32 - 1, also handled) */
+                double iv[R * DI], sval[R * DS];
+                for (int i = 0; i < R * DI; i++)
+                    iv[i] = (double)idv[i];
+                if (variant == 1)
+                    iv[DI + 500] = 255; /* row 1: one missing element */
+                if (variant == 2)
+                    iv[2 * DI + 1000] = DS; /* row 2, last element: out of range */
+                for (int i = 0; i < R * DS; i++)
+                    sval[i] = dts[d] == WK_DTYPE_U8 ? (double)(i % 100) : sv[i];
+                for (int r = 0; r < R; r++)
+                    for (int i = 0; i < DI; i++) {
+                        const double id = iv[r * DI + i];
+                        want[r * DI + i] = id < DS ? sval[r * DS + (int)id] : 0.0;
+                    }
+                wk_storage *src = upload_any(dts[d], sval, R * DS);
+                wk_storage *ids = upload_any(its[t], iv, R * DI), *o = NULL;
+                wk_status st = wk_gather(&o, src, &ls, ids, &li, 1);
+                if (variant == 2 && st == WK_OK && wk_device_backend(g_dev) != WK_BACKEND_CPU)
+                    st = wk_device_synchronize(g_dev); /* a GPU reports the id at the next sync */
+                const int skip = st == WK_ERR_NOT_SUPPORTED && !wk_device_supports(g_dev, WK_OP_GATHER, dts[d]);
+                if (variant == 2 && !skip) {
+                    TEST_CHECK(st == WK_ERR_INDEX_OUT_OF_RANGE, "%s: gather %s by %s, id %d: %s", g_spec,
+                               wk_dtype_name(dts[d]), wk_dtype_name(its[t]), DS, wk_status_string(st));
+                } else if (variant != 2 && op_ok(st, WK_OP_GATHER, dts[d]) && !download_any(got, R * DI, o)) {
+                    int bad = 0;
+                    for (int i = 0; i < R * DI && !bad; i++)
+                        bad = got[i] != want[i];
+                    TEST_CHECK(!bad, "%s: gather %s by %s (variant %d): rows differ from the loop",
+                               g_spec, wk_dtype_name(dts[d]), wk_dtype_name(its[t]), variant);
+                }
+                wk_storage_free(o);
+                wk_storage_free(ids);
+                wk_storage_free(src);
+            }
+}
 
 static void test_select_gather(void)
 {
@@ -197,6 +287,7 @@ int main(void)
             continue;
         printf("device %s\n", g_spec);
         test_select_gather();
+        test_gather_rows();
         test_scatter();
         test_index_add();
         wk_device_close(g_dev);

@@ -237,11 +237,31 @@ static void select_rows(const wk_index_args *a, const int64_t *rid, int64_t nids
  * out[(o*di + i)*K + k] = src[(o*ds + id)*K + k], id = ids[(o*di + i)*K + k], read directly
  * (no resolved table). Returns 1 if some id was out of range (its element is left 0). */
 #define DEF_GATHER(IN, IT, SENT, EN, ET)                                                         \
+    /* o[i] = s[ir[i]] for i < n, every id known to be in range: a plain loop that the clones    \
+     * for AVX2 and AVX-512 turn into vector gathers */                                          \
+    WK_CPU_CLONES static void gather_run_##IN##_##EN(ET *restrict o, const ET *restrict s,       \
+                                                     const IT *restrict ir, int64_t n)           \
+    {                                                                                            \
+        for (int64_t i = 0; i < n; i++)                                                          \
+            o[i] = s[(int64_t)ir[i]];                                                            \
+    }                                                                                            \
+    /* 1 if every id of ir[0..n) is < ds (the sentinel of u8/u32 ids is not) */                 \
+    WK_CPU_CLONES static int gather_ok_##IN##_##EN(const IT *restrict ir, int64_t n, int64_t ds) \
+    {                                                                                            \
+        int ok = 1;                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                          \
+            ok &= (uint64_t)ir[i] < (uint64_t)ds;                                                \
+        return ok;                                                                               \
+    }                                                                                            \
     /* positions [i0, i1) along dim of one outer slab: o (di x K) <- s (ds x K) by ir */         \
     static int gather_slab_##IN##_##EN(ET *restrict o, const ET *restrict s,                     \
                                        const IT *restrict ir, int64_t i0, int64_t i1,            \
                                        int64_t ds, int64_t K)                                    \
     {                                                                                            \
+        if (K == 1 && gather_ok_##IN##_##EN(ir + i0, i1 - i0, ds)) {                             \
+            gather_run_##IN##_##EN(o + i0, s, ir + i0, i1 - i0);                                 \
+            return 0;                                                                            \
+        }                                                                                        \
         int bad = 0;                                                                             \
         for (int64_t i = i0; i < i1; i++)                                                        \
             for (int64_t k = 0; k < K; k++) {                                                    \
