@@ -178,6 +178,16 @@ def rows():
         sma, smb = store(ma, dt), store(mb, dt)
         R.append((f"matmul {dt} 1024^3", (lambda p=sma, q=smb: wcall(wk.wk_matmul, p, C.byref(la), q, C.byref(la))),
                   (lambda p=ma, q=mb: torch.matmul(p, q))))
+    # attention-shaped batched products (MiniLM at batch 32 x 128 tokens: 12 heads of 32)
+    q, k = rnd(384, 128, 32), rnd(384, 32, 128)
+    sq, sk = store(q, "f32"), store(k, "f32")
+    lq, lk = layout([384, 128, 32]), layout([384, 32, 128])
+    R.append(("matmul f32 batched 384 x 128x32 @ 32x128", lambda: wcall(wk.wk_matmul, sq, C.byref(lq), sk, C.byref(lk)),
+              lambda: torch.matmul(q, k)))
+    pm = rnd(384, 128, 128)
+    spm, lpm = store(pm, "f32"), layout([384, 128, 128])
+    R.append(("matmul f32 batched 384 x 128x128 @ 128x32", lambda: wcall(wk.wk_matmul, spm, C.byref(lpm), sq, C.byref(lq)),
+              lambda: torch.matmul(pm, q)))
     cx, cw = rnd(8, 64, 56, 56), rnd(64, 64, 3, 3, lo=-0.1, hi=0.1)
     scx, scw = store(cx, "f32"), store(cw, "f32")
     lcx, lcw = layout([8, 64, 56, 56]), layout([64, 64, 3, 3])
