@@ -225,15 +225,33 @@ def timeit(fn):
     return reps, best
 
 
+# Debian's torch 1.13 runs its matmul through the system OpenBLAS, the library wick links; wick
+# sets OpenBLAS to one thread (it threads its gemms itself, src/cpu/cpu_gemm.c), which would run
+# PyTorch's matmul on one thread too. So each side gets its own setting before its calls.
+try:
+    _OPENBLAS = C.CDLL("libopenblas.so.0")
+except OSError:
+    _OPENBLAS = None
+
+
+def blas_threads(n):
+    if _OPENBLAS is not None:
+        _OPENBLAS.openblas_set_num_threads(n)
+
+
 def measure(fw, ft):
+    blas_threads(1)
     rw, _ = timeit(fw)
+    blas_threads(int(THREADS))
     rt, _ = timeit(ft)
     bw = bt = 1e30
     for _ in range(ROUNDS):
+        blas_threads(1)
         t0 = time.perf_counter()
         for _ in range(rw):
             fw()
         bw = min(bw, (time.perf_counter() - t0) / rw)
+        blas_threads(int(THREADS))
         t0 = time.perf_counter()
         for _ in range(rt):
             ft()

@@ -12,8 +12,9 @@
  *   - a gemm with enough work is cut into row blocks of C (or column blocks, when C is wider than
  *     tall), one BLAS call per block, spread over the threads when called outside a parallel
  *     region; no element's sum is split (k is never cut) and the blocks follow from the shape
- *     alone, so a gemm gives the same bits on every thread count (OpenBLAS's result for an
- *     element can depend on the extents of the call, e.g. its small-matrix kernels);
+ *     and the machine's processor count alone, so on one machine a gemm gives the same bits on
+ *     every thread count (OpenBLAS's result for an element can depend on the extents of the
+ *     call, e.g. its small-matrix kernels);
  *   - callers with many independent gemms (matmul's batches, convolution images) spread those over
  *     the threads instead (wk_cpu_gemm_spread), and each gemm then runs on its thread.
  * WICK_CPU_BLAS_THREADS=blas (read once) keeps BLAS's own threading instead: wick then spreads only
@@ -32,20 +33,20 @@
 #define GEMM_MAX_THREADS 32
 /* Below this many multiply-adds a gemm is not cut (the parallel region costs more than it saves). */
 #define GEMM_CUT_MNK (1 << 18)
-/* A cut gemm: about this many blocks of rows (or columns) of c, each a multiple of
- * GEMM_CUT_ALIGN and at least GEMM_CUT_MIN long (fewer, larger blocks repack the other operand
- * less often; more balance the threads better). */
-#define GEMM_CUT_BLOCKS 16
+/* A cut gemm: one block of rows (or columns) of c per processor of the machine, each a multiple
+ * of GEMM_CUT_ALIGN and at least GEMM_CUT_MIN long. */
 #define GEMM_CUT_ALIGN 16
 #define GEMM_CUT_MIN 64
 /* In BLAS-threads mode, OpenBLAS runs a gemm of at most this m n k on the calling thread. */
 #define GEMM_BLAS_SMALL_MNK 65536.0
 
-static int g_own = 1; /* wick threads gemms (1), or BLAS does (0) */
+static int g_own = 1;   /* wick threads gemms (1), or BLAS does (0) */
+static int g_procs = 1; /* omp_get_num_procs(), read once: the number of blocks of a cut gemm */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void gemm_init(void)
 {
+    g_procs = omp_get_num_procs() > 0 ? omp_get_num_procs() : 1;
     const char *e = getenv("WICK_CPU_BLAS_THREADS");
     if (e && !strcmp(e, "blas")) {
         g_own = 0;
@@ -99,13 +100,15 @@ void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, c
         blas_gemm(ct, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
         return;
     }
-    /* Blocks of `blk` rows (or columns) of c, from the shape alone, so the bits do not depend
-     * on the thread count or on being called inside a parallel region (then the blocks run one
-     * after the other on the calling thread): about GEMM_CUT_BLOCKS blocks, whole multiples of
-     * GEMM_CUT_ALIGN, at least GEMM_CUT_MIN. */
+    /* Blocks of `blk` rows (or columns) of c, from the shape and the machine's processor count
+     * alone, so the bits do not depend on the thread count or on being called inside a
+     * parallel region (then the blocks run one after the other on the calling thread): one block
+     * per processor (each block repacks the other operand: more blocks cost more), whole
+     * multiples of GEMM_CUT_ALIGN, at least GEMM_CUT_MIN long. */
     const int cut_m = m >= n;
     const int64_t ext = cut_m ? m : n;
-    int64_t blk = (ext + GEMM_CUT_BLOCKS - 1) / GEMM_CUT_BLOCKS;
+    const int64_t procs = g_procs;
+    int64_t blk = (ext + procs - 1) / procs;
     blk = (blk + GEMM_CUT_ALIGN - 1) / GEMM_CUT_ALIGN * GEMM_CUT_ALIGN;
     blk = blk > GEMM_CUT_MIN ? blk : GEMM_CUT_MIN;
     const int64_t nblk = (ext + blk - 1) / blk;
