@@ -1,0 +1,233 @@
+/* cpu_matmul_bf16.c: a bf16 gemm for CPUs with AVX512-BF16 (vdpbf16ps, two bf16 products summed
+ * into an f32 lane per instruction), used by cpu_matmul.c for bf16 matmuls when the CPU has it.
+ * Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512bf16 (cmake/cpu.cmake); called only after
+ * cpu_matmul.c checked the CPU at run time. Empty elsewhere (wk_cpu_bf16gemm_built is 0).
+ *
+ *   c (m x n, bf16, row stride ldc) = a (m x k, bf16, element strides sam, sak)
+ *                                   @ b (k x n, bf16, element strides sbk, sbn)
+ *
+ * Both operands are packed first into panels of bf16 pairs, the layout vdpbf16ps reads: a panel
+ * of A is MR rows, for each k pair q the MR dwords (a[i][2q], a[i][2q+1]); a panel of B is NR
+ * columns, for each q the NR dwords (b[2q][j], b[2q+1][j]). An odd k pads its last pair with
+ * zero, rows and columns past m and n are zero. The micro-kernel keeps an MR x NR block of f32
+ * sums in registers over the whole k, one vdpbf16ps per 16 columns and pair, and rounds it to
+ * bf16 once (round to nearest even, the rounding of src/core/fpconv.h).
+ *
+ * Every output element is the same chain of operations whatever the threads or tiles:
+ * s = +0; for q = 0 .. ceil(k/2)-1: s = vdpbf16ps(s, a pair q, b pair q); so results are the same
+ * bits on every run and every thread count. vdpbf16ps treats bf16 subnormal inputs as zero and
+ * flushes subnormal f32 results to zero (docs/semantics.md, Matmul). */
+#include "cpu_ops.h"
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512BF16__)
+#include <immintrin.h>
+
+const int wk_cpu_bf16gemm_built = 1;
+
+#define MR 8  /* rows of the micro-kernel: MR x 2 accumulators */
+#define NR 32 /* columns: two zmm of 16 f32 */
+#define ALIGN 64
+
+static int64_t round_up(int64_t x, int64_t r)
+{
+    return (x + r - 1) / r * r;
+}
+
+static uint32_t load_pair(const uint16_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint32_t make_pair(uint16_t lo, uint16_t hi)
+{
+    return (uint32_t)lo | (uint32_t)hi << 16;
+}
+
+/* Bytes of workspace for one gemm: the packed A and B, plus alignment slack. */
+size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k)
+{
+    const int64_t kp = (k + 1) / 2;
+    return (size_t)((round_up(m, MR) + round_up(n, NR)) * kp * 4 + 2 * ALIGN);
+}
+
+/* dst (kp x MR dwords) = rows i0 .. i0+mr-1 of a as pairs; rows past mr are zero. */
+static void pack_a(uint32_t *dst, const uint16_t *a, int64_t sam, int64_t sak, int64_t k, int mr)
+{
+    const int64_t kp = (k + 1) / 2, k2 = k / 2;
+    if (mr < MR)
+        memset(dst, 0, (size_t)(kp * MR) * 4);
+    if (sak == 1) { /* row-major: a row's pairs are adjacent dwords */
+        for (int r = 0; r < mr; r++) {
+            const uint16_t *row = a + r * sam;
+            uint32_t *d = dst + r;
+            for (int64_t q = 0; q < k2; q++)
+                d[q * MR] = load_pair(row + 2 * q);
+            if (k & 1)
+                d[k2 * MR] = row[k - 1];
+        }
+        return;
+    }
+    for (int64_t q = 0; q < kp; q++) {
+        const uint16_t *lo = a + 2 * q * sak, *hi = lo + sak;
+        const int odd = 2 * q + 1 == k;
+        uint32_t *d = dst + q * MR;
+        for (int r = 0; r < mr; r++)
+            d[r] = make_pair(lo[r * sam], odd ? 0 : hi[r * sam]);
+    }
+}
+
+/* dst (kp x NR dwords) = columns j0 .. j0+nr-1 of b as pairs; columns past nr are zero. */
+static void pack_b(uint32_t *dst, const uint16_t *b, int64_t sbk, int64_t sbn, int64_t k, int nr)
+{
+    const int64_t kp = (k + 1) / 2, k2 = k / 2;
+    if (sbn == 1) { /* row-major: interleave two rows of 32 bf16 into 32 pairs */
+        const __mmask32 mk = nr == NR ? ~(__mmask32)0 : (((__mmask32)1 << nr) - 1);
+        __m512i ilo, ihi;
+        {
+            short il[32], ih[32];
+            for (int t = 0; t < 16; t++) {
+                il[2 * t] = (short)t, il[2 * t + 1] = (short)(32 + t);
+                ih[2 * t] = (short)(16 + t), ih[2 * t + 1] = (short)(48 + t);
+            }
+            ilo = _mm512_loadu_si512(il);
+            ihi = _mm512_loadu_si512(ih);
+        }
+        for (int64_t q = 0; q < kp; q++) {
+            const uint16_t *lo = b + 2 * q * sbk;
+            const __m512i x = _mm512_maskz_loadu_epi16(mk, lo);
+            const __m512i y = 2 * q + 1 == k ? _mm512_setzero_si512() : _mm512_maskz_loadu_epi16(mk, lo + sbk);
+            _mm512_storeu_si512(dst + q * NR, _mm512_permutex2var_epi16(x, ilo, y));
+            _mm512_storeu_si512(dst + q * NR + 16, _mm512_permutex2var_epi16(x, ihi, y));
+        }
+        return;
+    }
+    if (nr < NR)
+        memset(dst, 0, (size_t)(kp * NR) * 4);
+    if (sbk == 1) { /* transposed: a column's pairs are adjacent dwords */
+        for (int j = 0; j < nr; j++) {
+            const uint16_t *col = b + j * sbn;
+            uint32_t *d = dst + j;
+            for (int64_t q = 0; q < k2; q++)
+                d[q * NR] = load_pair(col + 2 * q);
+            if (k & 1)
+                d[k2 * NR] = col[k - 1];
+        }
+        return;
+    }
+    for (int64_t q = 0; q < kp; q++) {
+        const uint16_t *lo = b + 2 * q * sbk, *hi = lo + sbk;
+        const int odd = 2 * q + 1 == k;
+        uint32_t *d = dst + q * NR;
+        for (int j = 0; j < nr; j++)
+            d[j] = make_pair(lo[j * sbn], odd ? 0 : hi[j * sbn]);
+    }
+}
+
+/* 16 f32 -> 16 bf16, wk_fp_f32_to_bf16 lane by lane: round to nearest even, NaN kept quiet. */
+static __m256i f32_to_bf16x16(__m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i top = _mm512_srli_epi32(x, 16);
+    const __m512i bias = _mm512_add_epi32(_mm512_and_si512(top, _mm512_set1_epi32(1)),
+                                          _mm512_set1_epi32(0x7fff));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, bias), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(top, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+/* c (mr x nr of an MR x NR block, row stride ldc) = the packed panels ap @ bp over kp pairs. */
+static void micro(int64_t kp, const uint32_t *ap, const uint32_t *bp, uint16_t *c, int64_t ldc,
+                  int mr, int nr)
+{
+    __m512 s0[MR], s1[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++)
+        s0[r] = _mm512_setzero_ps(), s1[r] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < kp; q++) {
+        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp);
+        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + 16);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            const __m512bh x = (__m512bh)_mm512_set1_epi32((int)ap[r]);
+            s0[r] = _mm512_dpbf16_ps(s0[r], x, b0);
+            s1[r] = _mm512_dpbf16_ps(s1[r], x, b1);
+        }
+        ap += MR;
+        bp += NR;
+    }
+    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    for (int r = 0; r < mr; r++) {
+        _mm256_mask_storeu_epi16(c + r * ldc, m0, f32_to_bf16x16(s0[r]));
+        if (m1)
+            _mm256_mask_storeu_epi16(c + r * ldc + 16, m1, f32_to_bf16x16(s1[r]));
+    }
+}
+
+/* Tile sizes: an MC x k block of packed A (~256 KiB, in L2) meets each NR-column panel of B in
+ * turn; NC columns per tile. They only shape the work split, never the results. */
+static int64_t tile_rows(int64_t kp)
+{
+    int64_t mc = (int64_t)(262144 / 4) / (kp > 0 ? kp : 1) / MR * MR;
+    return mc < MR ? MR : mc > 192 ? 192 : mc;
+}
+#define NC 256
+
+void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
+                     const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
+                     int tid, int nth)
+{
+    const int64_t kp = (k + 1) / 2;
+    const int64_t pm = round_up(m, MR) / MR, pn = round_up(n, NR) / NR;
+    uint32_t *ap = (uint32_t *)(((uintptr_t)ws + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+    uint32_t *bp = (uint32_t *)((uintptr_t)(ap + pm * MR * kp + ALIGN / 4 - 1) & ~(uintptr_t)(ALIGN - 1));
+    /* pack: the panels of A and B, dealt round-robin to the threads */
+    for (int64_t p = tid; p < pm + pn; p += nth) {
+        if (p < pm) {
+            const int64_t i0 = p * MR;
+            pack_a(ap + p * MR * kp, a + i0 * sam, sam, sak, k, (int)(m - i0 < MR ? m - i0 : MR));
+        } else {
+            const int64_t j0 = (p - pm) * NR;
+            pack_b(bp + (p - pm) * NR * kp, b + j0 * sbn, sbk, sbn, k, (int)(n - j0 < NR ? n - j0 : NR));
+        }
+    }
+    if (nth > 1) {
+#pragma omp barrier
+    }
+    /* compute: tiles of mc x NC outputs, dealt round-robin */
+    const int64_t mc = tile_rows(kp), tm = (m + mc - 1) / mc, tn = (n + NC - 1) / NC;
+    for (int64_t t = tid; t < tm * tn; t += nth) {
+        const int64_t i0 = t / tn * mc, j0 = t % tn * NC;
+        const int64_t i1 = i0 + mc < m ? i0 + mc : m, j1 = j0 + NC < n ? j0 + NC : n;
+        for (int64_t j = j0; j < j1; j += NR) {
+            const uint32_t *bq = bp + j / NR * NR * kp;
+            const int nr = (int)(j1 - j < NR ? j1 - j : NR);
+            for (int64_t i = i0; i < i1; i += MR)
+                micro(kp, ap + i / MR * MR * kp, bq, c + i * ldc + j, ldc,
+                      (int)(i1 - i < MR ? i1 - i : MR), nr);
+        }
+    }
+    if (nth > 1) { /* the workspace is reused by the next gemm */
+#pragma omp barrier
+    }
+}
+
+#else
+const int wk_cpu_bf16gemm_built = 0;
+
+size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k)
+{
+    return 0;
+}
+
+void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
+                     const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
+                     int tid, int nth)
+{
+}
+#endif
