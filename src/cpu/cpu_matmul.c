@@ -165,15 +165,12 @@ static wk_status matmul_bf16(uint16_t *out, const uint16_t *a, const wk_layout *
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int64_t i = 0; i < nb; i++)
             wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i), sbk,
-                            sbn, out + i * m * n, n, ws + (size_t)omp_get_thread_num() * wsz, 0, 1);
+                            sbn, out + i * m * n, n, ws + (size_t)omp_get_thread_num() * wsz, 0);
     } else { /* every thread on each gemm in turn */
 #pragma omp parallel num_threads(nt)
-        {
-            const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
-            for (int64_t i = 0; i < nb; i++)
-                wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i),
-                                sbk, sbn, out + i * m * n, n, ws, tid, nth);
-        }
+        for (int64_t i = 0; i < nb; i++)
+            wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i), sbk,
+                            sbn, out + i * m * n, n, ws, 1);
     }
     wk_free(ws);
     return WK_OK;

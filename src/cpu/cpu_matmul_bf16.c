@@ -178,43 +178,70 @@ static int64_t tile_rows(int64_t kp)
 }
 #define NC 256
 
+/* One gemm's shape and packed operands, shared by the threads that run it. */
+typedef struct gemm_job {
+    int64_t m, n, k, kp, pm, pn, mc, tm, tn;
+    const uint16_t *a, *b;
+    int64_t sam, sak, sbk, sbn, ldc;
+    uint16_t *c;
+    uint32_t *ap, *bp;
+} gemm_job;
+
+/* Packs panel p: of A for p < pm, else of B. */
+static void job_pack(const gemm_job *g, int64_t p)
+{
+    if (p < g->pm) {
+        const int64_t i0 = p * MR;
+        pack_a(g->ap + p * MR * g->kp, g->a + i0 * g->sam, g->sam, g->sak, g->k,
+               (int)(g->m - i0 < MR ? g->m - i0 : MR));
+    } else {
+        const int64_t j0 = (p - g->pm) * NR;
+        pack_b(g->bp + (p - g->pm) * NR * g->kp, g->b + j0 * g->sbn, g->sbk, g->sbn, g->k,
+               (int)(g->n - j0 < NR ? g->n - j0 : NR));
+    }
+}
+
+/* Computes output tile t (mc x NC): each NR-column panel of B meets the tile's MR-row panels. */
+static void job_tile(const gemm_job *g, int64_t t)
+{
+    const int64_t i0 = t / g->tn * g->mc, j0 = t % g->tn * NC;
+    const int64_t i1 = i0 + g->mc < g->m ? i0 + g->mc : g->m, j1 = j0 + NC < g->n ? j0 + NC : g->n;
+    for (int64_t j = j0; j < j1; j += NR) {
+        const uint32_t *bq = g->bp + j / NR * NR * g->kp;
+        const int nr = (int)(j1 - j < NR ? j1 - j : NR);
+        for (int64_t i = i0; i < i1; i += MR)
+            micro(g->kp, g->ap + i / MR * MR * g->kp, bq, g->c + i * g->ldc + j, g->ldc,
+                  (int)(i1 - i < MR ? i1 - i : MR), nr);
+    }
+}
+
 void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
                      const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
-                     int tid, int nth)
+                     int team)
 {
-    const int64_t kp = (k + 1) / 2;
-    const int64_t pm = round_up(m, MR) / MR, pn = round_up(n, NR) / NR;
-    uint32_t *ap = (uint32_t *)(((uintptr_t)ws + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
-    uint32_t *bp = (uint32_t *)((uintptr_t)(ap + pm * MR * kp + ALIGN / 4 - 1) & ~(uintptr_t)(ALIGN - 1));
-    /* pack: the panels of A and B, dealt round-robin to the threads */
-    for (int64_t p = tid; p < pm + pn; p += nth) {
-        if (p < pm) {
-            const int64_t i0 = p * MR;
-            pack_a(ap + p * MR * kp, a + i0 * sam, sam, sak, k, (int)(m - i0 < MR ? m - i0 : MR));
-        } else {
-            const int64_t j0 = (p - pm) * NR;
-            pack_b(bp + (p - pm) * NR * kp, b + j0 * sbn, sbk, sbn, k, (int)(n - j0 < NR ? n - j0 : NR));
-        }
+    gemm_job g = {.m = m, .n = n, .k = k, .kp = (k + 1) / 2, .a = a, .b = b, .sam = sam, .sak = sak,
+                  .sbk = sbk, .sbn = sbn, .c = c, .ldc = ldc};
+    g.pm = round_up(m, MR) / MR, g.pn = round_up(n, NR) / NR;
+    g.mc = tile_rows(g.kp), g.tm = (m + g.mc - 1) / g.mc, g.tn = (n + NC - 1) / NC;
+    g.ap = (uint32_t *)(((uintptr_t)ws + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+    g.bp = (uint32_t *)((uintptr_t)(g.ap + g.pm * MR * g.kp + ALIGN / 4 - 1) & ~(uintptr_t)(ALIGN - 1));
+    const int64_t np = g.pm + g.pn, nt = g.tm * g.tn;
+    if (!team) {
+        for (int64_t p = 0; p < np; p++)
+            job_pack(&g, p);
+        for (int64_t t = 0; t < nt; t++)
+            job_tile(&g, t);
+        return;
     }
-    if (nth > 1) {
-#pragma omp barrier
-    }
-    /* compute: tiles of mc x NC outputs, dealt round-robin */
-    const int64_t mc = tile_rows(kp), tm = (m + mc - 1) / mc, tn = (n + NC - 1) / NC;
-    for (int64_t t = tid; t < tm * tn; t += nth) {
-        const int64_t i0 = t / tn * mc, j0 = t % tn * NC;
-        const int64_t i1 = i0 + mc < m ? i0 + mc : m, j1 = j0 + NC < n ? j0 + NC : n;
-        for (int64_t j = j0; j < j1; j += NR) {
-            const uint32_t *bq = bp + j / NR * NR * kp;
-            const int nr = (int)(j1 - j < NR ? j1 - j : NR);
-            for (int64_t i = i0; i < i1; i += MR)
-                micro(kp, ap + i / MR * MR * kp, bq, c + i * ldc + j, ldc,
-                      (int)(i1 - i < MR ? i1 - i : MR), nr);
-        }
-    }
-    if (nth > 1) { /* the workspace is reused by the next gemm */
-#pragma omp barrier
-    }
+    /* every thread of the enclosing parallel region: panels and tiles handed out as threads
+     * come free (a shared machine stalls threads unevenly); the loops' implicit barriers order
+     * packing before computing, and computing before the next gemm reuses ws */
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t p = 0; p < np; p++)
+        job_pack(&g, p);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < nt; t++)
+        job_tile(&g, t);
 }
 
 #else
@@ -227,7 +254,7 @@ size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k)
 
 void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
                      const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
-                     int tid, int nth)
+                     int team)
 {
 }
 #endif
