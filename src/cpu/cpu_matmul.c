@@ -156,7 +156,7 @@ static wk_status matmul_bf16(uint16_t *out, const uint16_t *a, const wk_layout *
     const int per_batch = nb > 1 && (double)m * (double)n * (double)k <= BF16_SMALL_MNK;
     if (per_batch && nb < nt)
         nt = (int)nb;
-    const size_t wsz = wk_cpu_bf16gemm_ws(m, n, k);
+    const size_t wsz = wk_cpu_bf16gemm_ws(m, n, k, sak, per_batch ? 1 : nt);
     char *ws = wk_malloc(wsz * (size_t)(per_batch ? nt : 1));
     if (!ws)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate the %zu-byte bf16 packing buffer",

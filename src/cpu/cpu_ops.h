@@ -54,11 +54,12 @@ void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, c
 int wk_cpu_gemm_small(int64_t m, int64_t n, int64_t k);
 /* cpu_matmul_bf16.c: the bf16 gemm for CPUs with AVX512-BF16 (call only where the CPU has it and
  * wk_cpu_bf16gemm_built is 1): c (m x n, row stride ldc) = a (m x k, strides sam, sak) @
- * b (k x n, strides sbk, sbn), all bf16 bits, through ws (wk_cpu_bf16gemm_ws bytes). Called
+ * b (k x n, strides sbk, sbn), all bf16 bits, through ws (wk_cpu_bf16gemm_ws bytes for the
+ * number of threads that run it). Called
  * by one thread (team 0), or by every thread of a parallel region (team 1: the work is shared
  * through OpenMP loops with barriers). Results do not depend on the threads. */
 extern const int wk_cpu_bf16gemm_built;
-size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k);
+size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k, int64_t sak, int nthreads);
 void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
                      const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
                      int team);
