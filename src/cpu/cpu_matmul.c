@@ -7,12 +7,18 @@
  * as it is, with the matching transpose flag; any other operand is gathered into a contiguous
  * scratch first. Batch dims may have any strides (0 included): each batch's start is computed
  * from its multi-index, so they never force a copy. Batches are spread over the OpenMP threads
- * when wk_cpu_gemm_spread says so (cpu_gemm.c), else each gemm is threaded by wk_cpu_gemm. */
+ * when wk_cpu_gemm_spread says so (cpu_gemm.c), else each gemm is threaded by wk_cpu_gemm.
+ *
+ * bf16 on a CPU with AVX512-BF16 takes wick's own gemm instead (cpu_matmul_bf16.c): it reads any
+ * strides directly, so no operand is copied or converted; WICK_CPU_BF16GEMM=off keeps the sgemm
+ * path for comparison. */
 #include "cpu_ops.h"
 #include "wk_core.h"
 #include <cblas.h>
 #include <limits.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* How BLAS can read the rows x cols matrix of l (its last two dims): *trans and *ld. Returns 0
@@ -89,6 +95,61 @@ static wk_status operand_prepare(mm_operand *o, wk_device *dev, wk_dtype dt, wk_
     return WK_OK;
 }
 
+static int g_bf16gemm;
+static pthread_once_t g_bf16gemm_once = PTHREAD_ONCE_INIT;
+
+static void bf16gemm_pick(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const char *v = getenv("WICK_CPU_BF16GEMM");
+    __builtin_cpu_init();
+    g_bf16gemm = wk_cpu_bf16gemm_built && __builtin_cpu_supports("avx512f") &&
+                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                 __builtin_cpu_supports("avx512bf16") && !(v && !strcmp(v, "off"));
+#endif
+}
+
+int wk_cpu_bf16gemm_on(void)
+{
+    pthread_once(&g_bf16gemm_once, bf16gemm_pick);
+    return g_bf16gemm;
+}
+
+/* A gemm this small (in multiply-adds) runs on one thread; many of them are spread over threads. */
+#define BF16_SMALL_MNK 262144.0
+
+/* The bf16 matmul through wk_cpu_bf16gemm: nb gemms of m x n x k, out contiguous. */
+static wk_status matmul_bf16(uint16_t *out, const uint16_t *a, const wk_layout *la,
+                             const uint16_t *b, const wk_layout *lb, int64_t nb, int64_t m,
+                             int64_t n, int64_t k)
+{
+    const int r = la->rank;
+    const int64_t sam = la->strides[r - 2], sak = la->strides[r - 1];
+    const int64_t sbk = lb->strides[r - 2], sbn = lb->strides[r - 1];
+    int nt = omp_get_max_threads();
+    const int per_batch = nb > 1 && (double)m * (double)n * (double)k <= BF16_SMALL_MNK;
+    if (per_batch && nb < nt)
+        nt = (int)nb;
+    const size_t wsz = wk_cpu_bf16gemm_ws(m, n, k, sak, per_batch ? 1 : nt);
+    char *ws = wk_malloc(wsz * (size_t)(per_batch ? nt : 1));
+    if (!ws)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate the %zu-byte bf16 packing buffer",
+                      wsz * (size_t)(per_batch ? nt : 1));
+    if (per_batch) { /* each thread whole gemms, in its own workspace */
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int64_t i = 0; i < nb; i++)
+            wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i), sbk,
+                            sbn, out + i * m * n, n, ws + (size_t)omp_get_thread_num() * wsz, 0);
+    } else { /* every thread on each gemm in turn */
+#pragma omp parallel num_threads(nt)
+        for (int64_t i = 0; i < nb; i++)
+            wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i), sbk,
+                            sbn, out + i * m * n, n, ws, 1);
+    }
+    wk_free(ws);
+    return WK_OK;
+}
+
 /* out [..., m, n] (contiguous, dtype dt) = a [..., m, k] @ b [..., k, n]. */
 wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, const wk_layout *la,
                         const void *b, const wk_layout *lb)
@@ -105,6 +166,8 @@ wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, c
         memset(out, 0, (size_t)(nb * m * n) * osz);
         return WK_OK;
     }
+    if (dt == WK_DTYPE_BF16 && wk_cpu_bf16gemm_on())
+        return matmul_bf16(out, a, la, b, lb, nb, m, n, k);
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "matmul: m=%lld n=%lld k=%lld exceed the BLAS index range",
                       (long long)m, (long long)n, (long long)k);

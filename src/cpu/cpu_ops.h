@@ -57,6 +57,20 @@ void wk_cpu_gemm(wk_dtype ct, int ta, int tb, int64_t m, int64_t n, int64_t k, c
 int wk_cpu_gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k);
 /* "wick" (the default) or "blas" (WICK_CPU_BLAS_THREADS=blas: OpenBLAS threads its gemms). */
 const char *wk_cpu_gemm_threading(void);
+/* cpu_matmul_bf16.c: the bf16 gemm for CPUs with AVX512-BF16 (call only where the CPU has it and
+ * wk_cpu_bf16gemm_built is 1): c (m x n, row stride ldc) = a (m x k, strides sam, sak) @
+ * b (k x n, strides sbk, sbn), all bf16 bits, through ws (wk_cpu_bf16gemm_ws bytes for the
+ * number of threads that run it). Called
+ * by one thread (team 0), or by every thread of a parallel region (team 1: the work is shared
+ * through OpenMP loops with barriers). Results do not depend on the threads. */
+extern const int wk_cpu_bf16gemm_built;
+size_t wk_cpu_bf16gemm_ws(int64_t m, int64_t n, int64_t k, int64_t sak, int nthreads);
+void wk_cpu_bf16gemm(int64_t m, int64_t n, int64_t k, const uint16_t *a, int64_t sam, int64_t sak,
+                     const uint16_t *b, int64_t sbk, int64_t sbn, uint16_t *c, int64_t ldc, void *ws,
+                     int team);
+/* 1 if bf16 matmuls take wk_cpu_bf16gemm: built, the CPU has AVX512-BF16, and the environment
+ * variable WICK_CPU_BF16GEMM is not "off" (read once). */
+int wk_cpu_bf16gemm_on(void);
 /* cpu_conv.c: conv1d, conv_transpose1d, conv2d, conv_transpose2d (im2col / col2im + gemm) */
 wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *w, const wk_layout *lw,
