@@ -49,36 +49,39 @@ static uint32_t make_pair(uint16_t lo, uint16_t hi)
     return (uint32_t)lo | (uint32_t)hi << 16;
 }
 
-/* dst (kp x MR dwords) = rows i0 .. i0+mr-1 of a as pairs; rows past mr are zero. */
-static void pack_a(uint32_t *dst, const uint16_t *a, int64_t sam, int64_t sak, int64_t k, int mr)
+/* dst (kp x w dwords): dst[q w + i] = the pair (line_i[2q], line_i[2q+1]) of the lines i < cnt,
+ * line_i = src + i sl with its elements sk apart (an odd k's last element pairs with 0); lines
+ * from cnt to w are zero. The rows of a (w = MR) and the columns of a b that is not row-major. */
+static void pack_pairs(uint32_t *dst, int w, const uint16_t *src, int64_t sl, int64_t sk, int64_t k,
+                       int cnt)
 {
     const int64_t kp = (k + 1) / 2, k2 = k / 2;
-    if (mr < MR)
-        memset(dst, 0, (size_t)(kp * MR) * 4);
-    if (sak == 1) { /* row-major: a row's pairs are adjacent dwords */
-        for (int r = 0; r < mr; r++) {
-            const uint16_t *row = a + r * sam;
-            uint32_t *d = dst + r;
+    if (cnt < w)
+        memset(dst, 0, (size_t)(kp * w) * 4);
+    if (sk == 1) { /* a line's pairs are adjacent dwords */
+        for (int i = 0; i < cnt; i++) {
+            const uint16_t *line = src + i * sl;
+            uint32_t *d = dst + i;
             for (int64_t q = 0; q < k2; q++)
-                d[q * MR] = load_pair(row + 2 * q);
+                d[q * w] = load_pair(line + 2 * q);
             if (k & 1)
-                d[k2 * MR] = row[k - 1];
+                d[k2 * w] = line[k - 1];
         }
         return;
     }
     for (int64_t q = 0; q < kp; q++) {
-        const uint16_t *lo = a + 2 * q * sak, *hi = lo + sak;
+        const uint16_t *lo = src + 2 * q * sk, *hi = lo + sk;
         const int odd = 2 * q + 1 == k;
-        uint32_t *d = dst + q * MR;
-        for (int r = 0; r < mr; r++)
-            d[r] = make_pair(lo[r * sam], odd ? 0 : hi[r * sam]);
+        uint32_t *d = dst + q * w;
+        for (int i = 0; i < cnt; i++)
+            d[i] = make_pair(lo[i * sl], odd ? 0 : hi[i * sl]);
     }
 }
 
 /* dst (kp x NR dwords) = columns j0 .. j0+nr-1 of b as pairs; columns past nr are zero. */
 static void pack_b(uint32_t *dst, const uint16_t *b, int64_t sbk, int64_t sbn, int64_t k, int nr)
 {
-    const int64_t kp = (k + 1) / 2, k2 = k / 2;
+    const int64_t kp = (k + 1) / 2;
     if (sbn == 1) { /* row-major: interleave two rows of 32 bf16 into 32 pairs */
         const __mmask32 mk = nr == NR ? ~(__mmask32)0 : (((__mmask32)1 << nr) - 1);
         __m512i ilo, ihi;
@@ -100,26 +103,7 @@ static void pack_b(uint32_t *dst, const uint16_t *b, int64_t sbk, int64_t sbn, i
         }
         return;
     }
-    if (nr < NR)
-        memset(dst, 0, (size_t)(kp * NR) * 4);
-    if (sbk == 1) { /* transposed: a column's pairs are adjacent dwords */
-        for (int j = 0; j < nr; j++) {
-            const uint16_t *col = b + j * sbn;
-            uint32_t *d = dst + j;
-            for (int64_t q = 0; q < k2; q++)
-                d[q * NR] = load_pair(col + 2 * q);
-            if (k & 1)
-                d[k2 * NR] = col[k - 1];
-        }
-        return;
-    }
-    for (int64_t q = 0; q < kp; q++) {
-        const uint16_t *lo = b + 2 * q * sbk, *hi = lo + sbk;
-        const int odd = 2 * q + 1 == k;
-        uint32_t *d = dst + q * NR;
-        for (int j = 0; j < nr; j++)
-            d[j] = make_pair(lo[j * sbn], odd ? 0 : hi[j * sbn]);
-    }
+    pack_pairs(dst, NR, b, sbn, sbk, k, nr);
 }
 
 /* 16 f32 -> 16 bf16, wk_fp_f32_to_bf16 lane by lane: round to nearest even, NaN kept quiet. */
@@ -214,8 +198,8 @@ typedef struct gemm_job {
 static void job_pack_a(const gemm_job *g, int64_t p)
 {
     const int64_t i0 = p * MR;
-    pack_a(g->ap + p * MR * g->kp, g->a + i0 * g->sam, g->sam, g->sak, g->k,
-           (int)(g->m - i0 < MR ? g->m - i0 : MR));
+    pack_pairs(g->ap + p * MR * g->kp, MR, g->a + i0 * g->sam, g->sam, g->sak, g->k,
+               (int)(g->m - i0 < MR ? g->m - i0 : MR));
 }
 
 /* Unit t of the output, run by thread tid; *have is the column block its B buffer holds. */
