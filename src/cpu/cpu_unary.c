@@ -40,6 +40,25 @@ static int vm_of(wk_op op)
 #define VM_DIRECT_f32 1
 #define VM_DIRECT_f64 1
 #define VM_DIRECT_f8e4m3 0
+/* The conversions of a block to and from the compute type, compiled also for AVX2 and AVX-512
+ * (WK_CPU_CLONES: the library's baseline SSE2 has no vector bf16/f16 rounding). */
+#define DEF_VM_CONV(E, s, T, CT)                                                                \
+    WK_CPU_CLONES static void vm_ld_##s(CT *restrict buf, const T *restrict x, int64_t sx,     \
+                                        int64_t n)                                              \
+    {                                                                                           \
+        if (sx == 1) {                                                                          \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) buf[i] = wk_cpu_ld_##s(x[i]);   \
+        } else {                                                                                \
+            for (int64_t i = 0; i < n; i++)                                                     \
+                buf[i] = wk_cpu_ld_##s(x[i * sx]);                                              \
+        }                                                                                       \
+    }                                                                                           \
+    WK_CPU_CLONES static void vm_st_##s(T *restrict o, const CT *restrict buf, int64_t n)      \
+    {                                                                                           \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = wk_cpu_st_##s(buf[i]);       \
+    }
+WK_CPU_FLOAT_TYPES(DEF_VM_CONV)
+
 #define DEF_UN_VM(E, s, T, CT)                                                                  \
     static void unary_vm_##s(T *o, const T *xs, int64_t sx, int64_t n, wk_vm_fn f, CT p)       \
     {                                                                                           \
@@ -50,11 +69,9 @@ static int vm_of(wk_op op)
         CT buf[VM_BLOCK];                                                                       \
         for (int64_t b = 0; b < n; b += VM_BLOCK) {                                             \
             const int64_t cnt = n - b < VM_BLOCK ? n - b : VM_BLOCK;                            \
-            for (int64_t i = 0; i < cnt; i++)                                                   \
-                buf[i] = wk_cpu_ld_##s(xs[(b + i) * sx]);                                       \
+            vm_ld_##s(buf, xs + b * sx, sx, cnt);                                               \
             VMF_##CT(f, buf, buf, cnt, p);                                                      \
-            for (int64_t i = 0; i < cnt; i++)                                                   \
-                o[b + i] = wk_cpu_st_##s(buf[i]);                                               \
+            vm_st_##s(o + b, buf, cnt);                                                         \
         }                                                                                       \
     }
 WK_CPU_FLOAT_TYPES(DEF_UN_VM)
