@@ -26,6 +26,11 @@
 #define ABSF fabsf
 #define MINF(k, v) ((k) < (v) ? (k) : (v))
 #define LTSELF(c, a, b) ((c) < zero ? (a) : (b))
+#define ROUNDF rintf
+/* v 2^n, n integral in [-200, 0] (NaN n: NaN) */
+static inline float vm_scalef(float v, float n) { return n == n ? ldexpf(v, (int)n) : v + n; }
+#define SCALEF vm_scalef
+#define NEGINF_NANF(v, x) ((v) + MINF(zero, (x)) * zero) /* -inf 0 = NaN */
 #define VD double
 #define WD 1
 #define LDD LDF

@@ -1,8 +1,8 @@
 /* cpu_vmath.h: vectorised elementwise math of the CPU backend (exp, log, sin, cos, tanh, erf and
  * the compositions gelu, gelu_erf, silu, sigmoid, powf, elu) on contiguous f32 and f64 arrays,
  * through SLEEF (Debian libsleef-dev): its AVX-512F or AVX2 functions, chosen once per process
- * from the CPU, else its scalar functions; f32 gelu_erf is a kernel of ours around SLEEF's expf
- * (cpu_vmath_simd.h). Error bounds per function: docs/semantics.md.
+ * from the CPU, else its scalar functions; f32 gelu_erf is a kernel of ours with no library call
+ * (cpu_vmath_simd.h), the same bits on every ISA. Error bounds per function: docs/semantics.md.
  *
  * Determinism: every element goes through the same vector function whatever its position (a
  * tail shorter than a vector is padded and computed as a full vector), so the result of an

@@ -24,6 +24,19 @@
 #define ABSF(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x))
 #define MINF _mm256_min_ps /* the second operand when either is NaN */
 #define LTSELF(c, a, b) _mm256_blendv_ps((b), (a), _mm256_cmp_ps((c), zero, _CMP_LT_OQ))
+#define ROUNDF(v) _mm256_round_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* v 2^n as two exact steps 2^(n>>1) and 2^(n - (n>>1)), each a normal power of two for n in
+ * [-200, 0]: only the second product rounds (as AVX-512's scalef does once). */
+static inline __m256 vm_scalef_avx2(__m256 v, __m256 n)
+{
+    const __m256i ni = _mm256_cvtps_epi32(n), bias = _mm256_set1_epi32(127);
+    const __m256i h = _mm256_srai_epi32(ni, 1), g = _mm256_sub_epi32(ni, h);
+    const __m256 ph = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+    const __m256 pg = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(g, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(v, ph), pg);
+}
+#define SCALEF vm_scalef_avx2
+#define NEGINF_NANF(v, x) _mm256_add_ps((v), _mm256_mul_ps(MINF(zero, (x)), zero)) /* -inf 0 = NaN */
 #define VD __m256d
 #define WD 4
 #define LDD _mm256_loadu_pd

@@ -23,6 +23,10 @@
 #define ABSF _mm512_abs_ps
 #define MINF _mm512_min_ps /* the second operand when either is NaN */
 #define LTSELF(c, a, b) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((c), zero, _CMP_LT_OQ), (b), (a))
+#define ROUNDF(v) _mm512_roundscale_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define SCALEF _mm512_scalef_ps
+/* class -inf of x (token slot 4) -> the default NaN; every other class keeps v */
+#define NEGINF_NANF(v, x) _mm512_fixupimm_ps((v), (x), _mm512_set1_epi32(0x30000), 0)
 #define VD __m512d
 #define WD 8
 #define LDD _mm512_loadu_pd

@@ -6,7 +6,9 @@
  *                             GTSELF(c, a, b) = c > 0 ? a : b per lane (false for NaN)
  *   SLF(fn, ulp) / SLD(fn, ulp)  the SLEEF function of that width and ISA
  *   FMAF(a, b, c) = a b + c rounded once; ABSF(x) = |x|; MINF(k, v) = min(k, v), v when either
- *   is NaN; LTSELF(c, a, b) = c < 0 ? a : b per lane (false for NaN)   (f32 gelu_erf only)
+ *   is NaN; LTSELF(c, a, b) = c < 0 ? a : b per lane (false for NaN); ROUNDF(v) = v rounded to
+ *   an integer, ties to even; SCALEF(v, n) = v 2^n for integral n in [-200, 0], rounded once;
+ *   NEGINF_NANF(v, x) = NaN where x is -inf, else v   (f32 gelu_erf only)
  * The formulas, with their operation order, are those of the scalar code in cpu_unary.c (no FMA
  * contraction: -ffp-contract=off). Each element is computed the same way at every position: a
  * tail shorter than a vector is copied into a zero-padded vector, so results never depend on n
@@ -31,15 +33,22 @@
         }                                                               \
     } while (0)
 
-/* gelu_erf on f32 lanes: x Phi(x), Phi the standard normal CDF, without SLEEF's erfc (3.2 ns an
- * element; this costs one expf). With a = min(|x|, 15) (Phi(-15) is below f32's range):
+/* gelu_erf on f32 lanes: x Phi(x), Phi the standard normal CDF, in one pass of FMAs with no
+ * library call (SLEEF's erfc costs 3.2 ns an element). With a = min(|x|, 15) (Phi(-15) is below
+ * f32's range):
  *   Phi(-a) = 1/2 e^(-a^2/2) E(a),  E(a) = erfc(a/sqrt 2) e^(a^2/2) = t P(t - 9/16),
  * t = 1/(1 + a/2), P of degree 11 fitted for relative error by tools/fit/gelu_erf.py (1.7e-8
- * with these f32 coefficients). a^2 = h + l exactly (FMA), so e^(-a^2/2) = e^(-h/2) (1 - l/2) does not carry the
- * rounding of a^2 (which would be 2^-24 a^2 relative: 13 ulp at a = 15). For x < 0 the result is
- * (x E'/2) e^(-h/2), multiplied last so that a subnormal result is rounded once; for x >= 0 it
- * is x (1 - E'/2 e^(-h/2)). Error bound (all 2^32 inputs): docs/semantics.md. NaN gives NaN,
- * +inf gives +inf, -inf gives NaN (-inf * 0, as 0.5 x erfc(-x/sqrt 2) does). */
+ * with these f32 coefficients). a^2 = h + l exactly
+ * (FMA), so the rounding of a^2 (2^-24 a^2 relative: 13 ulp at a = 15) is not carried.
+ * e^(-a^2/2) = 2^n e^r: n = round(-h/2 log2 e), r = -h/2 - n ln2 (ln2 in two parts; the first
+ * product is exact) - l/2, computed as u = -2r = h + 2n ln2 + l; e^r = 1 + r Q(r), Q of degree
+ * 5 fitted by tools/fit/gelu_erf.py (0.57 ulp in f32), its coefficients scaled by (-1/2)^k
+ * (exact) to take u. The power of two is applied last (SCALEF: one rounding even when the result
+ * is subnormal): for x < 0 the result is -(a Phi(-a) / 2^n) 2^n (a, not x: below -15, where the
+ * true result is below f32's range, it is -0), for x >= 0 x (1 - Phi(-a)). The coefficients of
+ * P are negated and halved (exact), so -Phi(-a) / 2^n comes out of the Horner sum directly.
+ * Error bound (all 2^32 inputs): docs/semantics.md. NaN gives NaN, +inf gives +inf, -inf gives
+ * NaN (-inf * 0, as 0.5 x erfc(-x/sqrt 2) does: NEGINF_NANF). */
 #ifdef FMAF
 static inline VF vm_gelu_erf_f32(VF x)
 {
@@ -48,18 +57,35 @@ static inline VF vm_gelu_erf_f32(VF x)
         0x1.a88a2cp-5f,  0x1.4d64bap-3f,  -0x1.31de6ep-3f, -0x1.81eae8p-7f,
         0x1.3b553p-3f,   -0x1.13740ap-3f, -0x1.e7c714p-5f, 0x1.12807cp-3f,
     };
-    const VF zero = SETF(0.0f), one = SETF(1.0f), half = SETF(0.5f), mhalf = SETF(-0.5f);
+    static const float ec[7] = { /* e^r = 1 + r + ... as a polynomial in u = -2r */
+        1.0f,
+        -0x1p-1f * 0x1p+0f,
+        0x1p-2f * 0x1.fffffcp-2f,
+        -0x1p-3f * 0x1.55541ap-3f,
+        0x1p-4f * 0x1.55580cp-5f,
+        -0x1p-5f * 0x1.12674ap-7f,
+        0x1p-6f * 0x1.6af7d4p-10f,
+    };
+    const VF zero = SETF(0.0f), one = SETF(1.0f);
     const VF a = MINF(SETF(15.0f), ABSF(x));
     const VF h = MULF(a, a), l = FMAF(a, a, SUBF(zero, h));
-    const VF e = SLF(exp, u10)(MULF(mhalf, h));
-    const VF t = DIVF(one, FMAF(half, a, one));
+    const VF nf = ROUNDF(MULF(h, SETF(-0.5f * 0x1.715476p+0f))); /* -h/2 log2 e */
+    VF u = FMAF(nf, SETF(2 * 0x1.63p-1f), h); /* u = -2r; ln 2 = 0x1.63p-1 - 0x1.bd0106p-13 */
+    u = FMAF(nf, SETF(-2 * 0x1.bd0106p-13f), u);
+    u = ADDF(u, l);
+    VF q = SETF(ec[6]);
+    for (int k = 5; k >= 0; k--)
+        q = FMAF(q, u, SETF(ec[k]));
+    const VF er = q; /* e^(-u/2) = e^(-a^2/2) / 2^n */
+    const VF t = DIVF(one, FMAF(SETF(0.5f), a, one));
     const VF sft = SUBF(t, SETF(0.5625f));
-    VF p = SETF(pc[11]);
+    VF p = SETF(-0.5f * pc[11]);
     for (int k = 10; k >= 0; k--)
-        p = FMAF(p, sft, SETF(pc[k]));
-    const VF E = MULF(t, p);
-    const VF hE = MULF(half, FMAF(E, MULF(mhalf, l), E)); /* E (1 - l/2) / 2 */
-    return LTSELF(x, MULF(MULF(x, hE), e), MULF(x, SUBF(one, MULF(hE, e))));
+        p = FMAF(p, sft, SETF(-0.5f * pc[k]));
+    const VF mph = MULF(MULF(t, p), er); /* -Phi(-a) / 2^n */
+    const VF neg = SCALEF(MULF(a, mph), nf);
+    const VF pos = MULF(x, ADDF(one, SCALEF(mph, nf)));
+    return NEGINF_NANF(LTSELF(x, neg, pos), x);
 }
 #define VM_GELU_ERF_F32(x) vm_gelu_erf_f32(x)
 #endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tools/fit/gelu_erf.py: fits the polynomial of the CPU backend's f32 gelu_erf
-(src/cpu/cpu_vmath_simd.h, docs/semantics.md) and prints its coefficients as C hex floats.
+"""tools/fit/gelu_erf.py: fits the two polynomials of the CPU backend's f32 gelu_erf
+(src/cpu/cpu_vmath_simd.h, docs/semantics.md) and prints their coefficients as C hex floats.
 
 The kernel writes Phi(-a) = 1/2 e^(-a^2/2) E(a) for a = |x| in [0, 15], where
     E(a) = erfc(a / sqrt 2) e^(a^2 / 2) = t P(t - 9/16),   t = 1 / (1 + a/2)  (t in [2/17, 1]),
@@ -12,6 +12,10 @@ mpmath at 40 digits. The power-basis coefficients are rounded to f32; the script
 relative error before and after that rounding, and that of the kernel's f32 evaluation (t, the
 shift, Horner with FMAs, the product t P) simulated on 300,000 values of a. It is a development
 tool, not a build step: needs numpy and mpmath (pip), runs in a few seconds.
+
+The second polynomial is the kernel's own exp: e^(-a^2/2) = 2^n e^r with r in [-ln2/2, ln2/2]
+(widened by the -l/2 term, |l| <= 2^-24 a^2), e^r = 1 + r Q(r), Q of degree 5 fitted the same
+way for the relative error of e^r (the kernel scales its coefficients by (-1/2)^k to take -2r).
 Run: python3 tools/fit/gelu_erf.py
 """
 import re
@@ -63,5 +67,36 @@ def main():
     print(",\n".join(f"    {h} /* {float(c):.9g} */" for h, c in zip(hexf, p32)))
 
 
+def exp_fit(deg=5, n=4000):
+    """Q of degree deg with e^r = 1 + r Q(r) on [-R, R], relative error of e^r."""
+    R = 0.3466 + 2e-5
+    rs = np.cos(np.linspace(0, np.pi, n)) * R
+    y = np.array([float(mp.expm1(mp.mpf(r)) / mp.mpf(r)) if r != 0 else 1.0 for r in rs])
+    ey = np.exp(rs)
+    V = np.polynomial.chebyshev.chebvander(rs / R, deg)
+    w = np.ones(n)
+    for _ in range(60):
+        W = w * np.abs(rs) / ey + 1e-30
+        coef = np.linalg.lstsq(V * W[:, None], y * W, rcond=None)[0]
+        err = (V @ coef - y) * rs / ey
+        w = w * np.abs(err) + 1e-300
+        w /= w.max()
+    q = np.polynomial.Chebyshev(coef, domain=[-R, R]).convert(kind=np.polynomial.Polynomial).coef
+    q32 = q.astype(np.float32)
+    f = np.float32
+    r = np.linspace(-R, R, 200001).astype(f)
+    acc = np.full_like(r, q32[-1])
+    for k in range(deg - 1, -1, -1):
+        acc = (acc.astype(np.float64) * r + np.float64(q32[k])).astype(f)
+    ev = (acc.astype(np.float64) * r + 1.0).astype(f)[::7]
+    ref = np.array([float(mp.exp(mp.mpf(float(v)))) for v in r[::7]])
+    rel = np.abs(ev - ref) / ref
+    print(f"/* e^r = 1 + r Q(r), r in [-{R:.5f}, {R:.5f}]: fit {np.abs(err).max():.3g}, "
+          f"f32 evaluation {rel.max():.3g} = {rel.max() / 2**-23:.2f} x 2^-23; Q lowest first */")
+    hexf = [re.sub(r"\.?0+p", "p", float(c).hex()) + "f" for c in q32]
+    print(",\n".join(f"    {h} /* {float(c):.9g} */" for h, c in zip(hexf, q32)))
+
+
 if __name__ == "__main__":
     main()
+    exp_fit()
