@@ -195,9 +195,13 @@ static wk_status check_part(const wk_comm *c, const wk_storage *s, size_t off, s
 {
     if (!s)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL %s storage", op, what);
-    if (!wk_device_same(s->dev, c->dev))
+    /* as for ops (api_check.c): CPU handles share memory; a GPU handle owns its stream, so the
+     * storage must come from the communicator's own handle or the work would not be ordered */
+    const bool cpu_pair = s->dev->kind == WK_BACKEND_CPU && c->dev->kind == WK_BACKEND_CPU;
+    if (s->dev != c->dev && !cpu_pair)
         return wk_err(WK_ERR_DEVICE_MISMATCH, "%s: the %s storage is on %s, the communicator "
-                      "(rank %d) on %s", op, what, s->dev->name, c->rank, c->dev->name);
+                      "(rank %d) on %s (another device handle)", op, what, s->dev->name, c->rank,
+                      c->dev->name);
     if (mult && count > SIZE_MAX / mult)
         return wk_err(WK_ERR_OVERFLOW, "%s: %zu x %zu elements overflow", op, count, mult);
     size_t n = count * mult;

@@ -1,5 +1,5 @@
 /* comm_copy.c: wk_storage_copy_between, a copy between the storages of any two devices of one
- * host. Same device: the backend's own copy (wk_copy2d). Two devices of one GPU driver with a
+ * host. One device handle (or two CPU handles): the backend's own copy (wk_copy2d). Two devices of one GPU driver with a
  * peer copy (CUDA): cuMemcpyPeerAsync, direct where the devices reach each other. Otherwise
  * through host memory: the source read with its driver (after its stream's queued work), the
  * destination written with its driver, each waited for. */
@@ -48,7 +48,8 @@ wk_status wk_storage_copy_between(wk_storage *dst, size_t doff, const wk_storage
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: dst is read-only", op);
     if (count == 0)
         return WK_OK;
-    if (wk_device_same(dst->dev, src->dev))
+    const bool cpu_pair = dst->dev->kind == WK_BACKEND_CPU && src->dev->kind == WK_BACKEND_CPU;
+    if (dst->dev == src->dev || cpu_pair)
         return wk_copy2d(dst, src, 1, count, count, count, soff, doff);
     const size_t es = wk_dtype_size(dst->dtype), bytes = count * es;
     char *d = (char *)dst->data + doff * es;
