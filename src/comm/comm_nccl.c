@@ -187,12 +187,15 @@ static void sleep_ms(long ms)
 }
 
 /* Polls comm until its pending work (init, a group's enqueue, finalize) is no longer in
- * progress, or deadline passes (then *r stays NC_IN_PROGRESS). */
+ * progress, or deadline passes (then it returns NC_IN_PROGRESS). */
 static nc_result poll_comm(const nc_lib *L, nc_comm comm, int64_t deadline)
 {
     nc_result a = NC_IN_PROGRESS;
     for (int i = 0;; i++) {
-        if (L->api.CommGetAsyncError(comm, &a) != NC_SUCCESS || a != NC_IN_PROGRESS)
+        nc_result q = L->api.CommGetAsyncError(comm, &a);
+        if (q != NC_SUCCESS)
+            return q; /* the query itself failed: report that */
+        if (a != NC_IN_PROGRESS)
             return a;
         if (wk_comm_now_ms() >= deadline)
             return NC_IN_PROGRESS;
