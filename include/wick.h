@@ -54,6 +54,7 @@ typedef enum wk_status {
     /* 3xx: devices and drivers */
     WK_ERR_DEVICE = 300,           /* a driver call failed; the vendor's error name is in wk_last_error() */
     WK_ERR_NO_DEVICE = 301,        /* the requested backend or device is not available here */
+    WK_ERR_TIMEOUT = 302,          /* a peer or device did not answer in time (communicators) */
     /* 4xx: capability */
     WK_ERR_NOT_SUPPORTED = 400,    /* defined by the semantics but not implemented by this backend */
     /* 5xx: files */

@@ -18,6 +18,7 @@ static void test_status_strings(void)
         {WK_ERR_OUT_OF_MEMORY, "WK_ERR_OUT_OF_MEMORY"},
         {WK_ERR_DEVICE, "WK_ERR_DEVICE"},
         {WK_ERR_NO_DEVICE, "WK_ERR_NO_DEVICE"},
+        {WK_ERR_TIMEOUT, "WK_ERR_TIMEOUT"},
         {WK_ERR_NOT_SUPPORTED, "WK_ERR_NOT_SUPPORTED"},
         {WK_ERR_IO, "WK_ERR_IO"},
         {WK_ERR_FORMAT, "WK_ERR_FORMAT"},

@@ -14,6 +14,7 @@ class Status(IntEnum):
     OUT_OF_MEMORY = 200
     DEVICE = 300
     NO_DEVICE = 301
+    TIMEOUT = 302
     NOT_SUPPORTED = 400
     IO = 500
     FORMAT = 501

@@ -22,6 +22,7 @@ const char *wk_status_string(wk_status s)
     case WK_ERR_OUT_OF_MEMORY: return "WK_ERR_OUT_OF_MEMORY: out of memory";
     case WK_ERR_DEVICE: return "WK_ERR_DEVICE: device or driver error";
     case WK_ERR_NO_DEVICE: return "WK_ERR_NO_DEVICE: no such device";
+    case WK_ERR_TIMEOUT: return "WK_ERR_TIMEOUT: timed out waiting for a peer or device";
     case WK_ERR_NOT_SUPPORTED: return "WK_ERR_NOT_SUPPORTED: not supported by this backend";
     case WK_ERR_IO: return "WK_ERR_IO: I/O error";
     case WK_ERR_FORMAT: return "WK_ERR_FORMAT: malformed file";

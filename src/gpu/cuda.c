@@ -41,6 +41,11 @@ typedef struct cu_api {
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*GetErrorName)(CUresult, const char **);
+    CUresult (*StreamQuery)(CUstream);
+    /* peer copies: optional */
+    CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+    CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+    CUresult (*CtxEnablePeerAccess)(CUcontext, unsigned);
     /* graphs: optional (all NULL when any is missing) */
     CUresult (*StreamBeginCapture)(CUstream, CUstreamCaptureMode);
     CUresult (*StreamEndCapture)(CUstream, CUgraph *);
@@ -99,7 +104,7 @@ static int cu_load(void *lib)
         S(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"), S(MemsetD8Async, "cuMemsetD8Async"),
         S(ModuleLoadData, "cuModuleLoadData"), S(ModuleUnload, "cuModuleUnload"),
         S(ModuleGetFunction, "cuModuleGetFunction"), S(LaunchKernel, "cuLaunchKernel"),
-        S(GetErrorName, "cuGetErrorName"),
+        S(GetErrorName, "cuGetErrorName"), S(StreamQuery, "cuStreamQuery"),
 #undef S
     };
     _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym needs code == data pointers");
@@ -111,6 +116,16 @@ static int cu_load(void *lib)
             return 0;
         }
         memcpy((char *)&cu + syms[i].off, &p, sizeof p);
+    }
+    /* peer copies: optional (cuMemcpyPeerAsync stages through the host itself where the two
+     * devices cannot reach each other) */
+    {
+        void *p = dlsym(lib, "cuMemcpyPeerAsync");
+        memcpy(&cu.MemcpyPeerAsync, &p, sizeof p);
+        p = dlsym(lib, "cuDeviceCanAccessPeer");
+        memcpy(&cu.DeviceCanAccessPeer, &p, sizeof p);
+        p = dlsym(lib, "cuCtxEnablePeerAccess");
+        memcpy(&cu.CtxEnablePeerAccess, &p, sizeof p);
     }
     /* the graph entry points (CUDA 11.4+): optional */
     static const struct {
@@ -402,6 +417,39 @@ static void cu_graph_destroy(void *ctx, void *exec)
         (void)cu.GraphExecDestroy((CUgraphExec)exec);
 }
 
+static wk_status cu_query(void *ctx, bool *idle)
+{
+    const cu_ctx *c = ctx;
+    CU_CURRENT(c);
+    CUresult r = cu.StreamQuery(c->stream);
+    *idle = r == CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+        return cu_fail(r, "cuStreamQuery (error from earlier async work)");
+    return WK_OK;
+}
+
+static wk_status cu_peer_copy(void *dst_ctx, void *dst, void *src_ctx, const void *src,
+                              size_t bytes)
+{
+    const cu_ctx *d = dst_ctx, *s = src_ctx;
+    if (!cu.MemcpyPeerAsync)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "cuda: the driver lacks cuMemcpyPeerAsync");
+    CU_CURRENT(s);
+    CU_CHECK(cu.StreamSynchronize(s->stream), "cuStreamSynchronize (source of a peer copy)");
+    CU_CURRENT(d);
+    int can = 0;
+    if (cu.DeviceCanAccessPeer && cu.CtxEnablePeerAccess &&
+        cu.DeviceCanAccessPeer(&can, d->dev, s->dev) == CUDA_SUCCESS && can) {
+        CUresult r = cu.CtxEnablePeerAccess(s->ctx, 0); /* once per pair; later calls say so */
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+            return cu_fail(r, "cuCtxEnablePeerAccess");
+    }
+    CU_CHECK(cu.MemcpyPeerAsync(dptr(dst), d->ctx, dptr(src), s->ctx, bytes, d->stream),
+             "cuMemcpyPeerAsync");
+    CU_CHECK(cu.StreamSynchronize(d->stream), "cuStreamSynchronize (peer copy)");
+    return WK_OK;
+}
+
 const wk_gpu_driver wk_gpu_cuda_driver = {
     .name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init, .props = cu_props,
     .ctx_create = cu_ctx_create, .ctx_destroy = cu_ctx_destroy, .mem_alloc = cu_mem_alloc,
@@ -410,7 +458,7 @@ const wk_gpu_driver wk_gpu_cuda_driver = {
     .module_unload = cu_module_unload, .function = cu_function, .launch = cu_launch,
     .bind = cu_bind, .graph_ok = cu_graph_ok, .capture_begin = cu_capture_begin,
     .capture_end = cu_capture_end, .graph_launch = cu_graph_launch,
-    .graph_destroy = cu_graph_destroy,
+    .graph_destroy = cu_graph_destroy, .query = cu_query, .peer_copy = cu_peer_copy,
 };
 
 #else /* !WK_HAVE_CUDA_H */

@@ -74,6 +74,12 @@ typedef struct wk_gpu_driver {
     wk_status (*capture_end)(void *ctx, void **exec);
     wk_status (*graph_launch)(void *ctx, void *exec);
     void (*graph_destroy)(void *ctx, void *exec);
+    /* Optional (NULL where the driver lacks them; src/comm copes):
+     * query: *idle = the stream has finished its work (an error of that work is returned);
+     * peer_copy: bytes from src (device of src_ctx) to dst (device of dst_ctx), two devices of
+     * this driver, after the work queued on src's stream; returns when the copy is done. */
+    wk_status (*query)(void *ctx, bool *idle);
+    wk_status (*peer_copy)(void *dst_ctx, void *dst, void *src_ctx, const void *src, size_t bytes);
 } wk_gpu_driver;
 
 extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */

@@ -27,6 +27,7 @@ typedef struct hip_api {
     hipError_t (*StreamCreateWithFlags)(hipStream_t *, unsigned);
     hipError_t (*StreamDestroy)(hipStream_t);
     hipError_t (*StreamSynchronize)(hipStream_t);
+    hipError_t (*StreamQuery)(hipStream_t);
     hipError_t (*Malloc)(void **, size_t);
     hipError_t (*Free)(void *);
     hipError_t (*MemGetInfo)(size_t *, size_t *);
@@ -87,7 +88,7 @@ static int hip_load(void *lib)
         S(DeviceGetName, "hipDeviceGetName"), S(DeviceTotalMem, "hipDeviceTotalMem"),
         S(DeviceGetAttribute, "hipDeviceGetAttribute"), S(SetDevice, "hipSetDevice"),
         S(StreamCreateWithFlags, "hipStreamCreateWithFlags"), S(StreamDestroy, "hipStreamDestroy"),
-        S(StreamSynchronize, "hipStreamSynchronize"), S(Malloc, "hipMalloc"), S(Free, "hipFree"),
+        S(StreamSynchronize, "hipStreamSynchronize"), S(StreamQuery, "hipStreamQuery"), S(Malloc, "hipMalloc"), S(Free, "hipFree"),
         S(MemGetInfo, "hipMemGetInfo"), S(MemcpyAsync, "hipMemcpyAsync"),
         S(MemsetAsync, "hipMemsetAsync"), S(ModuleLoadData, "hipModuleLoadData"),
         S(ModuleUnload, "hipModuleUnload"), S(ModuleGetFunction, "hipModuleGetFunction"),
@@ -327,6 +328,17 @@ static wk_status hip_sync(void *ctx)
     return WK_OK;
 }
 
+static wk_status hip_query(void *ctx, bool *idle)
+{
+    const hip_ctx *c = ctx;
+    HIP_CURRENT(c);
+    hipError_t r = hip.StreamQuery(c->stream);
+    *idle = r == hipSuccess;
+    if (r != hipSuccess && r != hipErrorNotReady)
+        return hip_fail(r, "hipStreamQuery (error from earlier async work)");
+    return WK_OK;
+}
+
 static wk_status hip_module_load(void *ctx, void **module, const void *image)
 {
     HIP_CURRENT(ctx);
@@ -429,7 +441,7 @@ const wk_gpu_driver wk_gpu_hip_driver = {
     .module_load = hip_module_load, .module_unload = hip_module_unload, .function = hip_function,
     .launch = hip_launch, .bind = hip_bind, .graph_ok = hip_graph_ok,
     .capture_begin = hip_capture_begin, .capture_end = hip_capture_end,
-    .graph_launch = hip_graph_launch, .graph_destroy = hip_graph_destroy,
+    .graph_launch = hip_graph_launch, .graph_destroy = hip_graph_destroy, .query = hip_query,
 };
 
 #else /* !WK_HAVE_HIP_H */

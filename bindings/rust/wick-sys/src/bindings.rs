@@ -68,6 +68,9 @@ impl wk_status {
     pub const WK_ERR_NO_DEVICE: wk_status = wk_status(301);
 }
 impl wk_status {
+    pub const WK_ERR_TIMEOUT: wk_status = wk_status(302);
+}
+impl wk_status {
     pub const WK_ERR_NOT_SUPPORTED: wk_status = wk_status(400);
 }
 impl wk_status {

@@ -1,0 +1,102 @@
+/* comm_bench.c: all_reduce (f32, sum, in place) bandwidth of wick's communicators over NCCL on
+ * two GPUs, 1 MiB to 1 GiB, as nccl-tests reports it: algbw = bytes / time, busbw = algbw *
+ * 2 (n - 1) / n. One thread drives both ranks (wk_comm_init_all, one group per iteration); each
+ * iteration is timed on the host from the group's start until both communicators are
+ * synchronised; a few warm iterations first. Prints one table; bench/comm_torch.py prints the
+ * same for torch.distributed, and tools/comm_gpu.sh sets the two side by side.
+ *   wick_comm_bench [--device cuda] [--ranks N] [--max-mib M] */
+#include "wick.h"
+#include "wick_comm.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        wk_status s_ = (call);                                                               \
+        if (s_ != WK_OK) {                                                                   \
+            fprintf(stderr, "%s: %s: %s\n", #call, wk_status_string(s_), wk_last_error());   \
+            return 1;                                                                        \
+        }                                                                                    \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const char *backend = "cuda";
+    int n = 2;
+    long max_mib = 1024;
+    for (int k = 1; k + 1 < argc; k += 2) {
+        if (!strcmp(argv[k], "--device"))
+            backend = argv[k + 1];
+        else if (!strcmp(argv[k], "--ranks"))
+            n = atoi(argv[k + 1]);
+        else if (!strcmp(argv[k], "--max-mib"))
+            max_mib = atol(argv[k + 1]);
+    }
+    if (n < 1 || n > 8)
+        n = 2;
+    wk_backend_kind kind = !strcmp(backend, "rocm") ? WK_BACKEND_ROCM : !strcmp(backend, "cpu")
+                                                                          ? WK_BACKEND_CPU
+                                                                          : WK_BACKEND_CUDA;
+    int have = 0;
+    const char *why = "";
+    wk_backend_device_count(&have, &why, kind);
+    if (kind != WK_BACKEND_CPU && have < n) {
+        printf("skip: %d %s devices needed, %d found %s\n", n, backend, have, why);
+        return 0;
+    }
+    wk_device *devs[8];
+    wk_comm *comms[8];
+    wk_storage *x[8];
+    for (int r = 0; r < n; r++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, kind == WK_BACKEND_CPU ? "cpu" : "%s:%d", backend, r);
+        CHECK(wk_device_open(&devs[r], spec));
+    }
+    CHECK(wk_comm_init_all(comms, devs, n, 120000));
+    printf("wick all_reduce f32 sum, %d x %s, %s\n", n, wk_device_name(devs[0]),
+           wk_comm_transport(comms[0]));
+    printf("%12s %10s %10s %12s %12s\n", "bytes", "min_us", "mean_us", "algbw_GB/s", "busbw_GB/s");
+    const size_t max_elems = (size_t)max_mib << 18; /* MiB / 4 bytes */
+    for (int r = 0; r < n; r++)
+        CHECK(wk_storage_zeros(&x[r], devs[r], WK_DTYPE_F32, max_elems));
+    for (size_t bytes = (size_t)1 << 20; bytes <= (size_t)max_mib << 20; bytes *= 2) {
+        const size_t count = bytes / 4;
+        const int warm = 3, iters = bytes >= ((size_t)256 << 20) ? 10 : 30;
+        double best = 1e300, sum = 0;
+        for (int it = 0; it < warm + iters; it++) {
+            double t0 = now_us();
+            CHECK(wk_comm_group_start());
+            for (int r = 0; r < n; r++)
+                CHECK(wk_comm_all_reduce(comms[r], x[r], 0, x[r], 0, count, WK_REDUCE_SUM));
+            CHECK(wk_comm_group_end());
+            for (int r = 0; r < n; r++)
+                CHECK(wk_comm_synchronize(comms[r]));
+            double t = now_us() - t0;
+            if (it >= warm) {
+                best = t < best ? t : best;
+                sum += t;
+            }
+        }
+        const double mean = sum / iters;
+        const double algbw = (double)bytes / best / 1e3; /* GB/s from bytes per us */
+        const double busbw = algbw * 2.0 * (n - 1) / n;
+        printf("%12zu %10.1f %10.1f %12.2f %12.2f\n", bytes, best, mean, algbw, busbw);
+        printf("RESULT wick %zu %.1f %.1f %.2f\n", bytes, best, mean, busbw);
+        fflush(stdout);
+    }
+    for (int r = 0; r < n; r++) {
+        wk_storage_free(x[r]);
+        wk_comm_destroy(comms[r]);
+        wk_device_close(devs[r]);
+    }
+    return 0;
+}

@@ -1,0 +1,65 @@
+"""comm_torch.py: the peer of bench/comm_bench.c: all_reduce (f32, sum, in place) bandwidth of
+torch.distributed over NCCL on two GPUs, 1 MiB to 1 GiB, one process per GPU
+(torch.multiprocessing). Each iteration is timed on the host from a barrier-free start until
+torch.cuda.synchronize() on rank 0, after a few warm iterations; busbw = algbw * 2 (n - 1) / n
+as nccl-tests defines it. Prints the same table and RESULT lines as wick_comm_bench.
+    python3 bench/comm_torch.py [--ranks N] [--max-mib M]
+"""
+import argparse
+import os
+import time
+
+
+def worker(rank, n, max_mib, port):
+    import torch
+    import torch.distributed as dist
+
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", world_size=n,
+                            rank=rank, device_id=torch.device("cuda", rank))
+    x = torch.zeros((max_mib << 18,), dtype=torch.float32, device=f"cuda:{rank}")
+    if rank == 0:
+        print(f"torch {torch.__version__} all_reduce f32 sum, {n} x {torch.cuda.get_device_name(0)}, "
+              f"nccl {'.'.join(map(str, torch.cuda.nccl.version()))}")
+        print(f"{'bytes':>12} {'min_us':>10} {'mean_us':>10} {'algbw_GB/s':>12} {'busbw_GB/s':>12}")
+    nbytes = 1 << 20
+    while nbytes <= max_mib << 20:
+        view = x[: nbytes // 4]
+        warm, iters = 3, (10 if nbytes >= 256 << 20 else 30)
+        times = []
+        for it in range(warm + iters):
+            dist.barrier()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            dist.all_reduce(view)
+            torch.cuda.synchronize()
+            t = (time.perf_counter() - t0) * 1e6
+            if it >= warm:
+                times.append(t)
+        if rank == 0:
+            best, mean = min(times), sum(times) / len(times)
+            algbw = nbytes / best / 1e3
+            busbw = algbw * 2 * (n - 1) / n
+            print(f"{nbytes:>12} {best:>10.1f} {mean:>10.1f} {algbw:>12.2f} {busbw:>12.2f}")
+            print(f"RESULT torch {nbytes} {best:.1f} {mean:.1f} {busbw:.2f}", flush=True)
+        nbytes *= 2
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--max-mib", type=int, default=1024)
+    a = ap.parse_args()
+    import torch
+    import torch.multiprocessing as mp
+
+    if torch.cuda.device_count() < a.ranks:
+        print(f"skip: {a.ranks} GPUs needed, {torch.cuda.device_count()} found")
+        return
+    port = 29500 + os.getpid() % 1000
+    mp.spawn(worker, args=(a.ranks, a.max_mib, port), nprocs=a.ranks, join=True)
+
+
+if __name__ == "__main__":
+    main()
