@@ -159,6 +159,7 @@ typedef struct rank_io {
     unsigned char *init_s, *init_r, *out;
     size_t slen, rlen, soff, roff;
     wk_status st, st_sync;
+    char msg[240]; /* the rank thread's last error (errors are per thread) */
 } rank_io;
 
 typedef struct kase {
@@ -245,6 +246,8 @@ static void *rank_thread(void *p)
             k->io[t->r].st = s;
     }
     k->io[t->r].st_sync = wk_comm_synchronize(k->comms[t->r]);
+    if (k->io[t->r].st != WK_OK || k->io[t->r].st_sync != WK_OK)
+        snprintf(k->io[t->r].msg, sizeof k->io[t->r].msg, "%s", wk_last_error());
     return NULL;
 }
 
@@ -320,7 +323,8 @@ static void run_case(kase *k, bool grouped, const char *mode)
     for (int r = 0; r < k->n && !unsupported; r++) {
         rank_io *io = &k->io[r];
         if (!TEST_CHECK(io->st == WK_OK && io->st_sync == WK_OK, "%s rank %d: %s / %s: %s", what,
-                        r, wk_status_string(io->st), wk_status_string(io->st_sync), wk_last_error()))
+                        r, wk_status_string(io->st), wk_status_string(io->st_sync),
+                        grouped ? wk_last_error() : io->msg))
             continue;
         if (testlib_download(io->out, io->rlen, io->recv))
             continue;

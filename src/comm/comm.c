@@ -213,12 +213,12 @@ static wk_status check_part(const wk_comm *c, const wk_storage *s, size_t off, s
     return WK_OK;
 }
 
-static wk_status check_dtype(const wk_comm *c, wk_dtype dt, bool reduce, const char *op)
+static wk_status check_dtype(const wk_comm *c, wk_dtype dt, int red, const char *op)
 {
-    if (reduce && !wk_comm_reducible(dt))
+    if (red >= 0 && !wk_comm_reducible(dt))
         return wk_err(WK_ERR_DTYPE, "%s: no reduction for %s (NCCL has no 16-bit integer type)",
                       op, wk_dtype_name(dt));
-    return c->tp->check_dtype(c, dt, reduce, op);
+    return c->tp->check_dtype(c, dt, red, op);
 }
 
 static char *addr(const wk_storage *s, size_t off)
@@ -358,7 +358,7 @@ static wk_status collective(wk_comm *c, wk_coll_kind kind, wk_storage *recv, siz
         return arg_fail(wk_err(WK_ERR_DTYPE, "%s: send is %s but recv is %s", op,
                                wk_dtype_name(send->dtype), wk_dtype_name(recv->dtype)));
     const wk_dtype dt = recv ? recv->dtype : send->dtype;
-    s = check_dtype(c, dt, reduce, op);
+    s = check_dtype(c, dt, reduce ? (int)red : -1, op);
     if (s != WK_OK)
         return arg_fail(s);
     wk_comm_op o;

@@ -63,7 +63,7 @@ struct wk_comm_tp {
     wk_status (*run)(wk_comm_op *ops, int n);
     wk_status (*sync)(wk_comm *c);
     /* WK_OK if the transport moves (reduce: and reduces) dtype dt on c; else the status. */
-    wk_status (*check_dtype)(const wk_comm *c, wk_dtype dt, bool reduce, const char *op);
+    wk_status (*check_dtype)(const wk_comm *c, wk_dtype dt, int red, const char *op); /* red: a wk_reduce_op, -1 none */
     /* Frees c->impl; abort: do not wait for peers or queued work. */
     void (*destroy)(wk_comm *c, bool abort);
     const char *(*describe)(const wk_comm *c);
