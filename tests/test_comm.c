@@ -480,7 +480,7 @@ static void test_collectives(wk_device **devs, int maxn)
     }
     if (g_skipped_f8)
         printf("skip: %d f8e4m3 reduction cases: %s\n", g_skipped_f8,
-               "this NCCL has no f8e4m3 reductions (NCCL >= 2.24 has them)");
+               "refused as WK_ERR_NOT_SUPPORTED (avg on NCCL; any on NCCL < 2.24 and RCCL)");
 }
 
 /* ---------------------------------------------------------------- bad input */

@@ -60,14 +60,14 @@ step "comm_torch.py" "rc=$?"
   echo
   grep -m1 "^wick" "$O/bench_wick.log"
   grep -v '^RESULT' "$O/bench_torch.log" | grep -m1 '^torch'
-  printf '%12s %12s %12s %12s %12s %8s\n' bytes wick_min_us torch_min_us wick_busbw torch_busbw ratio
-  awk '$1 == "RESULT" { key = $3; if ($2 == "wick") { w[key] = $4; wb[key] = $6 } else { t[key] = $4; tb[key] = $6 } ; if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+  printf '%12s %12s %12s %12s %12s %8s\n' bytes wick_b2b_us torch_b2b_us wick_busbw torch_busbw ratio
+  awk '$1 == "RESULT" { key = $3; if ($2 == "wick") { w[key] = $5; wb[key] = $6 } else { t[key] = $5; tb[key] = $6 } ; if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
        END { for (i = 1; i <= n; i++) { k = order[i];
                printf "%12s %12s %12s %12s %12s %8s\n", k, (k in w) ? w[k] : "-", (k in t) ? t[k] : "-",
                       (k in wb) ? wb[k] : "-", (k in tb) ? tb[k] : "-",
                       ((k in wb) && (k in tb) && tb[k] > 0) ? sprintf("%.2f", wb[k] / tb[k]) : "-" } }' \
       "$O/bench_wick.log" "$O/bench_torch.log"
-  echo "(busbw in GB/s = algbw * 2(n-1)/n, from the fastest iteration; ratio = wick / torch)"
+  echo "(b2b: the mean of back-to-back calls with one synchronize, as nccl-tests; busbw in GB/s = algbw * 2(n-1)/n from it; ratio = wick / torch)"
 } >"$R/comm_table.txt"
 cp "$O/test_comm_cuda.log" "$O/bench_wick.log" "$O/bench_torch.log" "$R/" 2>/dev/null
 echo; cat "$S"; cat "$R/comm_table.txt"
