@@ -237,10 +237,19 @@ static void abort_rank(wk_comm *c, wk_status s, const char *msg)
     }
 }
 
+/* WICK_NCCL_BLOCKING=1: blocking communicators (NCCL's default): lower host time per call,
+ * but a peer that never joins or dies hangs the init or the enqueue (docs/semantics.md). */
+static int blocking_wanted(void)
+{
+    const char *e = getenv("WICK_NCCL_BLOCKING");
+    return e && !strcmp(e, "1");
+}
+
 static nc_config make_config(void)
 {
     nc_config cfg = {.size = sizeof(nc_config), .magic = 0xcafebeef,
-                     .version = NC_VERSION(2, 14, 0), .blocking = 0, .cga_cluster_size = INT_MIN,
+                     .version = NC_VERSION(2, 14, 0), .blocking = blocking_wanted(),
+                     .cga_cluster_size = INT_MIN,
                      .min_ctas = INT_MIN, .max_ctas = INT_MIN, .net_name = NULL};
     return cfg;
 }
