@@ -45,7 +45,7 @@ endforeach()
 
 # ---- llama: a Llama-architecture GGUF decoder (examples/llama.c), its test against an
 # independent numpy forward (tests/models/llama_ref.py) and the CPU/GPU greedy-token check.
-add_executable(wick_llama examples/llama.c examples/llama_util.c)
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
 target_link_libraries(wick_llama PRIVATE wick_static m)
 find_package(Python3 COMPONENTS Interpreter)
