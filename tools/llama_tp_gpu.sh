@@ -50,7 +50,7 @@ BIN=$B/wick_llama
 
 # 2. NCCL
 if [ -z "${WICK_NCCL_LIB:-}" ]; then
-  d=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))" 2>/dev/null)
+  d=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null)
   if [ -n "$d" ] && [ -d "$d/lib" ]; then export WICK_NCCL_LIB="$d/lib"; fi
 fi
 step nccl "${WICK_NCCL_LIB:-<loader search path>}"
