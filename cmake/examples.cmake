@@ -45,7 +45,7 @@ endforeach()
 
 # ---- llama: a Llama-architecture GGUF decoder (examples/llama.c), its test against an
 # independent numpy forward (tests/models/llama_ref.py) and the CPU/GPU greedy-token check.
-add_executable(wick_llama examples/llama.c examples/llama_util.c)
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
 target_link_libraries(wick_llama PRIVATE wick_static m)
 find_package(Python3 COMPONENTS Interpreter)
@@ -61,6 +61,13 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_ref.py
                    greedy --bin $<TARGET_FILE:wick_llama> --dir ${CMAKE_CURRENT_BINARY_DIR}/models/llama
                    --device cuda:0)
+  # llama_tp.py: --devices cpu,cpu and cpu,cpu,cpu,cpu (tensor parallel over CPU ranks) give the
+  # logits and greedy tokens of --device cpu; bad splits are refused with a clear message.
+  add_test(NAME llama_tp_cpu
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_tp.py
+                   --bin $<TARGET_FILE:wick_llama> --dir ${CMAKE_CURRENT_BINARY_DIR}/models/llama_tp
+                   --devices cpu,cpu)
+  set_tests_properties(llama_tp_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
   set_tests_properties(llama_logits_cpu llama_greedy_cpu_cuda PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 600 RESOURCE_LOCK llama_models)
 else()

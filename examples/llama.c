@@ -8,6 +8,7 @@
  *                   (the test mode: logits of every prompt position, then of every teacher-forced
  *                    decode step, as raw little-endian f32 rows of the vocabulary size)
  *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
+ *        wick_llama MODEL.gguf ... --devices cuda:0,cuda:1       (tensor parallel: any mode)
  *
  * The model (llama.cpp's LLM_ARCH_LLAMA):
  *   x = token_embd[ids]
@@ -20,9 +21,14 @@
  * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1;
  * positions divided by llama.rope.scaling.factor under "linear" scaling).
  * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md.
+ * Tensor parallel (--devices A,B,...; llama_model.h, docs/llama.md): each device (rank) holds a
+ * share of the heads, of the ffn columns and of the vocabulary; the products of Wo and Wd are
+ * partial sums, added over the ranks by wk_comm_all_reduce (include/wick_comm.h). This one
+ * thread issues every rank's ops in turn, the all_reduces of all ranks in one group.
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
  * f32. */
+#include "llama_model.h"
 #include "llama_util.h"
 
 #include <math.h>
@@ -31,286 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ------------------------------------------------------------------ the model */
-typedef struct qweight {   /* W (n, k) as raw GGUF bytes in a u8 storage */
-    wk_storage *w;
-    wk_qtype qt;
-    int64_t n, k;
-} qweight;
-
-typedef struct block {
-    wk_storage *attn_norm, *ffn_norm; /* f32 (dim) */
-    /* When Wq, Wk, Wv share a type they are stacked into one matrix in wq (rows qd + 2 kvd;
-     * wk.w and wv.w NULL), and likewise Wg, Wu into wg (2 ffn rows; wu.w NULL): one qmatmul
-     * instead of three (two), whose outputs are read through column views. */
-    qweight wq, wk, wv, wo, wg, wu, wd;
-    wk_storage *kc, *vc;              /* KV cache: f32 (n_kv, ctx, head_dim) */
-} block;
-
-typedef struct model {
-    wk_device *dev;
-    int64_t dim, n_layer, n_head, n_kv, hd, ffn, vocab, ctx;
-    float eps;
-    double rope_base, rope_scale;     /* angle = pos * rope_scale * theta_i */
-    qweight embd, out;
-    wk_storage *out_norm;
-    block *b;
-    wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
-    wk_storage *qcos, *qsin;          /* the same times 1/sqrt(hd): rope(q) / sqrt(hd) at once */
-    int64_t pos;                      /* tokens in the KV cache */
-    wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
-    /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
-    const wk_gguf *g;
-    int64_t tokens_kv;
-} model;
-
-/* The value of an integer metadata key of any integer type; def if absent (required: die). */
-/* W (n, k): tensor `name` as its raw bytes on dev, checked against the expected shape. */
-static qweight load_qweight(model *m, const wk_gguf *g, const char *name, int64_t n, int64_t k)
-{
-    wk_gguf_tensor_info ti;
-    CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, name, 1)));
-    if (ti.n_dims != 2 || ti.dims[0] != n || ti.dims[1] != k)
-        die("tensor %s: expected (%lld, %lld), the file has %d dims (%lld, %lld)", name,
-            (long long)n, (long long)k, ti.n_dims, (long long)ti.dims[0], (long long)ti.dims[1]);
-    if (!wk_device_supports_quant(m->dev, WK_OP_QMATMUL, ti.qtype, WK_DTYPE_F32))
-        die("tensor %s: %s does not run qmatmul on %s weights", name, wk_device_name(m->dev),
-            wk_qtype_name(ti.qtype));
-    qweight q = {NULL, ti.qtype, n, k};
-    const int64_t i = wk_gguf_find_tensor(g, name);
-    CK(wk_storage_from_host(&q.w, m->dev, WK_DTYPE_U8, wk_gguf_tensor_data(g, i), ti.nbytes));
-    return q;
-}
-
-/* W (sum of n[i], k): the tensors names[0..count) stacked by rows, when they share one type;
- * else w.w is NULL. Rows of a block type are independent, so stacking is byte concatenation. */
-static qweight load_stacked(model *m, const wk_gguf *g, const char *const *names,
-                            const int64_t *n, int count, int64_t k)
-{
-    qweight q = {NULL, WK_QTYPE_F32, 0, k};
-    size_t bytes = 0;
-    for (int i = 0; i < count; i++) {
-        wk_gguf_tensor_info ti;
-        CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, names[i], 1)));
-        if (ti.n_dims != 2 || ti.dims[0] != n[i] || ti.dims[1] != k ||
-            (i > 0 && ti.qtype != q.qt))
-            return q; /* load_qweight reports a bad shape; a mixed type stays unstacked */
-        q.qt = ti.qtype;
-        q.n += n[i];
-        bytes += ti.nbytes;
-    }
-    unsigned char *buf = malloc(bytes), *p = buf;
-    if (!buf)
-        die("out of memory");
-    for (int i = 0; i < count; i++) {
-        wk_gguf_tensor_info ti;
-        const int64_t t = wk_gguf_find_tensor(g, names[i]);
-        CK(wk_gguf_tensor_info_get(&ti, g, t));
-        memcpy(p, wk_gguf_tensor_data(g, t), ti.nbytes);
-        p += ti.nbytes;
-    }
-    if (!wk_device_supports_quant(m->dev, WK_OP_QMATMUL, q.qt, WK_DTYPE_F32))
-        die("tensor %s: %s does not run qmatmul on %s weights", names[0], wk_device_name(m->dev),
-            wk_qtype_name(q.qt));
-    CK(wk_storage_from_host(&q.w, m->dev, WK_DTYPE_U8, buf, bytes));
-    free(buf);
-    return q;
-}
-
-/* A norm weight (dim) as f32 on dev, whatever its float type in the file. */
-static wk_storage *load_vector(model *m, const wk_gguf *g, const char *name, int64_t n)
-{
-    wk_gguf_tensor_info ti;
-    const int64_t i = find_tensor(g, name, 1);
-    CK(wk_gguf_tensor_info_get(&ti, g, i));
-    if (ti.elems != n)
-        die("tensor %s: expected %lld elements, the file has %lld", name, (long long)n,
-            (long long)ti.elems);
-    wk_storage *s = NULL, *f = NULL;
-    CK(wk_gguf_load_tensor(&s, g, i, m->dev));
-    if (wk_storage_dtype(s) == WK_DTYPE_F32)
-        return s;
-    if (ti.qtype != WK_QTYPE_F16 && ti.qtype != WK_QTYPE_BF16)
-        die("tensor %s: a norm weight must be f32, f16 or bf16, not %s", name,
-            wk_qtype_name(ti.qtype));
-    const wk_layout l = lay1(n);
-    CK(wk_to_dtype(&f, s, &l, WK_DTYPE_F32));
-    wk_storage_free(s);
-    return f;
-}
-
-/* Rope tables for positions [0, ctx): angle(p, i) = p * base^(-2i/hd) / freq_factor[i]. */
-static void build_rope(model *m, const wk_gguf *g)
-{
-    const int64_t half = m->hd / 2;
-    float *factors = NULL;
-    const int64_t fi = find_tensor(g, "rope_freqs.weight", 0);
-    if (fi >= 0) {
-        wk_gguf_tensor_info ti;
-        CK(wk_gguf_tensor_info_get(&ti, g, fi));
-        if (ti.qtype != WK_QTYPE_F32 || ti.elems != half)
-            die("rope_freqs.weight: expected %lld f32 values", (long long)half);
-        factors = malloc((size_t)half * sizeof *factors);
-        if (!factors)
-            die("out of memory");
-        memcpy(factors, wk_gguf_tensor_data(g, fi), (size_t)half * sizeof *factors);
-    }
-    float *c = malloc((size_t)(m->ctx * half) * sizeof *c);
-    float *s = malloc((size_t)(m->ctx * half) * sizeof *s);
-    if (!c || !s)
-        die("out of memory");
-    for (int64_t p = 0; p < m->ctx; p++)
-        for (int64_t i = 0; i < half; i++) {
-            double theta = pow(m->rope_base, -2.0 * (double)i / (double)m->hd);
-            if (factors)
-                theta /= factors[i];
-            const double a = (double)p * m->rope_scale * theta;
-            c[p * half + i] = (float)cos(a);
-            s[p * half + i] = (float)sin(a);
-        }
-    CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
-    const float scale = (float)(1.0 / sqrt((double)m->hd));
-    for (int64_t i = 0; i < m->ctx * half; i++) {
-        c[i] *= scale;
-        s[i] *= scale;
-    }
-    CK(wk_storage_from_host(&m->qcos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(&m->qsin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
-    free(c);
-    free(s);
-    free(factors);
-}
-
-/* Reads hyperparameters and weights; ctx <= 0 means llama.context_length (capped at 4096). */
-static void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx)
-{
-    memset(m, 0, sizeof *m);
-    m->gemm_dt = WK_DTYPE_F32;
-    m->dev = dev;
-    m->g = g;
-    const int64_t ai = wk_gguf_find_key(g, "general.architecture");
-    if (ai >= 0) {
-        wk_gguf_value v;
-        const char *s;
-        uint64_t len;
-        CK(wk_gguf_kv_value(&v, g, ai));
-        CK(wk_gguf_get_string(&s, &len, v));
-        if (len != 5 || memcmp(s, "llama", 5) != 0)
-            die("general.architecture is \"%.*s\", not \"llama\"", (int)len, s);
-    }
-    m->dim = meta_int(g, "llama.embedding_length", 0, 1);
-    m->n_layer = meta_int(g, "llama.block_count", 0, 1);
-    m->n_head = meta_int(g, "llama.attention.head_count", 0, 1);
-    m->n_kv = meta_int(g, "llama.attention.head_count_kv", m->n_head, 0);
-    m->ffn = meta_int(g, "llama.feed_forward_length", 0, 1);
-    m->eps = (float)meta_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5);
-    m->rope_base = meta_float(g, "llama.rope.freq_base", 10000.0);
-    m->rope_scale = 1.0;
-    const int64_t si = wk_gguf_find_key(g, "llama.rope.scaling.type");
-    if (si >= 0) { /* "none", or "linear" (positions divided by the factor); YaRN is refused */
-        wk_gguf_value v;
-        const char *st;
-        uint64_t len;
-        CK(wk_gguf_kv_value(&v, g, si));
-        CK(wk_gguf_get_string(&st, &len, v));
-        if (len == 6 && !memcmp(st, "linear", 6))
-            m->rope_scale = 1.0 / meta_float(g, "llama.rope.scaling.factor", 1.0);
-        else if (!(len == 4 && !memcmp(st, "none", 4)))
-            die("rope scaling \"%.*s\" is not supported (only none and linear)", (int)len, st);
-    }
-    if (m->dim <= 0 || m->n_layer <= 0 || m->n_head <= 0 || m->n_kv <= 0 || m->ffn <= 0 ||
-        m->n_head % m->n_kv != 0 || m->dim % m->n_head != 0)
-        die("bad hyperparameters: dim %lld, blocks %lld, heads %lld, kv heads %lld, ffn %lld",
-            (long long)m->dim, (long long)m->n_layer, (long long)m->n_head, (long long)m->n_kv,
-            (long long)m->ffn);
-    m->hd = meta_int(g, "llama.attention.key_length", m->dim / m->n_head, 0);
-    if (meta_int(g, "llama.attention.value_length", m->hd, 0) != m->hd || m->hd % 2 != 0 ||
-        meta_int(g, "llama.rope.dimension_count", m->hd, 0) != m->hd)
-        die("head size %lld: partial rope or key/value lengths that differ are not supported",
-            (long long)m->hd);
-    wk_gguf_tensor_info ti;
-    CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, "token_embd.weight", 1)));
-    m->vocab = ti.dims[0];
-    if (meta_int(g, "llama.vocab_size", m->vocab, 0) != m->vocab)
-        die("llama.vocab_size disagrees with token_embd.weight (%lld rows)", (long long)m->vocab);
-    m->ctx = ctx > 0 ? ctx : meta_int(g, "llama.context_length", 4096, 0);
-    if (ctx <= 0 && m->ctx > 4096)
-        m->ctx = 4096;
-
-    m->embd = load_qweight(m, g, "token_embd.weight", m->vocab, m->dim);
-    if (!wk_device_supports_quant(dev, WK_OP_QEMBEDDING, m->embd.qt, WK_DTYPE_F32))
-        die("%s does not run qembedding on %s", wk_device_name(dev), wk_qtype_name(m->embd.qt));
-    if (find_tensor(g, "output.weight", 0) >= 0)
-        m->out = load_qweight(m, g, "output.weight", m->vocab, m->dim);
-    else
-        m->out = m->embd; /* tied: shares the storage (freed once) */
-    m->out_norm = load_vector(m, g, "output_norm.weight", m->dim);
-
-    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
-    m->b = calloc((size_t)m->n_layer, sizeof *m->b);
-    if (!m->b)
-        die("out of memory");
-    for (int64_t l = 0; l < m->n_layer; l++) {
-        block *b = &m->b[l];
-        char name[96];
-#define NAME(s) (snprintf(name, sizeof name, "blk.%lld." s ".weight", (long long)l), name)
-        b->attn_norm = load_vector(m, g, NAME("attn_norm"), m->dim);
-        b->ffn_norm = load_vector(m, g, NAME("ffn_norm"), m->dim);
-        char qn[96], kn[96], vn[96], gn[96], un[96];
-        snprintf(qn, sizeof qn, "%s", NAME("attn_q"));
-        snprintf(kn, sizeof kn, "%s", NAME("attn_k"));
-        snprintf(vn, sizeof vn, "%s", NAME("attn_v"));
-        snprintf(gn, sizeof gn, "%s", NAME("ffn_gate"));
-        snprintf(un, sizeof un, "%s", NAME("ffn_up"));
-#undef NAME
-        const char *qkv[3] = {qn, kn, vn}, *gu[2] = {gn, un};
-        const int64_t nqkv[3] = {qd, kvd, kvd}, ngu[2] = {m->ffn, m->ffn};
-        b->wq = load_stacked(m, g, qkv, nqkv, 3, m->dim);
-        if (!b->wq.w) {
-            b->wq = load_qweight(m, g, qn, qd, m->dim);
-            b->wk = load_qweight(m, g, kn, kvd, m->dim);
-            b->wv = load_qweight(m, g, vn, kvd, m->dim);
-        }
-        b->wg = load_stacked(m, g, gu, ngu, 2, m->dim);
-        if (!b->wg.w) {
-            b->wg = load_qweight(m, g, gn, m->ffn, m->dim);
-            b->wu = load_qweight(m, g, un, m->ffn, m->dim);
-        }
-        snprintf(name, sizeof name, "blk.%lld.attn_output.weight", (long long)l);
-        b->wo = load_qweight(m, g, name, m->dim, qd);
-        snprintf(name, sizeof name, "blk.%lld.ffn_down.weight", (long long)l);
-        b->wd = load_qweight(m, g, name, m->dim, m->ffn);
-        CK(wk_storage_zeros(&b->kc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
-        CK(wk_storage_zeros(&b->vc, dev, WK_DTYPE_F32, (size_t)(m->n_kv * m->ctx * m->hd)));
-    }
-    build_rope(m, g);
-    m->tokens_kv = wk_gguf_find_key(g, "tokenizer.ggml.tokens");
-}
-
-static void model_free(model *m)
-{
-    for (int64_t l = 0; m->b && l < m->n_layer; l++) {
-        block *b = &m->b[l];
-        wk_storage_free(b->attn_norm);
-        wk_storage_free(b->ffn_norm);
-        qweight *w[7] = {&b->wq, &b->wk, &b->wv, &b->wo, &b->wg, &b->wu, &b->wd};
-        for (int i = 0; i < 7; i++)
-            wk_storage_free(w[i]->w);
-        wk_storage_free(b->kc);
-        wk_storage_free(b->vc);
-    }
-    free(m->b);
-    if (m->out.w != m->embd.w)
-        wk_storage_free(m->out.w);
-    wk_storage_free(m->embd.w);
-    wk_storage_free(m->out_norm);
-    wk_storage_free(m->cos);
-    wk_storage_free(m->sin);
-    wk_storage_free(m->qcos);
-    wk_storage_free(m->qsin);
-}
 
 /* ------------------------------------------------------------------ the forward pass */
 /* out (rows, W.n) = x (rows, W.k) @ W^T; lx may be any layout of x. */
@@ -464,12 +190,15 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
     return ot;
 }
 
-/* One transformer block on x (T, dim), in place (x is replaced). */
-static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
+/* The attention half of one transformer block on x (T, dim): h = rms_norm(x) * attn_norm, then
+ * attention over this rank's heads, times this rank's columns of Wo. Returns (T, dim): the
+ * block's attention output on one device, this rank's partial sum of it under tensor
+ * parallelism. */
+static wk_storage *attn_part(model *m, block *b, const wk_storage *x, int64_t T)
 {
-    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd, F = m->ffn;
+    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *h = rmsnorm(*x, &lx, b->attn_norm, m->dim, m->eps);
+    wk_storage *h = rmsnorm(x, &lx, b->attn_norm, m->dim, m->eps);
     wk_storage *q = linear(m, h, &lx, &b->wq), *k = NULL, *v = NULL;
     cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
     if (b->wk.w) { /* not stacked */
@@ -488,12 +217,16 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
     const wk_layout la = lay2(T, qd);
     wk_storage *o = linear(m, a, &la, &b->wo);
     wk_storage_free(a);
-    wk_storage *x1 = binary(WK_OP_ADD, *x, o, &lx);
-    wk_storage_free(o);
-    wk_storage_free(*x);
+    return o;
+}
 
-    /* x = x1 + (silu(h Wg^T) * h Wu^T) Wd^T */
-    h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
+/* The MLP half on x1 (T, dim): (silu(h Wg^T) * h Wu^T) Wd^T with h = rms_norm(x1) * ffn_norm,
+ * over this rank's ffn columns. Returns (T, dim) (a partial sum, as attn_part). */
+static wk_storage *mlp_part(model *m, block *b, const wk_storage *x1, int64_t T)
+{
+    const int64_t F = b->ffn;
+    const wk_layout lx = lay2(T, m->dim);
+    wk_storage *h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
     wk_storage *g = linear(m, h, &lx, &b->wg), *u = NULL, *sg = NULL, *gu = NULL;
     const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
     const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
@@ -508,47 +241,121 @@ static void block_forward(model *m, block *b, wk_storage **x, int64_t T)
     wk_storage_free(u);
     wk_storage *d = linear(m, gu, &lf, &b->wd);
     wk_storage_free(gu);
-    *x = binary(WK_OP_ADD, x1, d, &lx);
-    wk_storage_free(x1);
-    wk_storage_free(d);
+    return d;
+}
+
+/* The model on every device: r[i] is rank i (n = 1: the whole model on one device). */
+typedef struct llama {
+    model *r;
+    int n;
+} llama;
+
+/* p[i] (count f32 on rank i's device) <- the sum over ranks of p[i], on every rank: one
+ * all_reduce per rank, queued together by this one thread (a group), so that no rank's call
+ * waits for a peer that this thread has not reached yet. On GPUs it is queued on each device's
+ * stream after the ops that made p[i]; on the CPU it has finished when group_end returns. */
+static void all_reduce(llama *L, wk_storage **p, size_t count)
+{
+    if (L->n == 1)
+        return;
+    CK(wk_comm_group_start());
+    for (int i = 0; i < L->n; i++)
+        CK(wk_comm_all_reduce(L->r[i].comm, p[i], 0, p[i], 0, count, WK_REDUCE_SUM));
+    CK(wk_comm_group_end());
+}
+
+/* x[i] <- x[i] + p[i] on every rank; p[i] freed. */
+static void add_residual(llama *L, wk_storage **x, wk_storage **p, int64_t T)
+{
+    const wk_layout lx = lay2(T, L->r[0].dim);
+    for (int i = 0; i < L->n; i++) {
+        wk_storage *y = binary(WK_OP_ADD, x[i], p[i], &lx);
+        wk_storage_free(x[i]);
+        wk_storage_free(p[i]);
+        x[i] = y;
+    }
+}
+
+/* One transformer block, every rank, on x[i] (T, dim) (each rank's copy of the residual
+ * stream, equal on every rank), in place. The ranks' ops are issued in turn by this thread;
+ * on GPUs they run concurrently, each device on its own stream. */
+static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **p, int64_t T)
+{
+    const size_t count = (size_t)(T * L->r[0].dim);
+    for (int i = 0; i < L->n; i++)
+        p[i] = attn_part(&L->r[i], &L->r[i].b[l], x[i], T);
+    all_reduce(L, p, count);
+    add_residual(L, x, p, T);
+    for (int i = 0; i < L->n; i++)
+        p[i] = mlp_part(&L->r[i], &L->r[i].b[l], x[i], T);
+    all_reduce(L, p, count);
+    add_residual(L, x, p, T);
+}
+
+/* Rank m's columns [v0, v0 + out.n) of the logits of the last `rows` of x (T, dim), copied
+ * into logits (rows, vocab) on the host. */
+static void logits_part(model *m, const wk_storage *x, int64_t T, int64_t rows, float *logits)
+{
+    const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1}, nv = m->out.n;
+    const wk_layout lx = view(2, d, s, (T - rows) * m->dim);
+    wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
+    const wk_layout lh = lay2(rows, m->dim);
+    wk_storage *lg = linear(m, h, &lh, &m->out);
+    wk_storage_free(h);
+    if (nv == m->vocab || rows == 1) {
+        CK(wk_storage_to_host(logits + m->v0, (size_t)(rows * nv), lg));
+    } else {
+        float *part = malloc((size_t)(rows * nv) * sizeof *part);
+        if (!part)
+            die("out of memory");
+        CK(wk_storage_to_host(part, (size_t)(rows * nv), lg));
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(logits + r * m->vocab + m->v0, part + r * nv, (size_t)nv * sizeof *part);
+        free(part);
+    }
+    wk_storage_free(lg);
 }
 
 /* Feeds T tokens at positions pos..pos+T-1 and returns their logits on the host: all T rows
  * (all_rows) or the last row only; (rows * vocab) floats, malloc'ed. */
-static float *forward(model *m, const uint32_t *ids, int64_t T, int all_rows)
+static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 {
-    if (T <= 0 || m->pos + T > m->ctx)
-        die("context full: %lld + %lld tokens > %lld (raise --ctx)", (long long)m->pos,
-            (long long)T, (long long)m->ctx);
+    const model *m0 = &L->r[0];
+    if (T <= 0 || m0->pos + T > m0->ctx)
+        die("context full: %lld + %lld tokens > %lld (raise --ctx)", (long long)m0->pos,
+            (long long)T, (long long)m0->ctx);
     for (int64_t t = 0; t < T; t++)
-        if ((int64_t)ids[t] >= m->vocab)
-            die("token id %u is outside the vocabulary (%lld)", ids[t], (long long)m->vocab);
-    wk_storage *sid = NULL, *x = NULL;
-    CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
+        if ((int64_t)ids[t] >= m0->vocab)
+            die("token id %u is outside the vocabulary (%lld)", ids[t], (long long)m0->vocab);
+    wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
+    if (!x)
+        die("out of memory");
     const wk_layout li = lay1(T);
-    CK(wk_qembedding(&x, WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab, m->dim));
-    wk_storage_free(sid);
-    for (int64_t l = 0; l < m->n_layer; l++)
-        block_forward(m, &m->b[l], &x, T);
-    m->pos += T;
+    for (int i = 0; i < L->n; i++) { /* every rank embeds the tokens itself */
+        model *m = &L->r[i];
+        wk_storage *sid = NULL;
+        CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
+        CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
+                         m->dim));
+        wk_storage_free(sid);
+    }
+    for (int64_t l = 0; l < m0->n_layer; l++)
+        block_forward(L, l, x, p, T);
     const int64_t rows = all_rows ? T : 1;
-    const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
-    const wk_layout lx = view(2, d, s, (T - rows) * m->dim);
-    wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
-    wk_storage_free(x);
-    const wk_layout lh = lay2(rows, m->dim);
-    wk_storage *lg = linear(m, h, &lh, &m->out);
-    wk_storage_free(h);
-    float *logits = malloc((size_t)(rows * m->vocab) * sizeof *logits);
+    float *logits = malloc((size_t)(rows * m0->vocab) * sizeof *logits);
     if (!logits)
         die("out of memory");
-    CK(wk_storage_to_host(logits, (size_t)(rows * m->vocab), lg));
-    wk_storage_free(lg);
+    for (int i = 0; i < L->n; i++) {
+        L->r[i].pos += T;
+        logits_part(&L->r[i], x[i], T, rows, logits);
+        wk_storage_free(x[i]);
+    }
+    free(x);
     return logits;
 }
 
 typedef struct opts {
-    const char *path, *device, *prompt, *force, *logits;
+    const char *path, *device, *devices, *prompt, *force, *logits;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
     wk_dtype gemm_dt;
     double temp, top_p;
@@ -559,6 +366,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: wick_llama MODEL.gguf [--device cpu|cuda:N|rocm:N] [--prompt IDS] [-n N]\n"
+            "                  [--devices D0,D1,...]       tensor parallel over these devices\n"
             "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
@@ -569,7 +377,7 @@ static void usage(void)
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", "1", NULL, NULL, 32, 0, 0, 0, 3, WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -581,6 +389,7 @@ static opts parse_args(int argc, char **argv)
             usage();
         i++;
         if (!strcmp(a, "--device")) o.device = v;
+        else if (!strcmp(a, "--devices")) o.devices = v;
         else if (!strcmp(a, "--prompt")) o.prompt = v;
         else if (!strcmp(a, "--force")) o.force = v;
         else if (!strcmp(a, "--logits")) o.logits = v;
@@ -611,20 +420,27 @@ static opts parse_args(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ modes */
-/* Test mode: logits of every prompt position, then of each forced token in turn. */
-static void run_logits(model *m, const opts *o)
+static void set_pos(llama *L, int64_t pos)
 {
+    for (int i = 0; i < L->n; i++)
+        L->r[i].pos = pos;
+}
+
+/* Test mode: logits of every prompt position, then of each forced token in turn. */
+static void run_logits(llama *L, const opts *o)
+{
+    const model *m = &L->r[0];
     int64_t np = 0, nf = 0;
     uint32_t *p = parse_ids(o->prompt, &np), *f = parse_ids(o->force ? o->force : "", &nf);
     FILE *fp = fopen(o->logits, "wb");
     if (!fp)
         die("cannot write %s", o->logits);
-    float *lg = forward(m, p, np, 1);
+    float *lg = forward(L, p, np, 1);
     if (fwrite(lg, sizeof *lg, (size_t)(np * m->vocab), fp) != (size_t)(np * m->vocab))
         die("write failed: %s", o->logits);
     free(lg);
     for (int64_t i = 0; i < nf; i++) {
-        lg = forward(m, &f[i], 1, 0);
+        lg = forward(L, &f[i], 1, 0);
         if (fwrite(lg, sizeof *lg, (size_t)m->vocab, fp) != (size_t)m->vocab)
             die("write failed: %s", o->logits);
         free(lg);
@@ -637,8 +453,9 @@ static void run_logits(model *m, const opts *o)
     free(f);
 }
 
-static void generate(model *m, const opts *o)
+static void generate(llama *L, const opts *o)
 {
+    const model *m = &L->r[0];
     int64_t np = 0;
     uint32_t *p = parse_ids(o->prompt, &np);
     if (np == 0)
@@ -651,7 +468,7 @@ static void generate(model *m, const opts *o)
     }
     printf("\noutput:");
     double t0 = now_s();
-    float *lg = forward(m, p, np, 0);
+    float *lg = forward(L, p, np, 0);
     const double t_pre = now_s() - t0;
     double t_dec = 0;
     uint32_t *out = malloc((size_t)(o->n_gen + 1) * sizeof *out);
@@ -669,7 +486,7 @@ static void generate(model *m, const opts *o)
             break;
         }
         t0 = now_s();
-        lg = forward(m, &id, 1, 0);
+        lg = forward(L, &id, 1, 0);
         t_dec += now_s() - t0;
     }
     free(lg);
@@ -688,8 +505,9 @@ static void generate(model *m, const opts *o)
 /* Bench mode, measured as llama-bench does: prefill of PP random tokens into an empty cache
  * (pp) and TG single-token steps from an empty cache (tg), each after one warm-up run;
  * the mean over --reps repetitions. */
-static void bench(model *m, const opts *o)
+static void bench(llama *L, const opts *o)
 {
+    const model *m = &L->r[0];
     uint64_t rng = o->seed;
     uint32_t *ids = malloc((size_t)o->bench_pp * sizeof *ids);
     if (!ids)
@@ -698,15 +516,15 @@ static void bench(model *m, const opts *o)
         ids[i] = (uint32_t)(rng_next(&rng) % (uint64_t)m->vocab);
     double pp = 0, tg = 0, pp2 = 0, tg2 = 0;
     for (int64_t r = -1; r < o->reps; r++) { /* r = -1: warm-up */
-        m->pos = 0;
+        set_pos(L, 0);
         double t0 = now_s();
-        free(forward(m, ids, o->bench_pp, 0));
+        free(forward(L, ids, o->bench_pp, 0));
         const double tp = (double)o->bench_pp / (now_s() - t0);
-        m->pos = 0;
+        set_pos(L, 0);
         uint32_t id = ids[0];
         t0 = now_s();
         for (int64_t i = 0; i < o->bench_tg; i++) {
-            float *lg = forward(m, &id, 1, 0);
+            float *lg = forward(L, &id, 1, 0);
             id = argmax(lg, m->vocab);
             free(lg);
         }
@@ -723,38 +541,87 @@ static void bench(model *m, const opts *o)
     tg /= n;
     printf("bench: pp%lld %.2f ± %.2f tokens/s, tg%lld %.2f ± %.2f tokens/s (%lld reps, %s)\n",
            (long long)o->bench_pp, pp, sqrt(fmax(0.0, pp2 / n - pp * pp)), (long long)o->bench_tg,
-           tg, sqrt(fmax(0.0, tg2 / n - tg * tg)), (long long)o->reps, wk_device_name(m->dev));
+           tg, sqrt(fmax(0.0, tg2 / n - tg * tg)), (long long)o->reps, L->n > 1 ? o->devices : wk_device_name(m->dev));
     free(ids);
+}
+
+/* Opens the devices of --devices (a comma list) or --device: *n of them, malloc'ed. */
+static wk_device **open_devices(const opts *o, int *n)
+{
+    const char *list = o->devices ? o->devices : o->device;
+    *n = 1;
+    for (const char *c = list; *c; c++)
+        *n += *c == ',';
+    wk_device **devs = calloc((size_t)*n, sizeof *devs);
+    char *buf = malloc(strlen(list) + 1);
+    if (!devs || !buf)
+        die("out of memory");
+    strcpy(buf, list);
+    char *spec = buf;
+    for (int i = 0; i < *n; i++) {
+        char *end = strchr(spec, ',');
+        if (end)
+            *end = '\0';
+        if (!*spec)
+            die("--devices %s: an empty device name", list);
+        wk_status st = wk_device_open(&devs[i], spec);
+        if (st != WK_OK)
+            die("device %s: %s: %s", spec, wk_status_string(st), wk_last_error());
+        spec = end + 1;
+    }
+    free(buf);
+    return devs;
 }
 
 int main(int argc, char **argv)
 {
     const opts o = parse_args(argc, argv);
-    wk_device *dev = NULL;
     wk_gguf *g = NULL;
-    model m;
-    CK(wk_device_open(&dev, o.device));
+    int n = 0;
+    wk_device **devs = open_devices(&o, &n);
     CK(wk_gguf_open(&g, o.path));
     int64_t ctx = o.ctx;
     if (ctx <= 0 && o.bench_pp > 0)
         ctx = o.bench_pp > o.bench_tg ? o.bench_pp : o.bench_tg;
+    llama L = {calloc((size_t)n, sizeof(model)), n};
+    wk_comm **comms = calloc((size_t)n, sizeof *comms);
+    if (!L.r || !comms)
+        die("out of memory");
+    if (n > 1)
+        CK(wk_comm_init_all(comms, devs, n, 0));
     const double t0 = now_s();
-    model_load(&m, g, dev, ctx);
-    m.gemm_dt = o.gemm_dt;
+    for (int i = 0; i < n; i++) {
+        model_load(&L.r[i], g, devs[i], ctx, i, n);
+        L.r[i].gemm_dt = o.gemm_dt;
+        L.r[i].comm = comms[i];
+    }
+    const model *m = &L.r[0];
+    char where[256];
+    if (n > 1)
+        snprintf(where, sizeof where, "%s (tensor parallel, %s)", o.devices,
+                 wk_comm_transport(comms[0]));
+    else
+        snprintf(where, sizeof where, "%s", wk_device_name(m->dev));
     fprintf(stderr,
             "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
             "ctx %lld, weights %s, loaded in %.2f s\n",
-            o.path, wk_device_name(dev), (long long)m.dim, (long long)m.n_layer,
-            (long long)m.n_head, (long long)m.n_kv, (long long)m.ffn, (long long)m.vocab,
-            (long long)m.ctx, wk_qtype_name(m.b[0].wq.qt), now_s() - t0);
+            o.path, where, (long long)m->dim, (long long)m->n_layer, (long long)(m->n_head * n),
+            (long long)(m->n_kv * n), (long long)meta_int(g, "llama.feed_forward_length", 0, 1),
+            (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt), now_s() - t0);
     if (o.bench_pp > 0)
-        bench(&m, &o);
+        bench(&L, &o);
     else if (o.logits)
-        run_logits(&m, &o);
+        run_logits(&L, &o);
     else
-        generate(&m, &o);
-    model_free(&m);
+        generate(&L, &o);
+    for (int i = 0; i < n; i++) {
+        model_free(&L.r[i]);
+        wk_comm_destroy(comms[i]);
+        wk_device_close(devs[i]);
+    }
+    free(L.r);
+    free(comms);
+    free(devs);
     wk_gguf_close(g);
-    wk_device_close(dev);
     return 0;
 }
