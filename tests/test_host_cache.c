@@ -1,6 +1,7 @@
 /* test_host_cache.c: the cache of large freed CPU blocks (src/core/host_cache.c), its cap
  * (WICK_CPU_CACHE_MB, set to 8 here before the first use), and when it lets go: the last handle
- * closing, wk_set_allocator, and a user's allocator (which must see every allocation).
+ * closing, wk_set_allocator, and a user's allocator (which must see every allocation); blocks
+ * of 2 MiB or more on 2 MiB boundaries for transparent huge pages.
  * In AddressSanitizer builds the cache is off by design: every free must then really free.
  * Run: ctest -R test_host_cache */
 #include "core/wk_core.h"
@@ -49,6 +50,13 @@ int main(void)
     char *r = wk_host_alloc(5 * MIB); /* another class: a new block */
     TEST_CHECK(r && r != q, "another class gets another block");
     memset(r, 1, 5 * MIB);
+#if defined(__linux__)
+    /* a cached block of 2 MiB or more starts on a 2 MiB boundary (its 64-byte header first), so
+     * that transparent huge pages can back it (WICK_CPU_HUGEPAGES unset: on) */
+    if (!ASAN)
+        TEST_CHECK(((uintptr_t)r - 64) % (2 * MIB) == 0 && ((uintptr_t)q - 64) % (2 * MIB) == 0,
+                   "blocks of 2 MiB or more on 2 MiB boundaries (%p, %p)", (void *)q, (void *)r);
+#endif
 
     /* 2. small blocks are not cached */
     char *s = wk_host_alloc(1000);
