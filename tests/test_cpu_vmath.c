@@ -6,10 +6,13 @@
  *      own kernel, not SLEEF's erfc) on bit patterns spread over every sign and exponent against
  *      GELU_ERF_ULP; `test_cpu_vmath --exhaustive` runs it over all 2^32 inputs and prints the
  *      maximum error of each kernel (minutes).
+ *   1b. The bf16 kernels and the 16-bit tables: every bf16 (f16) input gives the f32 kernel's
+ *      result rounded to bf16 (f16), bit for bit.
  *   2. Determinism: an element's result does not depend on its position in the array or on the
  *      array's length (tails are computed as padded vectors), and wk_unary gives the same bits on
  *      1 and 2 threads.
  * Run: ctest -R test_cpu_vmath */
+#include "core/fpconv.h"
 #include "cpu/cpu_vmath.h"
 #include "testlib.h"
 #include <float.h>
@@ -20,11 +23,13 @@
 
 typedef void (*k32)(wk_vm_fn, float *, const float *, int64_t, float);
 typedef void (*k64)(wk_vm_fn, double *, const double *, int64_t, double);
+typedef void (*kb)(wk_vm_fn, uint16_t *, const uint16_t *, int64_t, float);
 typedef struct kern {
     const char *name;
     k32 f32;
     k64 f64;
     int ok; /* this CPU runs it */
+    kb bf16;
 } kern;
 
 static const char *const names[WK_VM_COUNT] = {"exp",  "log",      "sin",  "cos",     "tanh", "erf",
@@ -116,6 +121,62 @@ static void check_kernel(const kern *k, wk_vm_fn f)
             return;
     }
     TEST_CHECK(1, "%s %s", k->name, names[f]);
+}
+
+/* The bf16 kernel (bf16 in and out, converted in registers) against the same ISA's f32 kernel
+ * on every one of the 65536 bf16 inputs, rounded by the library's scalar bf16 conversion (ties
+ * to even, NaN kept NaN): the same bits, tails included (n = 65536 - 3). */
+static void check_bf16(const kern *k, wk_vm_fn f)
+{
+    enum { N = 65536 - 3 };
+    static uint16_t xb[N], yb[N];
+    static float xf[N], yf[N];
+    const float p = f == WK_VM_POW ? 2.5f : f == WK_VM_ELU ? 0.7f : 0.0f;
+    for (int i = 0; i < N; i++) {
+        xb[i] = (uint16_t)(i * 7 + 3);
+        xf[i] = wk_fp_bf16_to_f32(xb[i]);
+    }
+    k->bf16(f, yb, xb, N, p);
+    k->f32(f, yf, xf, N, p);
+    int bad = 0;
+    for (int i = 0; i < N && bad < 3; i++) {
+        const uint16_t want = wk_fp_f32_to_bf16(yf[i]);
+        const int both_nan = isnan(yf[i]) && isnan(wk_fp_bf16_to_f32(yb[i]));
+        if (yb[i] != want && !both_nan)
+            bad += !TEST_CHECK(0, "%s bf16 %s(0x%04x) = 0x%04x, want 0x%04x", k->name, names[f],
+                               xb[i], yb[i], want);
+    }
+    if (!bad)
+        TEST_CHECK(1, "%s bf16 %s", k->name, names[f]);
+}
+
+/* The 16-bit tables (wk_vm_table16, what wk_unary uses for bf16 and f16) against the dispatched
+ * f32 kernel on every input, rounded by the library's conversions: the same bits. */
+static void check_tables(void)
+{
+    static float x[65536], y[65536];
+    for (int h = 0; h < 2; h++)
+        for (int f = 0; f < WK_VM_COUNT; f++) {
+            const uint16_t *t = wk_vm_table16((wk_vm_fn)f, h);
+            if (f == WK_VM_POW || f == WK_VM_ELU) {
+                TEST_CHECK(t == NULL, "no table for %s (a parameter)", names[f]);
+                continue;
+            }
+            if (!TEST_CHECK(t != NULL, "%s table for %s", h ? "f16" : "bf16", names[f]))
+                continue;
+            for (int i = 0; i < 65536; i++)
+                x[i] = h ? wk_fp_f16_to_f32((uint16_t)i) : wk_fp_bf16_to_f32((uint16_t)i);
+            wk_vm_f32((wk_vm_fn)f, y, x, 65536, 0.0f);
+            int bad = 0;
+            for (int i = 0; i < 65536 && bad < 3; i++) {
+                const uint16_t want = h ? wk_fp_f32_to_f16(y[i]) : wk_fp_f32_to_bf16(y[i]);
+                if (t[i] != want)
+                    bad += !TEST_CHECK(0, "%s table %s(0x%04x) = 0x%04x, want 0x%04x",
+                                       h ? "f16" : "bf16", names[f], i, t[i], want);
+            }
+            if (!bad)
+                TEST_CHECK(1, "table");
+        }
 }
 
 /* The same values at every offset inside arrays of every length up to 40 give the same bits. */
@@ -232,12 +293,13 @@ static void check_gelu_erf_f32(const kern *k, uint32_t step)
 int main(int argc, char **argv)
 {
     const int exhaustive = argc > 1 && !strcmp(argv[1], "--exhaustive");
-    kern ks[3] = {{"scalar", wk_vm_f32_scalar, wk_vm_f64_scalar, 1}, {"avx2", NULL, NULL, 0},
-                  {"avx512f", NULL, NULL, 0}};
+    kern ks[3] = {{"scalar", wk_vm_f32_scalar, wk_vm_f64_scalar, 1, wk_vm_bf16_scalar},
+                  {"avx2", NULL, NULL, 0, NULL}, {"avx512f", NULL, NULL, 0, NULL}};
 #if defined(__x86_64__) && defined(__GNUC__)
     ks[1] = (kern){"avx2", wk_vm_f32_avx2, wk_vm_f64_avx2,
-                   __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")};
-    ks[2] = (kern){"avx512f", wk_vm_f32_avx512, wk_vm_f64_avx512, __builtin_cpu_supports("avx512f")};
+                   __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), wk_vm_bf16_avx2};
+    ks[2] = (kern){"avx512f", wk_vm_f32_avx512, wk_vm_f64_avx512, __builtin_cpu_supports("avx512f"),
+                   wk_vm_bf16_avx512};
 #endif
     printf("vector math in use: %s\n", wk_vm_isa());
     for (int k = 0; k < 3; k++) {
@@ -251,10 +313,12 @@ int main(int argc, char **argv)
         for (int f = 0; f < WK_VM_COUNT; f++) {
             check_kernel(&ks[k], (wk_vm_fn)f);
             check_position(&ks[k], (wk_vm_fn)f);
+            check_bf16(&ks[k], (wk_vm_fn)f);
         }
     }
     if (exhaustive)
         return testlib_summary();
     check_threads();
+    check_tables();
     return testlib_summary();
 }

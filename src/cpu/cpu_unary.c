@@ -40,6 +40,16 @@ static int vm_of(wk_op op)
 #define VM_DIRECT_f32 1
 #define VM_DIRECT_f64 1
 #define VM_DIRECT_f8e4m3 0
+#define VM_BF16_bf16 1
+#define VM_TAB_bf16 0 /* wk_vm_table16's f16 argument, -1: no table */
+#define VM_TAB_f16 1
+#define VM_TAB_f32 (-1)
+#define VM_TAB_f64 (-1)
+#define VM_TAB_f8e4m3 (-1)
+#define VM_BF16_f16 0
+#define VM_BF16_f32 0
+#define VM_BF16_f64 0
+#define VM_BF16_f8e4m3 0
 /* The conversions of a block to and from the compute type, compiled also for AVX2 and AVX-512
  * (WK_CPU_CLONES: the library's baseline SSE2 has no vector bf16/f16 rounding). */
 #define DEF_VM_CONV(E, s, T, CT)                                                                \
@@ -64,6 +74,18 @@ WK_CPU_FLOAT_TYPES(DEF_VM_CONV)
     {                                                                                           \
         if (VM_DIRECT_##s && sx == 1) {                                                         \
             VMF_##CT(f, (CT *)(void *)o, (const CT *)(const void *)xs, n, p);                   \
+            return;                                                                             \
+        }                                                                                       \
+        const uint16_t *tab16 = VM_TAB_##s >= 0 ? wk_vm_table16(f, VM_TAB_##s) : NULL;          \
+        if (tab16) { /* a 16-bit type: one table lookup an element (the same bits) */          \
+            const uint16_t *xh = (const uint16_t *)(const void *)xs;                            \
+            uint16_t *oh = (uint16_t *)(void *)o;                                               \
+            for (int64_t i = 0; i < n; i++)                                                     \
+                oh[i] = tab16[xh[i * sx]];                                                      \
+            return;                                                                             \
+        }                                                                                       \
+        if (VM_BF16_##s && sx == 1) { /* converted in registers: one pass over memory */       \
+            wk_vm_bf16(f, (uint16_t *)(void *)o, (const uint16_t *)(const void *)xs, n, (float)p); \
             return;                                                                             \
         }                                                                                       \
         CT buf[VM_BLOCK];                                                                       \

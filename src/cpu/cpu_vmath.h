@@ -33,6 +33,13 @@ typedef enum wk_vm_fn {
 /* o[i] = f(x[i]) (p: the parameter of POW and ELU) for i < n; o may equal x. */
 void wk_vm_f32(wk_vm_fn f, float *o, const float *x, int64_t n, float p);
 void wk_vm_f64(wk_vm_fn f, double *o, const double *x, int64_t n, double p);
+/* bf16 (raw bits) in and out: the f32 kernel's result rounded to bf16, bit for bit. */
+void wk_vm_bf16(wk_vm_fn f, uint16_t *o, const uint16_t *x, int64_t n, float p);
+
+/* f(x) for all 65536 bf16 (f16 = 0) or f16 (f16 = 1) inputs, indexed by the input's bits: the
+ * f32 kernel's result rounded to the type, bit for bit (built on first use, ~50 us; kept for
+ * the process). NULL for POW and ELU (they take a parameter). */
+const uint16_t *wk_vm_table16(wk_vm_fn f, int f16);
 
 /* The implementation in use: "avx512f", "avx2" or "scalar" (for benchmarks and reports). The
  * environment variable WICK_CPU_VMATH (avx512f, avx2, scalar), read once, asks for a lower one
@@ -46,5 +53,8 @@ void wk_vm_f32_avx2(wk_vm_fn f, float *o, const float *x, int64_t n, float p);
 void wk_vm_f64_avx2(wk_vm_fn f, double *o, const double *x, int64_t n, double p);
 void wk_vm_f32_scalar(wk_vm_fn f, float *o, const float *x, int64_t n, float p);
 void wk_vm_f64_scalar(wk_vm_fn f, double *o, const double *x, int64_t n, double p);
+void wk_vm_bf16_avx512(wk_vm_fn f, uint16_t *o, const uint16_t *x, int64_t n, float p);
+void wk_vm_bf16_avx2(wk_vm_fn f, uint16_t *o, const uint16_t *x, int64_t n, float p);
+void wk_vm_bf16_scalar(wk_vm_fn f, uint16_t *o, const uint16_t *x, int64_t n, float p);
 
 #endif

@@ -9,6 +9,26 @@
 
 #define VM_F32 wk_vm_f32_avx2
 #define VM_F64 wk_vm_f64_avx2
+#define VM_BF16 wk_vm_bf16_avx2
+static inline __m256 vm_ldb_avx2(const uint16_t *p)
+{
+    const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+static inline void vm_stb_avx2(uint16_t *p, __m256 v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000)); /* both sides >= 0 */
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), odd), 16);
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40)), nan);
+    /* eight 32-bit values below 2^16 -> eight u16: pack within lanes, then gather the halves */
+    const __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(pk));
+}
+#define LDB vm_ldb_avx2
+#define STB vm_stb_avx2
 #define VF __m256
 #define WF 8
 #define LDF _mm256_loadu_ps

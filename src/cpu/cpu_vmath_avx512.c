@@ -8,6 +8,25 @@
 
 #define VM_F32 wk_vm_f32_avx512
 #define VM_F64 wk_vm_f64_avx512
+#define VM_BF16 wk_vm_bf16_avx512
+/* bf16 <-> f32 lanes in integer ops (AVX-512F only; VCVTNEPS2BF16 would flush subnormals) */
+static inline __m512 vm_ldb_avx512(const uint16_t *p)
+{
+    const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+static inline void vm_stb_avx512(uint16_t *p, __m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), odd), 16);
+    r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40)));
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(r));
+}
+#define LDB vm_ldb_avx512
+#define STB vm_stb_avx512
 #define VF __m512
 #define WF 16
 #define LDF _mm512_loadu_ps

@@ -1,6 +1,7 @@
 /* cpu_vmath_simd.h: the body of one ISA's vector math kernels, included by cpu_vmath_avx512.c and
  * cpu_vmath_avx2.c after they define, for their vector width:
- *   VM_F32, VM_F64            the names of the two kernels to define
+ *   VM_F32, VM_F64, VM_BF16   the names of the three kernels to define
+ *   LDB(p), STB(p, v)         WF bf16 values at p as f32 lanes; v rounded to bf16 into p
  *   VF, WF / VD, WD           the vector types and their lane counts
  *   LDF STF SETF ADDF SUBF MULF DIVF GTSELF (and the D twins)   loads, stores, arithmetic, and
  *                             GTSELF(c, a, b) = c > 0 ? a : b per lane (false for NaN)
@@ -15,7 +16,8 @@
  * or on how a caller splits an array. */
 #include <string.h>
 
-/* o[0..n) = EXPR(x) for the vector x of each block; V, W, LD, ST, T name the element kind. */
+/* o[0..n) = EXPR(x) for the vector x of each block; V, W, LD, ST name the vector kind and T the
+ * stored element (the tail buffer's type). */
 #define VM_LOOP(V, W, LD, ST, T, EXPR)                                  \
     do {                                                                \
         int64_t i = 0;                                                  \
@@ -91,32 +93,32 @@ static inline VF vm_gelu_erf_f32(VF x)
 #endif
 
 /* The body for one element kind: P is the prefix of its macros (F or D), S of SLEEF (SLF/SLD). */
-#define VM_BODY(V, W, T, LD, ST, SET, ADD, SUB, MUL, DIV, GTSEL, SL, GELU_ERF)                    \
+#define VM_BODY(V, W, T, S, LD, ST, SET, ADD, SUB, MUL, DIV, GTSEL, SL, GELU_ERF)                 \
     {                                                                                             \
         const V one = SET((T)1), half = SET((T)0.5), nz = SET((T)-0.0), zero = SET((T)0);         \
         const V k_gelu = SET((T)0.79788456080286535588), k_cub = SET((T)0.044715);                \
         const V sqrt2 = SET((T)1.41421356237309504880), vp = SET(p);                              \
         (void)zero, (void)sqrt2;                                                                  \
         switch (f) {                                                                              \
-        case WK_VM_EXP: VM_LOOP(V, W, LD, ST, T, SL(exp, u10)(x)); break;                         \
-        case WK_VM_LOG: VM_LOOP(V, W, LD, ST, T, SL(log, u10)(x)); break;                         \
-        case WK_VM_SIN: VM_LOOP(V, W, LD, ST, T, SL(sin, u10)(x)); break;                         \
-        case WK_VM_COS: VM_LOOP(V, W, LD, ST, T, SL(cos, u10)(x)); break;                         \
-        case WK_VM_TANH: VM_LOOP(V, W, LD, ST, T, SL(tanh, u10)(x)); break;                       \
-        case WK_VM_ERF: VM_LOOP(V, W, LD, ST, T, SL(erf, u10)(x)); break;                         \
+        case WK_VM_EXP: VM_LOOP(V, W, LD, ST, S, SL(exp, u10)(x)); break;                         \
+        case WK_VM_LOG: VM_LOOP(V, W, LD, ST, S, SL(log, u10)(x)); break;                         \
+        case WK_VM_SIN: VM_LOOP(V, W, LD, ST, S, SL(sin, u10)(x)); break;                         \
+        case WK_VM_COS: VM_LOOP(V, W, LD, ST, S, SL(cos, u10)(x)); break;                         \
+        case WK_VM_TANH: VM_LOOP(V, W, LD, ST, S, SL(tanh, u10)(x)); break;                       \
+        case WK_VM_ERF: VM_LOOP(V, W, LD, ST, S, SL(erf, u10)(x)); break;                         \
         case WK_VM_GELU:                                                                          \
-            VM_LOOP(V, W, LD, ST, T,                                                              \
+            VM_LOOP(V, W, LD, ST, S,                                                              \
                     MUL(MUL(half, x),                                                             \
                         ADD(one, SL(tanh, u10)(MUL(k_gelu, ADD(x, MUL(k_cub, MUL(MUL(x, x), x)))))))); \
             break;                                                                                \
-        case WK_VM_GELU_ERF: VM_LOOP(V, W, LD, ST, T, GELU_ERF(x)); break;                        \
-        case WK_VM_SILU: VM_LOOP(V, W, LD, ST, T, DIV(x, ADD(one, SL(exp, u10)(SUB(nz, x))))); break; \
+        case WK_VM_GELU_ERF: VM_LOOP(V, W, LD, ST, S, GELU_ERF(x)); break;                        \
+        case WK_VM_SILU: VM_LOOP(V, W, LD, ST, S, DIV(x, ADD(one, SL(exp, u10)(SUB(nz, x))))); break; \
         case WK_VM_SIGMOID:                                                                       \
-            VM_LOOP(V, W, LD, ST, T, DIV(one, ADD(one, SL(exp, u10)(SUB(nz, x)))));               \
+            VM_LOOP(V, W, LD, ST, S, DIV(one, ADD(one, SL(exp, u10)(SUB(nz, x)))));               \
             break;                                                                                \
-        case WK_VM_POW: VM_LOOP(V, W, LD, ST, T, SL(pow, u10)(x, vp)); break;                     \
+        case WK_VM_POW: VM_LOOP(V, W, LD, ST, S, SL(pow, u10)(x, vp)); break;                     \
         case WK_VM_ELU:                                                                           \
-            VM_LOOP(V, W, LD, ST, T, GTSEL(x, x, MUL(vp, SUB(SL(exp, u10)(x), one))));            \
+            VM_LOOP(V, W, LD, ST, S, GTSEL(x, x, MUL(vp, SUB(SL(exp, u10)(x), one))));            \
             break;                                                                                \
         default: break;                                                                           \
         }                                                                                         \
@@ -130,7 +132,12 @@ static inline VF vm_gelu_erf_f32(VF x)
 #define VM_GELU_ERF_F64(x) VM_GELU_ERF_SL(SUBD, MULD, DIVD, SLD, x)
 
 void VM_F32(wk_vm_fn f, float *o, const float *xs, int64_t n, float p)
-VM_BODY(VF, WF, float, LDF, STF, SETF, ADDF, SUBF, MULF, DIVF, GTSELF, SLF, VM_GELU_ERF_F32)
+VM_BODY(VF, WF, float, float, LDF, STF, SETF, ADDF, SUBF, MULF, DIVF, GTSELF, SLF, VM_GELU_ERF_F32)
 
 void VM_F64(wk_vm_fn f, double *o, const double *xs, int64_t n, double p)
-VM_BODY(VD, WD, double, LDD, STD, SETD, ADDD, SUBD, MULD, DIVD, GTSELD, SLD, VM_GELU_ERF_F64)
+VM_BODY(VD, WD, double, double, LDD, STD, SETD, ADDD, SUBD, MULD, DIVD, GTSELD, SLD, VM_GELU_ERF_F64)
+
+/* bf16 in and out, f32 inside: the f32 kernel's result rounded to bf16 (ties to even, NaN kept
+ * quiet), converted in registers so the data passes through memory once. */
+void VM_BF16(wk_vm_fn f, uint16_t *o, const uint16_t *xs, int64_t n, float p)
+VM_BODY(VF, WF, float, uint16_t, LDB, STB, SETF, ADDF, SUBF, MULF, DIVF, GTSELF, SLF, VM_GELU_ERF_F32)
