@@ -185,7 +185,7 @@ static wk_status to_compute(const void **res, void **own, wk_device *dev, wk_dty
         return WK_OK;
     }
     const int64_t n = wk_layout_elem_count(lx);
-    if (!(*own = wk_malloc((size_t)n * wk_dtype_size(ct))))
+    if (!(*own = wk_host_alloc((size_t)n * wk_dtype_size(ct))))
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate a %lld-element scratch",
                       (long long)n);
     *res = *own;
@@ -252,9 +252,9 @@ wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
         st = to_compute(&wc, &wown, dev, dt, ct, w, lw);
     const int fast = use_avx512(&q, transposed, ct);
     if (!st && !fast &&
-        !(col = wk_malloc((size_t)(col_len > 0 ? col_len : 1) * csz * (size_t)nt)))
+        !(col = wk_host_alloc((size_t)(col_len > 0 ? col_len : 1) * csz * (size_t)nt)))
         st = wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate the column buffer", wk_op_name(op));
-    if (!st && dt != ct && !(obuf = wk_malloc((size_t)(q.n * out_img) * csz)))
+    if (!st && dt != ct && !(obuf = wk_host_alloc((size_t)(q.n * out_img) * csz)))
         st = wk_err(WK_ERR_OUT_OF_MEMORY, "%s: cannot allocate the f32 result", wk_op_name(op));
     if (!st) {
         char *o = dt == ct ? out : obuf;
@@ -287,9 +287,9 @@ wk_status wk_cpu_conv(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
             st = wk_cpu_to_dtype(dev, ct, dt, out, obuf, &lo);
         }
     }
-    wk_free(obuf);
-    wk_free(col);
-    wk_free(wown);
-    wk_free(xown);
+    wk_host_free(obuf);
+    wk_host_free(col);
+    wk_host_free(wown);
+    wk_host_free(xown);
     return st;
 }

@@ -210,13 +210,14 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
     int nt = omp_get_max_threads();
     if (nt > items)
         nt = (int)items;
-    float *xp = wk_malloc((size_t)(q->n * img + slack) * sizeof(float));
-    float *wk = wk_malloc((size_t)(q->g * ncb * nk * MR) * sizeof(float));
-    int64_t *off = wk_malloc((size_t)nk * sizeof(int64_t) * (packed ? 2 : 1));
-    float *panels = packed ? wk_malloc((size_t)(nt * nk * np) * sizeof(float)) : NULL;
-    conv_run *runs = packed ? wk_malloc((size_t)(nt * np) * sizeof(conv_run)) : NULL;
+    float *xp = wk_host_alloc((size_t)(q->n * img + slack) * sizeof(float));
+    float *wk = wk_host_alloc((size_t)(q->g * ncb * nk * MR) * sizeof(float));
+    int64_t *off = wk_host_alloc((size_t)nk * sizeof(int64_t) * (packed ? 2 : 1));
+    float *panels = packed ? wk_host_alloc((size_t)(nt * nk * np) * sizeof(float)) : NULL;
+    conv_run *runs = packed ? wk_host_alloc((size_t)(nt * np) * sizeof(conv_run)) : NULL;
     if (!xp || !wk || !off || (packed && (!panels || !runs))) {
-        wk_free(runs), wk_free(panels), wk_free(off), wk_free(wk), wk_free(xp);
+        wk_host_free(runs), wk_host_free(panels), wk_host_free(off), wk_host_free(wk);
+        wk_host_free(xp);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
     }
     pad_input(xp, x, q, hp, wp, ps, slack);
@@ -260,11 +261,11 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
             }
         }
     }
-    wk_free(runs);
-    wk_free(panels);
-    wk_free(off);
-    wk_free(wk);
-    wk_free(xp);
+    wk_host_free(runs);
+    wk_host_free(panels);
+    wk_host_free(off);
+    wk_host_free(wk);
+    wk_host_free(xp);
     return WK_OK;
 }
 #endif

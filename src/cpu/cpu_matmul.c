@@ -80,7 +80,7 @@ static wk_status operand_prepare(mm_operand *o, wk_device *dev, wk_dtype dt, wk_
     if (dt == ct && blas_view(lx, &o->trans, &o->ld))
         return WK_OK;
     const int64_t n = wk_layout_elem_count(lx);
-    o->scratch = wk_malloc((size_t)n * wk_dtype_size(ct));
+    o->scratch = wk_host_alloc((size_t)n * wk_dtype_size(ct));
     if (!o->scratch)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate a %lld-element scratch",
                       (long long)n);
@@ -131,7 +131,7 @@ static wk_status matmul_bf16(uint16_t *out, const uint16_t *a, const wk_layout *
     if (per_batch && nb < nt)
         nt = (int)nb;
     const size_t wsz = wk_cpu_bf16gemm_ws(m, n, k, sak, per_batch ? 1 : nt);
-    char *ws = wk_malloc(wsz * (size_t)(per_batch ? nt : 1));
+    char *ws = wk_host_alloc(wsz * (size_t)(per_batch ? nt : 1));
     if (!ws)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate the %zu-byte bf16 packing buffer",
                       wsz * (size_t)(per_batch ? nt : 1));
@@ -146,7 +146,7 @@ static wk_status matmul_bf16(uint16_t *out, const uint16_t *a, const wk_layout *
             wk_cpu_bf16gemm(m, n, k, a + batch_offset(la, i), sam, sak, b + batch_offset(lb, i), sbk,
                             sbn, out + i * m * n, n, ws, 1);
     }
-    wk_free(ws);
+    wk_host_free(ws);
     return WK_OK;
 }
 
@@ -179,7 +179,7 @@ wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, c
     B.scratch = NULL;
     if (!st)
         st = operand_prepare(&B, dev, dt, ct, b, lb);
-    if (!st && dt != ct && !(cbuf = wk_malloc((size_t)(nb * m * n) * csz)))
+    if (!st && dt != ct && !(cbuf = wk_host_alloc((size_t)(nb * m * n) * csz)))
         st = wk_err(WK_ERR_OUT_OF_MEMORY, "matmul: cannot allocate the f32 result scratch");
     if (!st) {
         char *c = dt == ct ? out : cbuf;
@@ -207,8 +207,8 @@ wk_status wk_cpu_matmul(wk_device *dev, wk_dtype dt, void *out, const void *a, c
             st = wk_cpu_to_dtype(dev, ct, dt, out, cbuf, &lc);
         }
     }
-    wk_free(cbuf);
-    wk_free(B.scratch);
-    wk_free(A.scratch);
+    wk_host_free(cbuf);
+    wk_host_free(B.scratch);
+    wk_host_free(A.scratch);
     return st;
 }
