@@ -12,8 +12,15 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   # The f32 conv micro-kernel likewise: cpu_conv.c calls it when the CPU has AVX-512F.
   set_source_files_properties(src/cpu/cpu_conv_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
   set_source_files_properties(src/cpu/cpu_conv.c PROPERTIES COMPILE_DEFINITIONS "WK_CONV_X86=1")
-  # the bf16 gemm (vdpbf16ps); cpu_matmul.c calls it only on a CPU that has AVX512-BF16
   include(CheckCCompilerFlag)
+  # the quantized dot products of decode (src/cpu/cpu_qdot.c picks one at run time)
+  set_source_files_properties(src/cpu/cpu_qdot_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-O3")
+  check_c_compiler_flag(-mavx512vnni WICK_CC_AVX512VNNI)
+  if(WICK_CC_AVX512VNNI)
+    set_source_files_properties(src/cpu/cpu_qdot_avx512.c PROPERTIES COMPILE_OPTIONS
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mf16c;-O3")
+  endif()
+  # the bf16 gemm (vdpbf16ps); cpu_matmul.c calls it only on a CPU that has AVX512-BF16
   check_c_compiler_flag(-mavx512bf16 WICK_CC_AVX512BF16)
   if(WICK_CC_AVX512BF16)
     set_source_files_properties(src/cpu/cpu_matmul_bf16.c PROPERTIES COMPILE_OPTIONS

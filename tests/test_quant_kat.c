@@ -399,7 +399,10 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
         !TEST_EQ_INT(wk_storage_len(o), m * n) || testlib_download_f64(got, (size_t)(m * n), o))
         goto out;
     int bad = 0;
-    const int gpu = wk_device_backend(wk_storage_device(o)) != WK_BACKEND_CPU;
+    /* GPUs quantize x; the CPU for m <= 8 rows and a block type, unless WICK_CPU_QDOT=exact */
+    const char *qenv = getenv("WICK_CPU_QDOT");
+    const int gpu = wk_device_backend(wk_storage_device(o)) != WK_BACKEND_CPU ||
+                    (m <= 8 && wk_qtype_block_elems(qt) > 1 && !(qenv && !strcmp(qenv, "exact")));
     for (int64_t r = 0; r < m && !bad; r++)
         for (int64_t j = 0; j < n && !bad; j++) {
             /* row r of x (row-major over the batch and m dims) */
@@ -414,8 +417,8 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
             /* f32 sums within blocks: <= k * 2^-24 * sum|xw| (loose: 1e-5), plus the rounding
              * of the result to dt (one ulp) */
             double tol = ulp_rel(dt) * fabs(s) + 1e-5 * sa;
-            /* GPUs quantize x to int8 blocks of 32 (scale = amax / 127) for integer dot
-             * products: each x element is off by at most scale / 2 */
+            /* x quantized to int8 blocks of 32 (scale = amax / 127) for integer dot products
+             * (GPUs; the CPU for m <= 8): each x element is off by at most scale / 2 */
             for (int64_t b0 = 0; gpu && b0 < k; b0 += 32) {
                 double amax = 0, sw = 0;
                 for (int64_t i = b0; i < b0 + 32 && i < k; i++) {

@@ -184,6 +184,22 @@ WK_FP_FN float wk_qb_q8_k_elem(const uint8_t *b, int e)
     return (float)wk_qb_i8(b[4 + e]) * wk_fp_from_bits(wk_qb_u32(b));
 }
 
+/* The int8 grid of a block of 32 activations with maximum |x| amax (finite, >= 0), for the
+ * quantized dot products (ggml's q8 rule): d = amax / 127, code = round(x * sc * id), half away
+ * from zero, clamped to +-127. Normally sc = 1 and id = 1 / d. For amax below 2^-60 (blocks of
+ * subnormals, where 1 / d overflows) the grid is built on x * 2^64 (sc = 2^64, exact) and d is
+ * scaled back. The same operations as wk_q8_grid of kernels/quant.h (the GPU's), so the CPU
+ * (src/cpu/cpu_qdot.c) and the GPUs grid x identically. g[0] = d, g[1] = sc, g[2] = id. */
+WK_FP_FN void wk_qb_q8_grid(float amax, float *g)
+{
+    const int tiny = amax < 8.67361738e-19f; /* 2^-60 */
+    const float sc = tiny ? 1.84467441e19f : 1.0f; /* 2^64 */
+    const float ds = (amax * sc) / 127.0f;
+    g[0] = tiny ? ds * 5.42101086e-20f : ds; /* 2^-64 */
+    g[1] = sc;
+    g[2] = amax > 0.0f ? 1.0f / ds : 0.0f;
+}
+
 /* Element e of the block at b of type qt (a wk_qtype value); 0 for an unknown type (the front
  * end never passes one). */
 #define WK_QB_CASE_ELEM(E, n, id, el, by) case id: return wk_qb_##n##_elem(b, e);

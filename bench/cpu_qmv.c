@@ -1,0 +1,108 @@
+/* cpu_qmv.c: the CPU's quantized matrix-vector product of decode (wk_qmatmul with x of 1 or 8 rows
+ * against a GGML block-quantized W (n, k)), microseconds per call (a benchmark, not a test).
+ * Shapes: the three of a llama-style layer, W (n, k) = (4096, 14336), (14336, 4096),
+ * (4096, 4096), for Q4_0, Q8_0, Q4_K, Q6_K (or those named on the command line: q4_0 ...).
+ * It calls the CPU backend's qmatmul on host buffers (no storage allocation in the timing), on
+ * the path WICK_CPU_QDOT selects (default: the best this CPU runs; exact: the float path).
+ * W: random bytes with each block's scales set to small f16 values (the timing does not depend on
+ * the values). Each time is the minimum over rounds (default 5; --rounds R) of the mean of enough
+ * calls for about 0.1 s, after one warm-up call: the machine is shared, the minimum is the least
+ * disturbed figure. Threads: OMP_NUM_THREADS.
+ * Build: cmake --build BUILD --target wick_cpu_qmv;  run: OMP_NUM_THREADS=2 BUILD/wick_cpu_qmv */
+#include "cpu/cpu_ops.h"
+#include "cpu/cpu_qdot.h"
+#include "cpu/cpu_qdot_types.h"
+#include "wick.h"
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Random W of qt with sane scales: d = 2^-6 and min 2^-8 (f16), q8_k d = 2^-6 (f32). */
+static uint8_t *make_w(wk_qtype qt, int64_t n, int64_t k, size_t *bytes)
+{
+    const qd_type ty = qd_type_of((int)qt);
+    const int64_t nb = n * k / wk_qtype_block_elems(qt);
+    *bytes = (size_t)nb * (size_t)ty.bytes;
+    uint8_t *w = malloc(*bytes);
+    if (!w)
+        return NULL;
+    uint64_t st = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < *bytes; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (uint8_t)(st >> 56);
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        uint8_t *p = w + b * ty.bytes;
+        if (ty.sgn && ty.sub == 8) {
+            const float d = 0.015625f;
+            memcpy(p, &d, 4);
+        } else {
+            p[ty.dof] = 0x00, p[ty.dof + 1] = 0x24; /* 2^-6 */
+            if (ty.eof >= 0)
+                p[ty.eof] = 0x00, p[ty.eof + 1] = 0x1C; /* 2^-8 */
+        }
+    }
+    return w;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = 5;
+    wk_qtype qts[16];
+    int nq = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            rounds = atoi(argv[++i]);
+            continue;
+        }
+        for (int q = 0; q < 40; q++)
+            if (wk_qtype_block_elems((wk_qtype)q) > 1 && !strcmp(argv[i], wk_qtype_name((wk_qtype)q)))
+                qts[nq++] = (wk_qtype)q;
+    }
+    if (!nq) {
+        qts[0] = WK_QTYPE_Q4_0, qts[1] = WK_QTYPE_Q8_0, qts[2] = WK_QTYPE_Q4_K, qts[3] = WK_QTYPE_Q6_K;
+        nq = 4;
+    }
+    static const int64_t shapes[3][2] = {{4096, 14336}, {14336, 4096}, {4096, 4096}};
+    printf("path %s, %d threads, min over %d rounds\n", wk_cpu_qdot_name(wk_cpu_qdot_path()),
+           omp_get_max_threads(), rounds);
+    printf("%-6s %6s %6s %2s %12s %8s\n", "type", "n", "k", "m", "us/call", "GB/s(W)");
+    for (int q = 0; q < nq; q++)
+        for (int s = 0; s < 3; s++)
+            for (int m = 1; m <= 8; m += 7) {
+                const int64_t n = shapes[s][0], k = shapes[s][1];
+                size_t wb;
+                uint8_t *w = make_w(qts[q], n, k, &wb);
+                float *x = malloc((size_t)(m * k) * sizeof *x), *out = malloc((size_t)(m * n) * sizeof *out);
+                if (!w || !x || !out)
+                    return 1;
+                for (int64_t i = 0; i < m * k; i++)
+                    x[i] = (float)((i * 7919) % 2001 - 1000) * 1e-3f;
+                double t0 = now();
+                wk_cpu_qmatmul(NULL, qts[q], WK_DTYPE_F32, out, x, m, w, n, k);
+                const double one = now() - t0;
+                const int calls = one > 0.1 ? 1 : (int)(0.1 / (one > 1e-6 ? one : 1e-6)) + 1;
+                double best = 1e30;
+                for (int r = 0; r < rounds; r++) {
+                    t0 = now();
+                    for (int c = 0; c < calls; c++)
+                        wk_cpu_qmatmul(NULL, qts[q], WK_DTYPE_F32, out, x, m, w, n, k);
+                    const double t = (now() - t0) / calls;
+                    best = t < best ? t : best;
+                }
+                printf("%-6s %6lld %6lld %2d %12.1f %8.1f\n", wk_qtype_name(qts[q]), (long long)n,
+                       (long long)k, m, best * 1e6, (double)wb / best * 1e-9);
+                fflush(stdout);
+                free(w), free(x), free(out);
+            }
+    return 0;
+}
