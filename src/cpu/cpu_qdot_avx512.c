@@ -136,24 +136,12 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
         for (int64_t j = j0; j < j1; j += 16)                                     \
             group(jb, id, j, j1);                                                 \
     }
-QD_ROWS(2) QD_ROWS(3) QD_ROWS(6) QD_ROWS(7) QD_ROWS(8) QD_ROWS(9)
-QD_ROWS(10) QD_ROWS(11) QD_ROWS(12) QD_ROWS(13) QD_ROWS(14) QD_ROWS(15)
+WK_QDOT_SIMD_TYPES(QD_ROWS)
 
 void wk_qdot_rows_avx512(const wk_qdot_job *jb, int64_t j0, int64_t j1)
 {
     switch (jb->qt) {
-    case 2: rows_2(jb, j0, j1); break;
-    case 3: rows_3(jb, j0, j1); break;
-    case 6: rows_6(jb, j0, j1); break;
-    case 7: rows_7(jb, j0, j1); break;
-    case 8: rows_8(jb, j0, j1); break;
-    case 9: rows_9(jb, j0, j1); break;
-    case 10: rows_10(jb, j0, j1); break;
-    case 11: rows_11(jb, j0, j1); break;
-    case 12: rows_12(jb, j0, j1); break;
-    case 13: rows_13(jb, j0, j1); break;
-    case 14: rows_14(jb, j0, j1); break;
-    case 15: rows_15(jb, j0, j1); break;
+        WK_QDOT_SIMD_TYPES(WK_QDOT_CASE)
     default: wk_qdot_rows_scalar(jb, j0, j1); break;
     }
 }

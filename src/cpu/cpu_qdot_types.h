@@ -12,6 +12,14 @@
 #include "quant_blocks.h"
 #include <stdint.h>
 
+/* The block types (their wk_qtype values, as qd_type_of numbers them) that the SIMD paths take;
+ * WK_QDOT_CASE is a switch case calling that path's rows_<id>(jb, j0, j1). */
+#define WK_QDOT_SIMD_TYPES(X) X(2) X(3) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define WK_QDOT_CASE(id) \
+    case id:             \
+        rows_##id(jb, j0, j1); \
+        break;
+
 /* d and e are read at byte offsets dof / eof of the block: an f16 (q8_k: d an f32), e negated
  * for the K types (e = -dmin); eof < 0: no min term. ints: 0 S = 1 (and N = 1 for the affine
  * q4_1, q5_1), 1 one S, N per sub-block (q4_k, q5_k), 2 one S (and N) per half (q2_k, q3_k,
