@@ -37,30 +37,22 @@ bool wk_comm_reducible(wk_dtype dt) { return wk_dtype_valid(dt) && dt != WK_DTYP
         }                                                                           \
     } while (0)
 
-/* One step on widened values: the same function for f32, f64 and the narrow floats. */
-static inline double fstep(double a, double b, wk_reduce_op op)
-{
-    switch (op) {
-    case WK_REDUCE_SUM:
-    case WK_REDUCE_AVG: return a + b;
-    case WK_REDUCE_PROD: return a * b;
-    case WK_REDUCE_MIN: return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
-    case WK_REDUCE_MAX: return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
+/* One step of op in T: fstep (double: f64 and the narrow floats, widened), fstepf (f32). */
+#define DEF_FSTEP(NAME, T)                                                          \
+    static inline T NAME(T a, T b, wk_reduce_op op)                                 \
+    {                                                                               \
+        switch (op) {                                                               \
+        case WK_REDUCE_SUM:                                                         \
+        case WK_REDUCE_AVG: return a + b;                                           \
+        case WK_REDUCE_PROD: return a * b;                                          \
+        case WK_REDUCE_MIN: return isnan(a) || isnan(b) ? (T)NAN : b < a ? b : a;   \
+        case WK_REDUCE_MAX: return isnan(a) || isnan(b) ? (T)NAN : b > a ? b : a;   \
+        }                                                                           \
+        return a;                                                                   \
     }
-    return a;
-}
-
-static inline float fstepf(float a, float b, wk_reduce_op op)
-{
-    switch (op) {
-    case WK_REDUCE_SUM:
-    case WK_REDUCE_AVG: return a + b;
-    case WK_REDUCE_PROD: return a * b;
-    case WK_REDUCE_MIN: return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
-    case WK_REDUCE_MAX: return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
-    }
-    return a;
-}
+DEF_FSTEP(fstep, double)
+DEF_FSTEP(fstepf, float)
+#undef DEF_FSTEP
 
 #define NARROW_LOOP(T, TO_F32, FROM_F32)                                            \
     do {                                                                            \
