@@ -307,19 +307,24 @@ static wk_status finish_init(wk_comm **cs, int n, nc_lib *L)
     return s;
 }
 
+/* A fresh NCCL unique id. */
+static wk_status new_id(const nc_lib *L, nc_unique_id *id)
+{
+    memset(id, 0, sizeof *id);
+    nc_result r = L->api.GetUniqueId(id);
+    return r == NC_SUCCESS ? WK_OK : nc_fail(L, NULL, r, "ncclGetUniqueId", 0);
+}
+
 wk_status wk_comm_nccl_unique_id(wk_comm_id *out, wk_backend_kind kind)
 {
     nc_lib *L = NULL;
     wk_status s = lib_check(&L, kind, "wk_comm_unique_id");
-    if (s != WK_OK)
-        return s;
     nc_unique_id id;
-    memset(&id, 0, sizeof id);
-    nc_result r = L->api.GetUniqueId(&id);
-    if (r != NC_SUCCESS)
-        return nc_fail(L, NULL, r, "ncclGetUniqueId", 0);
-    memcpy(out->bytes, id.internal, sizeof id.internal);
-    return WK_OK;
+    if (s == WK_OK)
+        s = new_id(L, &id);
+    if (s == WK_OK)
+        memcpy(out->bytes, id.internal, sizeof id.internal);
+    return s;
 }
 
 static wk_status nc_init_rank(wk_comm *c, const wk_comm_id *id)
@@ -355,13 +360,11 @@ static wk_status nc_init_all(wk_comm **cs, int n)
 {
     nc_lib *L = NULL;
     wk_status s = lib_check(&L, cs[0]->dev->kind, "wk_comm_init_all");
+    nc_unique_id id;
+    if (s == WK_OK)
+        s = new_id(L, &id);
     if (s != WK_OK)
         return s;
-    nc_unique_id id;
-    memset(&id, 0, sizeof id);
-    nc_result r = L->api.GetUniqueId(&id);
-    if (r != NC_SUCCESS)
-        return nc_fail(L, NULL, r, "ncclGetUniqueId", 0);
     for (int i = 0; i < n && s == WK_OK; i++) {
         nc_rank *nr = wk_calloc(1, sizeof *nr);
         if (!nr)
@@ -374,7 +377,7 @@ static wk_status nc_init_all(wk_comm **cs, int n)
         L->api.GroupStart();
         for (int i = 0; i < n && s == WK_OK; i++)
             s = start_init(cs[i], L, &id);
-        r = L->api.GroupEnd();
+        const nc_result r = L->api.GroupEnd();
         if (s == WK_OK && r != NC_SUCCESS && r != NC_IN_PROGRESS)
             s = nc_fail(L, NULL, r, "ncclGroupEnd (init)", 0);
         if (s == WK_OK)
