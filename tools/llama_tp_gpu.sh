@@ -9,7 +9,7 @@
 #      nvidia-nccl-cu12 (python3 -c "import nvidia.nccl"), else the loader's search path;
 #   3. tests/models/llama_tp.py on the small TP-shaped model: cuda:0 vs cuda:0,cuda:1 (logits of
 #      48 rows and 16 greedy tokens, 8 weight types; bound LLAMA_TP_BOUND (default 1e-5) + 2 e_q,
-#      e_q the measured distance of the one-GPU run to the CPU's, which does not quantize
+#      e_q the measured distance of the one-GPU run to the CPU's with WICK_CPU_QDOT=exact, which does not quantize
 #      activations to 8 bits as the GPUs' decode steps do: a reordered sum that moves a value
 #      across a step of that grid moves the result by up to a step);
 #   4. the Llama-3-8B-shaped Q4_0 GGUF (LLAMA_TP_MODEL if set, else made once by

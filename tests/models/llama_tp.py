@@ -24,7 +24,8 @@ Checks, for each type:
     docs/semantics.md), and a reordered sum that moves a value across a rounding step of that
     grid moves the result by up to a step: the bound is then BOUND + 2 e_q per type, e_q the
     measured effect of that quantization on this model (the one-GPU run against the --qref
-    device, which does not quantize activations: both GPU runs lie within about e_q of it);
+    device run with WICK_CPU_QDOT=exact, which does not quantize activations: both GPU runs lie
+    within about e_q of it);
   - 16 greedy tokens equal those of the one-device run;
   - a type whose K-quant Wo does not split 4 ways (128 columns < a 256-block) is refused with
     a message naming the tensor and the block boundary, exit status 1.
@@ -73,14 +74,15 @@ def generate(d):
         f.write(h.hexdigest()[:16] + "\n")
 
 
-def run(binary, path, devices, extra):
+def run(binary, path, devices, extra, env=None):
     flag = "--devices" if "," in devices else "--device"
     cmd = [binary, path, flag, devices] + extra
-    return cmd, subprocess.run(cmd, capture_output=True, text=True)
+    return cmd, subprocess.run(cmd, capture_output=True, text=True,
+                               env=None if env is None else {**os.environ, **env})
 
 
-def run_ok(binary, path, devices, extra):
-    cmd, r = run(binary, path, devices, extra)
+def run_ok(binary, path, devices, extra, env=None):
+    cmd, r = run(binary, path, devices, extra, env)
     if r.returncode != 0:
         if "WK_ERR_NO_DEVICE" in r.stderr:
             print(f"SKIP: {devices}: {r.stderr.strip()}")
@@ -91,12 +93,12 @@ def run_ok(binary, path, devices, extra):
     return r.stdout
 
 
-def logits(args, path, devices, tag):
+def logits(args, path, devices, tag, env=None):
     ids = np.load(os.path.join(args.dir, "ids.npy"))
     out = os.path.join(args.dir, f"logits_{tag}.f32")
     if run_ok(args.bin, path, devices, ["--prompt", " ".join(map(str, ids[:N_PROMPT])),
                                         "--force", " ".join(map(str, ids[N_PROMPT:])),
-                                        "--logits", out]) is None:
+                                        "--logits", out], env) is None:
         return None
     return np.fromfile(out, np.float32).reshape(N_PROMPT + N_FORCE, CFG["vocab"])
 
@@ -151,7 +153,8 @@ def main():
         scale = np.abs(one).max(1)
         bound, eq = a.bound, 0.0
         if a.qref:
-            q = logits(a, path, a.qref, f"{t}_q")
+            # the reference without activation quantization (the CPU's float path)
+            q = logits(a, path, a.qref, f"{t}_q", {"WICK_CPU_QDOT": "exact"})
             if q is None:
                 fails += 1
                 continue
