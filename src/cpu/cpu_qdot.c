@@ -14,6 +14,17 @@
 static int g_path = WK_QDOT_SCALAR;
 static pthread_once_t g_path_once = PTHREAD_ONCE_INIT;
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+/* F16C (cpuid leaf 1, ecx bit 29): asked of cpuid, as clang's __builtin_cpu_supports does not
+ * know "f16c" */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u);
+}
+#endif
+
 int wk_cpu_qdot_can(int path)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -23,7 +34,7 @@ int wk_cpu_qdot_can(int path)
                __builtin_cpu_supports("avx512vnni");
     if (path == WK_QDOT_AVX2)
         return wk_qdot_avx2_built && __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("f16c");
+               has_f16c();
 #endif
     return path == WK_QDOT_EXACT || path == WK_QDOT_SCALAR;
 }
