@@ -30,6 +30,16 @@ static double now_us(void)
         }                                                                                    \
     } while (0)
 
+/* One in-place f32 sum of count elements on every rank, issued as one group. */
+static wk_status all_reduce_all(wk_comm **comms, wk_storage **x, int n, size_t count)
+{
+    wk_status s = wk_comm_group_start();
+    for (int r = 0; r < n && s == WK_OK; r++)
+        s = wk_comm_all_reduce(comms[r], x[r], 0, x[r], 0, count, WK_REDUCE_SUM);
+    const wk_status e = wk_comm_group_end();
+    return s != WK_OK ? s : e;
+}
+
 int main(int argc, char **argv)
 {
     const char *backend = "cuda";
@@ -77,10 +87,7 @@ int main(int argc, char **argv)
         double best = 1e300, sum = 0;
         for (int it = 0; it < warm + iters; it++) {
             double t0 = now_us();
-            CHECK(wk_comm_group_start());
-            for (int r = 0; r < n; r++)
-                CHECK(wk_comm_all_reduce(comms[r], x[r], 0, x[r], 0, count, WK_REDUCE_SUM));
-            CHECK(wk_comm_group_end());
+            CHECK(all_reduce_all(comms, x, n, count));
             for (int r = 0; r < n; r++)
                 CHECK(wk_comm_synchronize(comms[r]));
             double t = now_us() - t0;
@@ -93,10 +100,7 @@ int main(int argc, char **argv)
         /* as nccl-tests measures: iters calls back to back, one synchronize, the mean time */
         double t0 = now_us();
         for (int it = 0; it < iters; it++) {
-            CHECK(wk_comm_group_start());
-            for (int r = 0; r < n; r++)
-                CHECK(wk_comm_all_reduce(comms[r], x[r], 0, x[r], 0, count, WK_REDUCE_SUM));
-            CHECK(wk_comm_group_end());
+            CHECK(all_reduce_all(comms, x, n, count));
         }
         for (int r = 0; r < n; r++)
             CHECK(wk_comm_synchronize(comms[r]));
