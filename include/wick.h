@@ -456,6 +456,16 @@ WK_API wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, cons
                                      const wk_storage *k, const wk_layout *lk,
                                      const wk_storage *v, const wk_layout *lv, float scale,
                                      int causal);
+/* wk_decode_attention with the key counts in device memory, for graph replay (the counts can
+ * change between replays): lens (u32, one element per batch entry, read through ll, rank 1 of
+ * B, on q's device) gives batch entry b its key count L_b with Lq <= L_b <= Lk, where k and v
+ * span the whole cache (Lk rows); rows L_b.. are never read. causal: query i of batch entry b
+ * sits at position L_b - Lq + i. A count outside [Lq, Lk] fails with
+ * WK_ERR_INDEX_OUT_OF_RANGE (on a GPU at the next synchronizing call, as ids do) and that
+ * entry's rows of out are undefined. */
+WK_API wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q,
+        const wk_layout *lq, const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+        const wk_layout *lv, const wk_storage *lens, const wk_layout *ll, float scale, int causal);
 
 /* ---------------------------------------------------------------- graphs */
 /* Capture and replay (docs/semantics.md, "Graphs"). wk_graph_begin(dev) opens a capture: every

@@ -33,6 +33,7 @@ struct attn_geom {
     int64_t nsplit, span;        /* splits and keys per split (a multiple of ATTN_CHUNK) */
     int64_t nq;                  /* queries per kv head: (hq / hkv) * lq */
     int64_t causal, vec;
+    int64_t lstride; /* elements between entries of lens */
 };
 
 #define ATTN_CHUNK WK_BLOCK /* keys per step: one per thread */
@@ -92,7 +93,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                       const typename wk_t<KD>::S *__restrict__ k,
                       const typename wk_t<KD>::S *__restrict__ v, float *__restrict__ po,
                       float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
-                      float scale)
+                      float scale, const uint32_t *__restrict__ lens, uint32_t *word)
 {
     typedef typename wk_t<KD>::S KS;
     const int VE = 16 / (int)sizeof(KS);
@@ -116,13 +117,24 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         }
         qs[qi][e] = x;
     }
+    /* this entry's key count: lens[b] (checked: outside [Lq, Lk] it is recorded once and the
+     * block does no work) or Lk */
+    int64_t nk = g.lk;
+    if (lens) {
+        nk = (int64_t)lens[b * g.lstride];
+        if (nk < g.lq || nk > g.lk) {
+            if (t == 0 && split == 0 && hk == 0 && blockIdx.z == 0)
+                wk_kerr(word, WK_KERR_DECODE_ATTENTION, (uint64_t)nk);
+            nk = 0;
+        }
+    }
     int64_t lim[QB]; /* keys j < lim[qi] are visible to query qi */
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
         const int64_t gq = gq0 + qi;
-        lim[qi] = gq >= g.nq ? 0 : g.causal ? g.lk - g.lq + gq % g.lq + 1 : g.lk;
+        lim[qi] = gq >= g.nq || nk == 0 ? 0 : g.causal ? nk - g.lq + gq % g.lq + 1 : nk;
     }
-    const int64_t js = split * g.span, je = js + g.span < g.lk ? js + g.span : g.lk;
+    const int64_t js = split * g.span, je = js + g.span < nk ? js + g.span : nk;
     const int DG = (D + VE - 1) / VE, KL = WK_BLOCK / DG;
     const int dg = t % DG, kl = t / DG;
     const typename wk_t<KD>::S *kb = k + b * g.ks[0] + hk * g.ks[1];
@@ -255,10 +267,10 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
 #define ATTN_PART(QN, QD, KN, KD, QB)                                                           \
     WK_KERNEL attn_part_##QN##_##KN##_##QB(const void *q, const void *k, const void *v,         \
                                            float *po, float *pm, float *pl, attn_geom g,        \
-                                           float scale)                                         \
+                                           float scale, const uint32_t *lens, uint32_t *word)   \
     {                                                                                           \
         attn_part<QD, KD, QB>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,                   \
-                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale);                    \
+                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word);        \
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
     ATTN_PART(QN, QD, KN, KD, 1) ATTN_PART(QN, QD, KN, KD, 4) ATTN_PART(QN, QD, KN, KD, 8)

@@ -13,7 +13,12 @@
  *     rounded at 2^-24, whose errors grow like sqrt(D + Lk) 2^-24 ~ 4e-6 relative (1.6e-11
  *     squared), bounded with a wide margin by 1e-8 (worst case, all errors aligned:
  *     (D + Lk) 2^-24 ~ 3e-4, 1e-7 squared: the margin is not that);
- *   - a NaN in q gives NaN in its row only. */
+ *   - a NaN in q gives NaN in its row only;
+ *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
+ *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
+ *     through a strided offset layout; each entry compared with the float64 reference on its
+ *     first L_b rows (a (1, Hkv, L_b, D) view), same bound. Rows L_b .. Lk - 1 of k and v hold
+ *     NaN, so reading any of them would make the output NaN. */
 #include "ref_attn.h"
 #include "testlib.h"
 #include <math.h>
@@ -76,8 +81,11 @@ typedef struct acase {
 } acase;
 
 /* q: a permuted (B, Lq, Hq, D) tensor viewed as (B, Hq, Lq, D); k, v: (B, Hkv, Lmax, D) caches
- * (Lmax = lk + 3, k at offset 0, v at offset D) viewed as (B, Hkv, Lk, D). */
-static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c, int nan_row)
+ * (Lmax = lk + 3, k at offset 0, v at offset D) viewed as (B, Hkv, Lk, D). lens (B counts, or
+ * NULL): through wk_decode_attention_lens, rows lens[b] .. Lk - 1 of k and v set to NaN, the
+ * reference run per entry on its first lens[b] rows. */
+static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
+                          int nan_row, const uint32_t *lens)
 {
     const int64_t lmax = c->lk + 3;
     const size_t nqe = (size_t)(c->b * c->lq * c->hq * c->d);
@@ -86,7 +94,7 @@ static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c
     double *hq = malloc(nqe * sizeof(double)), *hk = malloc(nce * sizeof(double));
     double *hv = malloc(nce * sizeof(double)), *got = malloc(no * sizeof(double));
     double *want = malloc(no * sizeof(double));
-    wk_storage *q = NULL, *k = NULL, *v = NULL, *o = NULL;
+    wk_storage *q = NULL, *k = NULL, *v = NULL, *o = NULL, *ls = NULL;
     if (!TEST_CHECK(hq && hk && hv && got && want, "out of host memory"))
         goto out;
     for (size_t i = 0; i < nqe; i++)
@@ -97,6 +105,14 @@ static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c
     }
     if (nan_row)
         hq[3] = NAN; /* element 3 of (b 0, token 0, head 0) */
+    for (int64_t b = 0; lens && b < c->b; b++) /* rows past the count: never to be read */
+        for (int64_t h = 0; h < c->hkv; h++)
+            for (int64_t j = lens[b]; j < c->lk; j++)
+                for (int64_t e = 0; e < c->d; e++) {
+                    const int64_t o0 = ((b * c->hkv + h) * lmax + j) * c->d + e;
+                    hk[o0] = NAN;
+                    hv[o0 + c->d] = NAN;
+                }
     q = testlib_upload_f64(dev, qdt, hq, nqe);
     k = testlib_upload_f64(dev, kvdt, hk, nce);
     v = testlib_upload_f64(dev, kvdt, hv, nce);
@@ -113,13 +129,39 @@ static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c
     wk_layout lv = lk;
     lv.offset = c->d;
     const float scale = 1.0f / sqrtf((float)c->d);
-    if (!TEST_EQ_STATUS(wk_decode_attention(&o, q, &lq, k, &lk, v, &lv, scale, c->causal), WK_OK) ||
-        testlib_download_f64(got, no, o))
+    wk_status st;
+    if (lens) {
+        /* counts at elements 1, 3, .. of a u32 array: a strided, offset layout */
+        uint32_t hl[2 * 8 + 1] = {0};
+        for (int64_t b = 0; b < c->b; b++)
+            hl[1 + 2 * b] = lens[b];
+        const wk_layout ll = {.rank = 1, .dims = {c->b}, .strides = {2}, .offset = 1};
+        ls = testlib_upload(dev, WK_DTYPE_U32, hl, (size_t)(2 * c->b + 1));
+        if (!ls)
+            goto out;
+        st = wk_decode_attention_lens(&o, q, &lq, k, &lk, v, &lv, ls, &ll, scale, c->causal);
+    } else {
+        st = wk_decode_attention(&o, q, &lq, k, &lk, v, &lv, scale, c->causal);
+    }
+    if (!TEST_EQ_STATUS(st, WK_OK) || testlib_download_f64(got, no, o))
         goto out;
-    /* the reference reads f64 copies of the stored values through the same layouts */
-    if (!TEST_EQ_STATUS(ref_decode_attention(want, WK_DTYPE_F64, WK_DTYPE_F64, hq, &lq, hk, &lk,
-                                             hv, &lv, (double)scale, c->causal), WK_OK))
-        goto out;
+    /* the reference reads f64 copies of the stored values through the same layouts (with lens:
+     * entry b alone, its first lens[b] rows) */
+    for (int64_t b = 0; b < (lens ? c->b : 1); b++) {
+        wk_layout rq = lq, rk = lk, rv = lv;
+        if (lens) {
+            rq.dims[0] = rk.dims[0] = rv.dims[0] = 1;
+            rq.offset += b * lq.strides[0];
+            rk.offset += b * lk.strides[0];
+            rv.offset += b * lv.strides[0];
+            rk.dims[2] = rv.dims[2] = lens[b];
+        }
+        const size_t ob = lens ? (size_t)(b * c->hq * c->lq * c->d) : 0;
+        if (!TEST_EQ_STATUS(ref_decode_attention(want + ob, WK_DTYPE_F64, WK_DTYPE_F64, hq, &rq,
+                                                 hk, &rk, hv, &rv, (double)scale, c->causal),
+                            WK_OK))
+            goto out;
+    }
     double num = 0, den = 0;
     int nan_bad = 0;
     for (size_t i = 0; i < no; i++) {
@@ -137,12 +179,15 @@ static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c
     const double u = unit_roundoff(qdt), bound = u * u + 1e-8;
     const double e = den > 0 ? num / den : num;
     TEST_CHECK(e <= bound && !nan_bad,
-               "%s: q %s kv %s B=%lld Hq=%lld Hkv=%lld Lq=%lld Lk=%lld D=%lld causal=%d%s: "
-               "nmse %.3g (bound %.3g)%s", wk_device_name(dev), wk_dtype_name(qdt),
+               "%s: q %s kv %s B=%lld Hq=%lld Hkv=%lld Lq=%lld Lk=%lld D=%lld causal=%d%s "
+               "lens %lld,%lld: nmse %.3g (bound %.3g)%s", wk_device_name(dev), wk_dtype_name(qdt),
                wk_dtype_name(kvdt), (long long)c->b, (long long)c->hq, (long long)c->hkv,
                (long long)c->lq, (long long)c->lk, (long long)c->d, c->causal,
-               nan_row ? " nan row" : "", e, bound, nan_bad ? " (NaN misplaced)" : "");
+               nan_row ? " nan row" : "", lens ? (long long)lens[0] : -1LL,
+               lens && c->b > 1 ? (long long)lens[1] : -1LL, e, bound,
+               nan_bad ? " (NaN misplaced)" : "");
 out:
+    wk_storage_free(ls);
     wk_storage_free(o);
     wk_storage_free(q);
     wk_storage_free(k);
@@ -152,6 +197,28 @@ out:
     free(hv);
     free(got);
     free(want);
+}
+
+static void ref_case(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c, int nan_row)
+{
+    ref_case_lens(dev, qdt, kvdt, c, nan_row, NULL);
+}
+
+/* wk_decode_attention_lens: B = 2, each shape with several pairs of counts */
+static void lens_cases(wk_device *dev, wk_dtype qdt, wk_dtype kvdt)
+{
+    static const struct {
+        acase c;
+        uint32_t lens[3][2];
+    } lc[] = {
+        {{2, 8, 2, 1, 700, 128, 1}, {{1, 700}, {257, 300}, {700, 699}}},
+        {{2, 8, 2, 4, 600, 64, 1}, {{4, 600}, {333, 5}, {600, 4}}},
+        {{2, 4, 4, 4, 300, 80, 0}, {{4, 299}, {150, 300}, {37, 38}}},
+        {{2, 8, 2, 1, 40, 7, 0}, {{1, 40}, {39, 2}, {20, 20}}},
+    };
+    for (size_t i = 0; i < sizeof lc / sizeof lc[0]; i++)
+        for (int j = 0; j < 3; j++)
+            ref_case_lens(dev, qdt, kvdt, &lc[i].c, 0, lc[i].lens[j]);
 }
 
 int main(void)
@@ -174,6 +241,10 @@ int main(void)
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                     ref_case(dev, dts[a], dts[b], &cases[c], 0);
         ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+        for (int a = 0; a < 3; a++)
+            lens_cases(dev, dts[a], dts[a]);
+        lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
+        lens_cases(dev, WK_DTYPE_F16, WK_DTYPE_F32);
         wk_device_close(dev);
     }
     return testlib_summary();

@@ -1,7 +1,9 @@
-/* test_bad_attn.c: every error path of wk_decode_attention (src/core/api_attn.c) with its exact
- * status, on the CPU (the front end checks once for every backend), plus the valid edge cases
- * next to them (empty batch, Lq = Lk, a cache view with a row stride). A failed call writes no
- * output. */
+/* test_bad_attn.c: every error path of wk_decode_attention and wk_decode_attention_lens
+ * (src/core/api_attn.c) with its exact status, on the CPU (the front end checks once for every
+ * backend), plus the valid edge cases next to them (empty batch, Lq = Lk, a cache view with a
+ * row stride). A failed call writes no output. The key counts of the lens variant (values, not
+ * shapes) are checked by the backend: on the CPU at the call, on a GPU device at the next
+ * synchronize (WK_ERR_INDEX_OUT_OF_RANGE both), for a count of 0, Lq - 1 and Lk + 1. */
 #include "testlib.h"
 #include <math.h>
 #include <stdlib.h>
@@ -92,6 +94,48 @@ int main(void)
     TEST_EQ_INT(e ? wk_storage_len(e) : 0, 2 * 5 * 64);
     wk_storage_free(e);
 
+    /* lens: NULL operand or layout, layout past its storage, rank, length, dtype */
+    uint32_t hl[3] = {10, 10, 10};
+    wk_storage *lens = testlib_upload(cpu, WK_DTYPE_U32, hl, 3);
+    wk_storage *lens_i32 = testlib_upload(cpu, WK_DTYPE_I32, hl, 3);
+    wk_layout ll1 = testlib_layout1(1), ll4 = testlib_layout1(4), ll3 = testlib_layout1(3);
+    wk_layout ll2d = testlib_layout2(1, 1);
+    const wk_layout lkf = lay(1, 2, 10, 64);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, NULL, &ll1, sc, 1),
+                   WK_ERR_INVALID_ARGUMENT);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, lens, NULL, sc, 1),
+                   WK_ERR_INVALID_ARGUMENT);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, lens, &ll4, sc, 1),
+                   WK_ERR_LAYOUT);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, lens, &ll2d, sc, 1),
+                   WK_ERR_SHAPE);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, lens, &ll3, sc, 1),
+                   WK_ERR_SHAPE);
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, lens_i32, &ll1, sc, 1),
+                   WK_ERR_DTYPE);
+    /* counts outside [Lq, Lk] = [1, 10] (0, 11) and [2, 10] for two query tokens (1) */
+    static const uint32_t badc[3] = {0, 11, 1};
+    static const int64_t badq[3] = {1, 1, 2};
+    for (int i = 0; i < 3; i++) {
+        wk_storage *lb = testlib_upload(cpu, WK_DTYPE_U32, &badc[i], 1);
+        wk_layout lqi = lay(1, 8, badq[i], 64);
+        wk_storage *qi = zeros(WK_DTYPE_F32, (size_t)(8 * badq[i] * 64));
+        TEST_EQ_STATUS(wk_decode_attention_lens(&o, qi, &lqi, k, &lkf, v, &lkf, lb, &ll1, sc, 1),
+                       WK_ERR_INDEX_OUT_OF_RANGE);
+        wk_storage_free(qi);
+        wk_storage_free(lb);
+    }
+    TEST_CHECK(o == (wk_storage *)0x1, "a failed lens call wrote its output");
+    /* valid: count Lk and count Lq */
+    for (int i = 0; i < 2; i++) {
+        wk_storage *lb = testlib_upload(cpu, WK_DTYPE_U32, (const uint32_t[]){i ? 1u : 10u}, 1);
+        TEST_EQ_STATUS(wk_decode_attention_lens(&e, q, &lq, k, &lkf, v, &lkf, lb, &ll1, sc, 1),
+                       WK_OK);
+        wk_storage_free(e);
+        e = NULL;
+        wk_storage_free(lb);
+    }
+
     /* another device, when one exists */
     const char *specs[TESTLIB_MAX_DEVICES];
     const int nd = testlib_devices(specs);
@@ -107,6 +151,31 @@ int main(void)
         if (TEST_EQ_STATUS(wk_storage_zeros(&gq, g, WK_DTYPE_F32, 8 * 64), WK_OK))
             TEST_EQ_STATUS(wk_decode_attention(&o, gq, &lq, k, &lk, v, &lk, sc, 1),
                            WK_ERR_DEVICE_MISMATCH);
+        /* lens on another device than q */
+        wk_storage *gl = testlib_upload(g, WK_DTYPE_U32, hl, 1);
+        TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lkf, v, &lkf, gl, &ll1, sc, 1),
+                       WK_ERR_DEVICE_MISMATCH);
+        /* counts out of range on the device: the call is queued, the next synchronize reports
+         * it (and clears it); Lk + 1 must not be read past the cache (the simt device's guard
+         * zones and compute-sanitizer catch that) */
+        wk_storage *dq = testlib_upload_f64(g, WK_DTYPE_F32, (const double[256]){0}, 2 * 8 * 64);
+        wk_storage *dk = testlib_upload_f64(g, WK_DTYPE_F16, (const double[1280]){0}, 2 * 10 * 64);
+        for (int c = 0; c < 3; c++) {
+            wk_storage *lb = testlib_upload(g, WK_DTYPE_U32, &badc[c], 1);
+            wk_layout lqi = lay(1, 8, badq[c], 64);
+            wk_storage *oi = NULL;
+            if (dq && dk && lb &&
+                TEST_EQ_STATUS(wk_decode_attention_lens(&oi, dq, &lqi, dk, &lkf, dk, &lkf, lb, &ll1,
+                                                        sc, 1), WK_OK)) {
+                TEST_EQ_STATUS(wk_device_synchronize(g), WK_ERR_INDEX_OUT_OF_RANGE);
+                TEST_EQ_STATUS(wk_device_synchronize(g), WK_OK);
+            }
+            wk_storage_free(oi);
+            wk_storage_free(lb);
+        }
+        wk_storage_free(dq);
+        wk_storage_free(dk);
+        wk_storage_free(gl);
         wk_storage_free(gq);
         wk_device_close(g);
     }
@@ -116,6 +185,8 @@ int main(void)
     wk_storage_free(vb);
     wk_storage_free(qu8);
     wk_storage_free(big);
+    wk_storage_free(lens);
+    wk_storage_free(lens_i32);
     wk_device_close(cpu);
     return testlib_summary();
 }

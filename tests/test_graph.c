@@ -8,9 +8,14 @@
  *     bit-identical to eager on the new x, also after other storages were allocated and filled
  *     (the captured temporaries stay reserved); inside a capture a download, an upload, a
  *     synchronize and a nested begin fail with their statuses and the capture still ends and
- *     replays correctly; end without begin fails; 100 replays. */
+ *     replays correctly; end without begin fails; 100 replays;
+ *   - GPU: wk_decode_attention_lens (B = 2, f16, cache of 700 rows) captured once, the counts
+ *     rewritten in place (const_set) between replays: each replay bit-identical to the eager
+ *     call on the same counts, and different from the replay before (the counts are read at
+ *     replay time); a count past the cache reported at the next synchronize. */
 #include "testlib.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +158,73 @@ out:
     free(qb);
 }
 
+/* The lens variant under replay: out = attention with counts hl written into lens in place. */
+static void set_lens(wk_storage *lens, const uint32_t *hl)
+{
+    for (int b = 0; b < 2; b++) {
+        const wk_layout l = {.rank = 1, .dims = {1}, .strides = {1}, .offset = b};
+        TEST_EQ_STATUS(wk_const_set(lens, &l, &hl[b]), WK_OK);
+    }
+}
+
+static void lens_case(wk_device *dev)
+{
+    enum { LQN = 2 * 8 * 1 * 64, LKN = 2 * 2 * 700 * 64 };
+    const wk_layout lq = testlib_layout(4, (const int64_t[]){2, 8, 1, 64});
+    const wk_layout lk = testlib_layout(4, (const int64_t[]){2, 2, 700, 64});
+    const wk_layout ll = testlib_layout1(2);
+    static const uint32_t counts[4][2] = {{100, 700}, {1, 350}, {699, 2}, {700, 1}};
+    wk_storage *q = NULL, *k = NULL, *v = NULL, *lens = NULL, *o = NULL, *e = NULL;
+    wk_graph *g = NULL;
+    uint16_t got[LQN], want[LQN], prev[LQN];
+    if (!TEST_EQ_STATUS(wk_rand_uniform(&q, dev, WK_DTYPE_F16, LQN, -1, 1), WK_OK) ||
+        !TEST_EQ_STATUS(wk_rand_uniform(&k, dev, WK_DTYPE_F16, LKN, -1, 1), WK_OK) ||
+        !TEST_EQ_STATUS(wk_rand_uniform(&v, dev, WK_DTYPE_F16, LKN, -1, 1), WK_OK) ||
+        !(lens = testlib_upload(dev, WK_DTYPE_U32, counts[0], 2)))
+        goto out;
+    const wk_status bs = wk_graph_begin(dev);
+    if (bs == WK_ERR_NOT_SUPPORTED) {
+        printf("skip: lens replay: %s has no graphs\n", wk_device_name(dev));
+        goto out;
+    }
+    if (!TEST_EQ_STATUS(bs, WK_OK))
+        goto out;
+    TEST_EQ_STATUS(wk_decode_attention_lens(&o, q, &lq, k, &lk, v, &lk, lens, &ll, 0.125f, 1),
+                   WK_OK);
+    if (!TEST_EQ_STATUS(wk_graph_end(dev, &g), WK_OK) || !o)
+        goto out;
+    for (int c = 0; c < 4; c++) {
+        set_lens(lens, counts[c]);
+        if (!TEST_EQ_STATUS(wk_decode_attention_lens(&e, q, &lq, k, &lk, v, &lk, lens, &ll,
+                                                     0.125f, 1), WK_OK) ||
+            testlib_download(want, LQN, e))
+            goto out;
+        wk_storage_free(e);
+        e = NULL;
+        if (!TEST_EQ_STATUS(wk_graph_launch(g), WK_OK) || testlib_download(got, LQN, o))
+            goto out;
+        TEST_CHECK(memcmp(got, want, sizeof got) == 0, "lens replay %d (%u, %u) differs from "
+                   "eager", c, counts[c][0], counts[c][1]);
+        if (c > 0)
+            TEST_CHECK(memcmp(got, prev, sizeof got) != 0, "lens replay %d equals the replay "
+                       "before: the new counts were not read", c);
+        memcpy(prev, got, sizeof got);
+    }
+    const uint32_t bad[2] = {701, 5};
+    set_lens(lens, bad);
+    TEST_EQ_STATUS(wk_graph_launch(g), WK_OK);
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_ERR_INDEX_OUT_OF_RANGE);
+    TEST_EQ_STATUS(wk_device_synchronize(dev), WK_OK);
+out:
+    wk_graph_free(g);
+    wk_storage_free(e);
+    wk_storage_free(o);
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+    wk_storage_free(lens);
+}
+
 int main(void)
 {
     wk_device *cpu;
@@ -177,6 +249,7 @@ int main(void)
         if (wk_device_backend(dev) != WK_BACKEND_CPU) {
             TEST_EQ_STATUS(wk_graph_end(dev, NULL), WK_ERR_INVALID_ARGUMENT);
             gpu_case(dev, cpu);
+            lens_case(dev);
         }
         wk_device_close(dev);
     }

@@ -1,7 +1,9 @@
-/* api_attn.c: front end of wk_decode_attention (include/wick.h; rules in docs/semantics.md,
- * "Decode attention"). Checks every argument once, allocates the contiguous output and calls the
- * backend's attention entry. Order of the checks: NULL output, operands (NULL, layout), devices,
- * ranks and shapes, strides, dtypes, scale, then whether the op is defined and implemented. */
+/* api_attn.c: front end of wk_decode_attention and wk_decode_attention_lens (include/wick.h;
+ * rules in docs/semantics.md, "Decode attention"). Checks every argument once, allocates the
+ * contiguous output and calls the backend's attention entry. Order of the checks: NULL output,
+ * operands (NULL, layout), devices, ranks and shapes, strides, dtypes, scale, then whether the op
+ * is defined and implemented. The values of lens are the backend's to check (they may live in
+ * device memory and change between graph replays). */
 #include "api.h"
 #include <math.h>
 
@@ -44,20 +46,41 @@ static wk_status attn_shapes(const wk_layout *lq, const wk_layout *lk, const wk_
     return WK_OK;
 }
 
-wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_layout *lq,
-                              const wk_storage *k, const wk_layout *lk, const wk_storage *v,
-                              const wk_layout *lv, float scale, int causal)
+/* lens: rank 1 of B elements of u32 (its storage and device checked by the caller). */
+static wk_status attn_lens(const wk_storage *lens, const wk_layout *ll, const wk_layout *lq,
+                           const char *name)
 {
-    const char *name = "decode_attention";
+    if (ll->rank != 1 || ll->dims[0] != lq->dims[0])
+        return wk_err(WK_ERR_SHAPE, "%s: lens must have rank 1 of B = %lld elements; got rank %d "
+                      "(first dim %lld)", name, (long long)lq->dims[0], (int)ll->rank,
+                      ll->rank > 0 ? (long long)ll->dims[0] : -1LL);
+    if (lens->dtype != WK_DTYPE_U32)
+        return wk_err(WK_ERR_DTYPE, "%s: lens is %s (u32 expected)", name,
+                      wk_dtype_name(lens->dtype));
+    return WK_OK;
+}
+
+/* Both entry points: lens and ll NULL for wk_decode_attention. */
+static wk_status attn_run(wk_storage **out, const wk_storage *q, const wk_layout *lq,
+                          const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+                          const wk_layout *lv, const wk_storage *lens, const wk_layout *ll,
+                          bool with_lens, float scale, int causal, const char *name)
+{
     wk_status st;
     if (!out)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
     if ((st = wk_check_operand(q, lq, name, "q")) || (st = wk_check_operand(k, lk, name, "k")) ||
         (st = wk_check_operand(v, lv, name, "v")))
         return st;
+    if (with_lens && (st = wk_check_operand(lens, ll, name, "lens")))
+        return st;
     if ((st = wk_check_same_device(q, k, name)) || (st = wk_check_same_device(q, v, name)))
         return st;
+    if (with_lens && (st = wk_check_same_device(q, lens, name)))
+        return st;
     if ((st = attn_shapes(lq, lk, lv, name)))
+        return st;
+    if (with_lens && (st = attn_lens(lens, ll, lq, name)))
         return st;
     if (k->dtype != v->dtype)
         return wk_err(WK_ERR_DTYPE, "%s: k is %s, v is %s (one cache dtype expected)", name,
@@ -74,7 +97,9 @@ wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_la
     if (n > 0) {
         const wk_attn_args a = {.qdt = q->dtype, .kvdt = k->dtype, .out = o->data,
                                 .q = q->data, .k = k->data, .v = v->data, .lq = lq, .lk = lk,
-                                .lv = lv, .scale = scale, .causal = causal != 0};
+                                .lv = lv, .scale = scale, .causal = causal != 0,
+                                .lens = with_lens ? lens->data : NULL,
+                                .ll = with_lens ? ll : NULL};
         st = q->dev->be->attention(q->dev, &a);
     }
     if (st) {
@@ -83,4 +108,21 @@ wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_la
     }
     *out = o;
     return WK_OK;
+}
+
+wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_layout *lq,
+                              const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+                              const wk_layout *lv, float scale, int causal)
+{
+    return attn_run(out, q, lq, k, lk, v, lv, NULL, NULL, false, scale, causal,
+                    "decode_attention");
+}
+
+wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q, const wk_layout *lq,
+                                   const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+                                   const wk_layout *lv, const wk_storage *lens,
+                                   const wk_layout *ll, float scale, int causal)
+{
+    return attn_run(out, q, lq, k, lk, v, lv, lens, ll, true, scale, causal,
+                    "decode_attention_lens");
 }

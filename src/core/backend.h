@@ -74,7 +74,7 @@ typedef struct wk_index_args {
 
 /* Decode attention (wk_decode_attention, include/wick.h): q (B, Hq, Lq, D), k and v (B, Hkv, Lk,
  * D) through their layouts (rank 4, last stride 1, offsets applied by the backend); out (B, Hq,
- * Lq, D) contiguous of qdt. */
+ * Lq, D) contiguous of qdt; lens (optional) the per-entry key counts. */
 typedef struct wk_attn_args {
     wk_dtype qdt, kvdt;
     void *out;
@@ -82,6 +82,12 @@ typedef struct wk_attn_args {
     const wk_layout *lq, *lk, *lv;
     float scale;
     int causal;
+    /* wk_decode_attention_lens: lens (u32, B elements) with its offset applied by the backend
+     * (layout ll: rank 1, strides[0] steps between entries); NULL: every entry has Lk keys. The
+     * front end has checked the layout, not the values: a count outside [Lq, Lk] is the
+     * backend's to report (WK_ERR_INDEX_OUT_OF_RANGE; on a GPU through the error record). */
+    const void *lens;
+    const wk_layout *ll;
 } wk_attn_args;
 
 struct wk_backend {

@@ -12,8 +12,9 @@ typedef struct attn_geom {
     int64_t nsplit, span;
     int64_t nq;
     int64_t causal, vec;
+    int64_t lstride; /* elements between entries of lens (when given) */
 } attn_geom;
-_Static_assert(sizeof(attn_geom) == 20 * 8, "attn_geom layout");
+_Static_assert(sizeof(attn_geom) == 21 * 8, "attn_geom layout");
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -43,7 +44,17 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         .ks = {lk->strides[0], lk->strides[1], lk->strides[2]},
         .vs = {lv->strides[0], lv->strides[1], lv->strides[2]},
         .causal = a->causal != 0,
+        .lstride = a->ll ? a->ll->strides[0] : 0,
     };
+    /* lens: the kernels read L_b from device memory (NULL: Lk for every entry); the split below
+     * covers Lk, blocks whose keys start at or past L_b store an empty partial */
+    const uint32_t *lens = a->lens ? wk_gpu_at(a->lens, a->ll->offset, sizeof(uint32_t)) : NULL;
+    uint32_t *word = NULL;
+    if (lens) {
+        wk_status wst = wk_gpu_error_word(dev, &word);
+        if (wst != WK_OK)
+            return wst;
+    }
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
     const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
@@ -72,7 +83,7 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
                             wk_gpu_dtype_kname(a->kvdt), qb == 1 ? "1" : qb == 4 ? "4" : "8"};
     wk_gpu_kname(name, sizeof name, parts, 5);
-    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale};
+    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word};
     st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
     if (st == WK_OK) {

@@ -24,10 +24,17 @@ wk_status wk_gpu_graph_begin(wk_device *dev)
     if (g->capture)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_graph_begin: a capture is already open on "
                       "%s:%d (captures do not nest)", g->drv->name, g->ordinal);
+    /* the error record before the capture: allocating and zeroing it inside one (a captured op
+     * that checks ids or key counts) would record the zeroing into the graph instead of
+     * running it */
+    uint32_t *word;
+    wk_status st = wk_gpu_error_word(dev, &word);
+    if (st != WK_OK)
+        return st;
     gpu_graph *gr = wk_calloc(1, sizeof *gr);
     if (!gr)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "wk_graph_begin: out of host memory");
-    wk_status st = g->drv->capture_begin(g->ctx);
+    st = g->drv->capture_begin(g->ctx);
     if (st != WK_OK) {
         wk_free(gr);
         return st;

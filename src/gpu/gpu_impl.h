@@ -137,7 +137,8 @@ wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word);
 /* The codes (kernels/gpu.h has the same values): which op found the bad value. */
 enum {
     WK_KERR_INDEX_SELECT = 1, WK_KERR_GATHER = 2, WK_KERR_SCATTER_SET = 3,
-    WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6
+    WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6,
+    WK_KERR_DECODE_ATTENTION = 7 /* a key count of wk_decode_attention_lens */
 };
 const char *wk_gpu_kerr_name(uint32_t code); /* "index_select", ...; "op" if unknown */
 

@@ -133,6 +133,7 @@ const char *wk_gpu_kerr_name(uint32_t code)
     case WK_KERR_SCATTER_ADD_SET: return "scatter_add_set";
     case WK_KERR_INDEX_ADD: return "index_add";
     case WK_KERR_QEMBEDDING: return "qembedding";
+    case WK_KERR_DECODE_ATTENTION: return "decode_attention_lens (key count)";
     default: return "op";
     }
 }

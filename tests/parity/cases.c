@@ -112,5 +112,7 @@ const pt_row pt_rows[] = {
     QROWS("f32"), QROWS("f16"), QROWS("bf16"),
     /* decode attention: f32 sums (scores, softmax, weighted values), the output rounded once */
     {"decode_attention", WK_OP_DECODE_ATTENTION, PK_ATTN, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    /* the same with per-entry key counts (wk_decode_attention_lens; target: the counts' dtype) */
+    {"decode_attention_lens", WK_OP_DECODE_ATTENTION, PK_ATTN, PD_ANY, PT_SUM, 0, WK_DTYPE_U32},
 };
 const int pt_nrows = (int)(sizeof pt_rows / sizeof pt_rows[0]);

@@ -5,7 +5,10 @@
  * (B, Lq, H, D) tensor, three query tokens, causal), broadcast (k and v with batch stride 0),
  * offset (storage offsets, not causal), empty (no query token), large (Lk 3000, D 128, GQA 8:2,
  * two query tokens: several splits on a GPU); the rank families are shapes this op rejects
- * (WK_ERR_SHAPE, checked). Values: q and k in [-2, 2], v in [-1, 1]. Tolerance PT_SUM. */
+ * (WK_ERR_SHAPE, checked). Values: q and k in [-2, 2], v in [-1, 1]. Tolerance PT_SUM.
+ * The row "decode_attention_lens" (target u32) runs the same cases through
+ * wk_decode_attention_lens with per-entry key counts (entry b: Lk - 7 b, at least Lq; the
+ * empty family: Lk) and compares entry b with the reference on its first L_b rows. */
 #include "parity_impl.h"
 #include "ref.h"
 #include "ref_attn.h"
@@ -61,7 +64,7 @@ void pt_run_attn(pt_ctx *c, pt_rng *r)
     if (g.lmax < g.lk)
         g.lmax = g.lk;
     const wk_dtype kvdt = (c->fam & 1) ? (c->dt == WK_DTYPE_F16 ? WK_DTYPE_F32 : WK_DTYPE_F16) : c->dt;
-    pt_tensor q = {0}, k = {0}, v = {0};
+    pt_tensor q = {0}, k = {0}, v = {0}, lt = {0};
     pt_case_begin(c);
     /* q: (B, Hq, Lq, D), stored (B, Lq, Hq, D) when qperm */
     wk_layout lq = {.rank = 4, .dims = {g.b, g.hq, g.lq, g.d}, .offset = g.qoff};
@@ -85,23 +88,54 @@ void pt_run_attn(pt_ctx *c, pt_rng *r)
     snprintf(c->sub, sizeof c->sub, "kv %s causal %d q=%s k,v=%s", wk_dtype_name(kvdt), g.causal,
              pt_layout_str(sq, sizeof sq, &q.l), pt_layout_str(sk, sizeof sk, &k.l));
     const float scale = 1.0f / (float)g.d;
+    const int with_lens = c->row->target == WK_DTYPE_U32;
+    uint32_t hl[8];
+    for (int64_t b = 0; b < g.b && b < 8; b++) {
+        const int64_t n = g.lk - 7 * b;
+        hl[b] = (uint32_t)(n > g.lq ? n : g.lq);
+    }
+    const wk_layout ll = {.rank = 1, .dims = {g.b}, .strides = {1}, .offset = 0};
     wk_storage *out = NULL;
-    wk_status st = wk_decode_attention(&out, q.s, &q.l, k.s, &k.l, v.s, &v.l, scale, g.causal);
+    wk_status st;
+    if (with_lens) {
+        st = pt_tensor_upload(c, &lt, WK_DTYPE_U32, (size_t)g.b, hl, &ll) ? WK_OK
+                                                                             : WK_ERR_OUT_OF_MEMORY;
+        if (st == WK_OK)
+            st = wk_decode_attention_lens(&out, q.s, &q.l, k.s, &k.l, v.s, &v.l, lt.s, &lt.l,
+                                          scale, g.causal);
+    } else {
+        st = wk_decode_attention(&out, q.s, &q.l, k.s, &k.l, v.s, &v.l, scale, g.causal);
+    }
     const int64_t n = g.b * g.hq * g.lq * g.d;
     void *want = pt_alloc(c, (size_t)(n > 0 ? n : 1) * ref_dtype_size(c->dt));
     wk_status rst = WK_OK;
-    if (!c->probing && want)
-        rst = ref_decode_attention(want, c->dt, kvdt, q.host, &q.l, k.host, &k.l, v.host, &v.l,
-                                   (double)scale, g.causal);
+    /* with lens: entry b alone against its first hl[b] rows */
+    for (int64_t b = 0; !c->probing && want && rst == WK_OK && b < (with_lens ? g.b : 1); b++) {
+        wk_layout rq = q.l, rk = k.l, rv = v.l;
+        size_t ob = 0;
+        if (with_lens) {
+            rq.dims[0] = rk.dims[0] = rv.dims[0] = 1;
+            rq.offset += b * q.l.strides[0];
+            rk.offset += b * k.l.strides[0];
+            rv.offset += b * v.l.strides[0];
+            rk.dims[2] = rv.dims[2] = hl[b];
+            ob = (size_t)(b * g.hq * g.lq * g.d) * ref_dtype_size(c->dt);
+        }
+        rst = ref_decode_attention((unsigned char *)want + ob, c->dt, kvdt, q.host, &rq, k.host,
+                                   &rk, v.host, &rv, (double)scale, g.causal);
+    }
     if (pt_check_status(c, st, rst, c->row->name) && st == WK_OK && !c->probing)
         pt_check_output(c, out, c->dt, want, n, c->row->tol);
     pt_tensor_unchanged(c, &q, "q");
     pt_tensor_unchanged(c, &k, "k");
     pt_tensor_unchanged(c, &v, "v");
+    if (with_lens)
+        pt_tensor_unchanged(c, &lt, "lens");
     free(want);
     wk_storage_free(out);
 done:
     pt_tensor_free(&q);
     pt_tensor_free(&k);
     pt_tensor_free(&v);
+    pt_tensor_free(&lt);
 }

@@ -1240,6 +1240,21 @@ extern "C" {
         causal: ::std::os::raw::c_int,
     ) -> wk_status;
 }
+extern "C" {
+    pub fn wk_decode_attention_lens(
+        out: *mut *mut wk_storage,
+        q: *const wk_storage,
+        lq: *const wk_layout,
+        k: *const wk_storage,
+        lk: *const wk_layout,
+        v: *const wk_storage,
+        lv: *const wk_layout,
+        lens: *const wk_storage,
+        ll: *const wk_layout,
+        scale: f32,
+        causal: ::std::os::raw::c_int,
+    ) -> wk_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct wk_graph {
