@@ -44,6 +44,8 @@ VARIANTS = {  # wick's run variants: extra arguments, extra environment
     "f32": ([], {}),                                   # full f32 products (the default)
     "tf32": ([], {"WICK_MATMUL_TF32": "1"}),           # prefill's f32 GEMMs on TF32 tensor cores
     "f16": (["--gemm-dtype", "f16"], {}),              # prefill's products in f16 (f32 accumulate)
+    "eager": (["--graph", "0"], {}),                   # decode steps issued op by op, no graph
+    "f16eager": (["--gemm-dtype", "f16", "--graph", "0"], {}),
 }
 
 

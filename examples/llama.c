@@ -25,6 +25,11 @@
  * share of the heads, of the ffn columns and of the vocabulary; the products of Wo and Wd are
  * partial sums, added over the ranks by wk_comm_all_reduce (include/wick_comm.h). This one
  * thread issues every rank's ops in turn, the all_reduces of all ranks in one group.
+ * Decode steps (one token) read the token, its position and the attention's key count from a
+ * small device buffer (step_upload): the rope row is gathered (index_select), the cache row
+ * scattered (scatter_set) and the attention told its length (wk_decode_attention_lens) from
+ * there, so on one GPU the first step is captured as a graph and every later step is one
+ * replay of it (--graph 0: issued op by op; the logits are the same bits either way).
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
  * f32. */
@@ -83,18 +88,22 @@ typedef struct cols {
     int64_t off, stride;
 } cols;
 
-/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd), positions pos..pos+T-1,
- * with the tables c, s. */
-static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, const wk_storage *c,
-                        const wk_storage *s)
+/* A (T, hd/2) table: storage s read from element off on, rows half apart or `stride`. */
+typedef struct table {
+    const wk_storage *s;
+    int64_t off, stride;
+} table;
+
+/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd) with the tables c, s. */
+static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, table c, table s)
 {
     const int64_t hd = m->hd, half = hd / 2;
     const int64_t xd[4] = {1, H, T, hd}, xs[4] = {T * x.stride, hd, x.stride, 1};
-    const int64_t cd[2] = {T, half}, cs[2] = {half, 1};
+    const int64_t cd[2] = {T, half}, cst[2] = {c.stride, 1}, sst[2] = {s.stride, 1};
     const wk_layout lx = view(4, xd, xs, x.off);
-    const wk_layout lc = view(2, cd, cs, m->pos * half);
+    const wk_layout lc = view(2, cd, cst, c.off), ls = view(2, cd, sst, s.off);
     wk_storage *out = NULL;
-    CK(wk_rope_i(&out, x.s, &lx, c, &lc, s, &lc));
+    CK(wk_rope_i(&out, x.s, &lx, c.s, &lc, s.s, &ls));
     return out;
 }
 
@@ -142,35 +151,74 @@ static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_
  * (prefill) the composed attention, whose matmuls use the GEMM for many queries at once. */
 #define FUSED_ATTN_MAX_T 16
 
+/* Appends the T new rows k (KV, T, hd) and v (columns of a (T, stride) matrix) to block b's
+ * cache at rows pos.. (positions from the host: prefill). */
+static void cache_write(model *m, block *b, const wk_storage *kr, cols v, int64_t T)
+{
+    const int64_t KV = m->n_kv, hd = m->hd, ctx = m->ctx;
+    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
+    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
+                 0, (size_t)(m->pos * hd)));
+    if (T == 1) { /* v's one row is (KV, 1, hd) already */
+        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
+                     (size_t)v.off, (size_t)(m->pos * hd)));
+        return;
+    }
+    wk_storage *vt = NULL; /* v as (KV, T, hd) */
+    const int64_t d[3] = {KV, T, hd}, st[3] = {hd, v.stride, 1};
+    const wk_layout lv = view(3, d, st, v.off);
+    CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
+    CK(wk_copy_strided_src(vt, 0, v.s, &lv));
+    CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
+                 0, (size_t)(m->pos * hd)));
+    wk_storage_free(vt);
+}
+
+/* One decode step (T = 1) of block b with the position in device memory (m->step): q and k
+ * rotated by the gathered rope row, k and v scattered into cache row pos, attention over the
+ * first pos + 1 rows. Returns (1, H*hd). */
+static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
+{
+    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, half = hd / 2, ctx = m->ctx;
+    const table c = {m->rows, 0, 0}, s = {m->rows, half, 0};
+    const table qc = {m->rows, 2 * half, 0}, qs = {m->rows, 3 * half, 0};
+    wk_storage *qr = rope(m, q, 1, H, qc, qs), *kr = rope(m, k, 1, KV, c, s), *o = NULL;
+    /* cache (KV, ctx, hd)[kv, pos, :] = row (KV, 1, hd)[kv, 0, :]: scatter along dim 1 with
+     * every id = pos (step[1], read through stride-0 strides) */
+    const int64_t cd[3] = {KV, ctx, hd}, rd[3] = {KV, 1, hd}, zero[3] = {0, 0, 0};
+    const int64_t vs[3] = {hd, v.stride, 1};
+    const wk_layout lcache = lay(3, cd), lid = view(3, rd, zero, 1), lrow = lay(3, rd);
+    const wk_layout lv = view(3, rd, vs, v.off);
+    CK(wk_scatter_set(b->kc, &lcache, m->step, &lid, kr, &lrow, 1));
+    CK(wk_scatter_set(b->vc, &lcache, m->step, &lid, v.s, &lv, 1));
+    wk_storage_free(kr);
+    /* keys: the first step[2] = pos + 1 rows of the cache */
+    const int64_t qd4[4] = {1, H, 1, hd}, cd4[4] = {1, KV, ctx, hd};
+    const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1}, nd[1] = {1}, ns[1] = {1};
+    const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0), ln = view(1, nd, ns, 2);
+    CK(wk_decode_attention_lens(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, m->step, &ln, 1.0f, 1));
+    wk_storage_free(qr);
+    return o; /* (H, 1, hd) is (1, H*hd) already */
+}
+
 /* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
  * column views: appends k and v to the cache at m->pos and returns (T, H*hd). */
 static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
 {
-    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, ctx = m->ctx;
+    if (T == 1 && m->rows)
+        return attention_step(m, b, q, k, v);
+    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, ctx = m->ctx, half = hd / 2;
     const int64_t L = m->pos + T; /* keys after this step */
     /* (1, H, T, hd), heads of a kv group adjacent; already scaled by 1/sqrt(hd) */
-    wk_storage *qr = rope(m, q, T, H, m->qcos, m->qsin);
-    wk_storage *kr = rope(m, k, T, KV, m->cos, m->sin); /* (KV, T, hd) */
-    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
-    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
-                 0, (size_t)(m->pos * hd)));
+    const table c = {m->cos, m->pos * half, half}, s = {m->sin, m->pos * half, half};
+    const table qc = {m->qcos, m->pos * half, half}, qs = {m->qsin, m->pos * half, half};
+    wk_storage *qr = rope(m, q, T, H, qc, qs);
+    wk_storage *kr = rope(m, k, T, KV, c, s); /* (KV, T, hd) */
+    cache_write(m, b, kr, v, T);
     wk_storage_free(kr);
-    if (T == 1) { /* v's one row is (KV, 1, hd) already */
-        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
-                     (size_t)v.off, (size_t)(m->pos * hd)));
-    } else {
-        wk_storage *vt = NULL; /* v as (KV, T, hd) */
-        const int64_t d[3] = {KV, T, hd}, s[3] = {hd, v.stride, 1};
-        const wk_layout lv = view(3, d, s, v.off);
-        CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
-        CK(wk_copy_strided_src(vt, 0, v.s, &lv));
-        CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd),
-                     (size_t)(ctx * hd), 0, (size_t)(m->pos * hd)));
-        wk_storage_free(vt);
-    }
 
     wk_storage *o = NULL, *ot = NULL;
-    if (T <= FUSED_ATTN_MAX_T) { /* decode: the fused op over the cache's first L rows */
+    if (T <= FUSED_ATTN_MAX_T) { /* few tokens: the fused op over the cache's first L rows */
         const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, L, hd};
         const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
         const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0);
@@ -248,6 +296,7 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *x1, int64_t T)
 typedef struct llama {
     model *r;
     int n;
+    int graph; /* decode steps replay a captured graph (one GPU, --graph 1) */
 } llama;
 
 /* p[i] (count f32 on rank i's device) <- the sum over ranks of p[i], on every rank: one
@@ -292,28 +341,105 @@ static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **p, i
     add_residual(L, x, p, T);
 }
 
-/* Rank m's columns [v0, v0 + out.n) of the logits of the last `rows` of x (T, dim), copied
- * into logits (rows, vocab) on the host. */
-static void logits_part(model *m, const wk_storage *x, int64_t T, int64_t rows, float *logits)
+/* Rank m's logits (rows, out.n) of the last `rows` of x (T, dim), on its device: the columns
+ * [v0, v0 + out.n) of the whole vocabulary's. */
+static wk_storage *logits_dev(const model *m, const wk_storage *x, int64_t T, int64_t rows)
 {
-    const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1}, nv = m->out.n;
+    const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
     const wk_layout lx = view(2, d, s, (T - rows) * m->dim);
     wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
     const wk_layout lh = lay2(rows, m->dim);
     wk_storage *lg = linear(m, h, &lh, &m->out);
     wk_storage_free(h);
+    return lg;
+}
+
+/* Copies rank m's logits lg (rows, out.n) into their columns of logits (rows, vocab), host. */
+static void logits_part(const model *m, const wk_storage *lg, int64_t rows, float *logits)
+{
+    const int64_t nv = m->out.n;
     if (nv == m->vocab || rows == 1) {
         CK(wk_storage_to_host(logits + m->v0, (size_t)(rows * nv), lg));
-    } else {
-        float *part = malloc((size_t)(rows * nv) * sizeof *part);
-        if (!part)
-            die("out of memory");
-        CK(wk_storage_to_host(part, (size_t)(rows * nv), lg));
-        for (int64_t r = 0; r < rows; r++)
-            memcpy(logits + r * m->vocab + m->v0, part + r * nv, (size_t)nv * sizeof *part);
-        free(part);
+        return;
     }
-    wk_storage_free(lg);
+    float *part = malloc((size_t)(rows * nv) * sizeof *part);
+    if (!part)
+        die("out of memory");
+    CK(wk_storage_to_host(part, (size_t)(rows * nv), lg));
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(logits + r * m->vocab + m->v0, part + r * nv, (size_t)nv * sizeof *part);
+    free(part);
+}
+
+/* Writes {id, pos, pos + 1} into every rank's step: the inputs of a decode step that the
+ * step's ops read from device memory (never captured: a graph replays the ops that read it). */
+static void step_upload(llama *L, uint32_t id)
+{
+    for (int i = 0; i < L->n; i++) {
+        model *m = &L->r[i];
+        const uint32_t v[3] = {id, (uint32_t)m->pos, (uint32_t)(m->pos + 1)};
+        wk_storage *t = NULL;
+        CK(wk_storage_from_host(&t, m->dev, WK_DTYPE_U32, v, 3));
+        CK(wk_copy2d(m->step, t, 1, 3, 3, 3, 0, 0));
+        wk_storage_free(t);
+    }
+}
+
+/* The blocks on T tokens, every rank: x[i] (T, dim) = rank i's residual stream after the last
+ * block. T = 1 (decode) reads the token, its position and the key count from step (written
+ * by step_upload); longer steps take ids and m->pos from the host. */
+static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage **x,
+                           wk_storage **p)
+{
+    const int64_t nd[1] = {1}, ns[1] = {1};
+    const wk_layout li = lay1(T), lid = view(1, nd, ns, 0), lpos = view(1, nd, ns, 1);
+    for (int i = 0; i < L->n; i++) { /* every rank embeds the tokens itself */
+        model *m = &L->r[i];
+        wk_storage *sid = NULL;
+        if (T == 1) {
+            const wk_layout lr = lay2(m->ctx, 2 * m->hd); /* rope_rows: (ctx, 4 * hd/2) */
+            CK(wk_qembedding(&x[i], WK_DTYPE_F32, m->step, &lid, m->embd.w, m->embd.qt,
+                             m->vocab, m->dim));
+            CK(wk_index_select(&m->rows, m->rope_rows, &lr, m->step, &lpos, 0));
+            continue;
+        }
+        CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
+        CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
+                         m->dim));
+        wk_storage_free(sid);
+    }
+    for (int64_t l = 0; l < L->r[0].n_layer; l++)
+        block_forward(L, l, x, p, T);
+    for (int i = 0; i < L->n; i++) {
+        wk_storage_free(L->r[i].rows);
+        L->r[i].rows = NULL;
+    }
+}
+
+/* A decode step on one GPU as one graph replay: the first call captures the step's ops
+ * (embedding to logits), every call replays them. The step's inputs are in m->step, so the
+ * one graph serves every position. Returns the logits storage that the replays write, or NULL
+ * when the device has no graphs (then L->graph is cleared and steps run eagerly). */
+static const wk_storage *decode_replay(llama *L)
+{
+    model *m = &L->r[0];
+    if (!m->graph) {
+        wk_storage *x = NULL, *p = NULL;
+        const wk_status st = wk_graph_begin(m->dev);
+        if (st == WK_ERR_NOT_SUPPORTED) {
+            fprintf(stderr, "llama: %s: %s; decode steps run eagerly\n", wk_device_name(m->dev),
+                    wk_last_error());
+            L->graph = 0;
+            return NULL;
+        }
+        CK(st);
+        forward_blocks(L, NULL, 1, &x, &p);
+        m->glogits = logits_dev(m, x, 1, 1);
+        wk_storage_free(x);
+        CK(wk_graph_end(m->dev, &m->graph));
+    }
+    CK(wk_graph_launch(m->graph));
+    return m->glogits;
 }
 
 /* Feeds T tokens at positions pos..pos+T-1 and returns their logits on the host: all T rows
@@ -327,28 +453,28 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
     for (int64_t t = 0; t < T; t++)
         if ((int64_t)ids[t] >= m0->vocab)
             die("token id %u is outside the vocabulary (%lld)", ids[t], (long long)m0->vocab);
-    wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
-    if (!x)
-        die("out of memory");
-    const wk_layout li = lay1(T);
-    for (int i = 0; i < L->n; i++) { /* every rank embeds the tokens itself */
-        model *m = &L->r[i];
-        wk_storage *sid = NULL;
-        CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
-        CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
-                         m->dim));
-        wk_storage_free(sid);
-    }
-    for (int64_t l = 0; l < m0->n_layer; l++)
-        block_forward(L, l, x, p, T);
     const int64_t rows = all_rows ? T : 1;
     float *logits = malloc((size_t)(rows * m0->vocab) * sizeof *logits);
     if (!logits)
         die("out of memory");
+    if (T == 1)
+        step_upload(L, ids[0]);
+    const wk_storage *glg = T == 1 && L->graph ? decode_replay(L) : NULL;
+    if (glg) {
+        logits_part(&L->r[0], glg, 1, logits);
+        L->r[0].pos += 1;
+        return logits;
+    }
+    wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
+    if (!x)
+        die("out of memory");
+    forward_blocks(L, ids, T, x, p);
     for (int i = 0; i < L->n; i++) {
-        L->r[i].pos += T;
-        logits_part(&L->r[i], x[i], T, rows, logits);
+        wk_storage *lg = logits_dev(&L->r[i], x[i], T, rows);
+        logits_part(&L->r[i], lg, rows, logits);
+        wk_storage_free(lg);
         wk_storage_free(x[i]);
+        L->r[i].pos += T;
     }
     free(x);
     return logits;
@@ -357,6 +483,7 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 typedef struct opts {
     const char *path, *device, *devices, *prompt, *force, *logits;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
+    int graph;
     wk_dtype gemm_dt;
     double temp, top_p;
     uint64_t seed;
@@ -371,13 +498,14 @@ static void usage(void)
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
             "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
+            "                  [--graph 1|0]   decode steps as graph replays on one GPU (default 1)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
     exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -399,6 +527,7 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--top-p")) o.top_p = atof(v);
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reps")) o.reps = atoll(v);
+        else if (!strcmp(a, "--graph")) o.graph = atoi(v);
         else if (!strcmp(a, "--gemm-dtype")) {
             if (!strcmp(v, "f16")) o.gemm_dt = WK_DTYPE_F16;
             else if (!strcmp(v, "bf16")) o.gemm_dt = WK_DTYPE_BF16;
@@ -583,7 +712,7 @@ int main(int argc, char **argv)
     int64_t ctx = o.ctx;
     if (ctx <= 0 && o.bench_pp > 0)
         ctx = o.bench_pp > o.bench_tg ? o.bench_pp : o.bench_tg;
-    llama L = {calloc((size_t)n, sizeof(model)), n};
+    llama L = {calloc((size_t)n, sizeof(model)), n, 0};
     wk_comm **comms = calloc((size_t)n, sizeof *comms);
     if (!L.r || !comms)
         die("out of memory");
@@ -596,6 +725,9 @@ int main(int argc, char **argv)
         L.r[i].comm = comms[i];
     }
     const model *m = &L.r[0];
+    /* graphs: one GPU (the CPU runs ops at the call; tensor parallel steps stay eager; a GPU
+     * without graphs falls back to eager steps at the first one) */
+    L.graph = o.graph && n == 1 && wk_device_backend(m->dev) != WK_BACKEND_CPU;
     char where[256];
     if (n > 1)
         snprintf(where, sizeof where, "%s (tensor parallel, %s)", o.devices,
@@ -604,10 +736,11 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "%s", wk_device_name(m->dev));
     fprintf(stderr,
             "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
-            "ctx %lld, weights %s, loaded in %.2f s\n",
+            "ctx %lld, weights %s, decode %s, loaded in %.2f s\n",
             o.path, where, (long long)m->dim, (long long)m->n_layer, (long long)(m->n_head * n),
             (long long)(m->n_kv * n), (long long)meta_int(g, "llama.feed_forward_length", 0, 1),
-            (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt), now_s() - t0);
+            (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt),
+            L.graph ? "graph replay" : "eager", now_s() - t0);
     if (o.bench_pp > 0)
         bench(&L, &o);
     else if (o.logits)

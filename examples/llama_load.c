@@ -168,13 +168,28 @@ static void build_rope(model *m, const wk_gguf *g)
         }
     CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
     CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    float *rows = malloc((size_t)(m->ctx * 4 * half) * sizeof *rows);
+    if (!rows)
+        die("out of memory");
     const float scale = (float)(1.0 / sqrt((double)m->hd));
+    for (int64_t p = 0; p < m->ctx; p++)
+        for (int64_t i = 0; i < half; i++) {
+            float *r = rows + p * 4 * half + i;
+            r[0] = c[p * half + i];
+            r[half] = s[p * half + i];
+            r[2 * half] = c[p * half + i] * scale;
+            r[3 * half] = s[p * half + i] * scale;
+        }
     for (int64_t i = 0; i < m->ctx * half; i++) {
         c[i] *= scale;
         s[i] *= scale;
     }
     CK(wk_storage_from_host(&m->qcos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
     CK(wk_storage_from_host(&m->qsin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    CK(wk_storage_from_host(&m->rope_rows, m->dev, WK_DTYPE_F32, rows,
+                            (size_t)(m->ctx * 4 * half)));
+    CK(wk_storage_zeros(&m->step, m->dev, WK_DTYPE_U32, 3));
+    free(rows);
     free(c);
     free(s);
     free(factors);
@@ -330,6 +345,8 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
 
 void model_free(model *m)
 {
+    wk_graph_free(m->graph); /* waits for its replays, before the storages they touch go */
+    wk_storage_free(m->glogits);
     for (int64_t l = 0; m->b && l < m->n_layer; l++) {
         block *b = &m->b[l];
         wk_storage_free(b->attn_norm);
@@ -349,5 +366,7 @@ void model_free(model *m)
     wk_storage_free(m->sin);
     wk_storage_free(m->qcos);
     wk_storage_free(m->qsin);
+    wk_storage_free(m->rope_rows);
+    wk_storage_free(m->step);
 }
 

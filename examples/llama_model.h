@@ -43,6 +43,13 @@ typedef struct model {
     block *b;
     wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
     wk_storage *qcos, *qsin;          /* the same times 1/sqrt(hd): rope(q) / sqrt(hd) at once */
+    /* Decode steps (one token) take their position from device memory, so that one captured
+     * graph serves every step: step = {token id, pos, pos + 1} (u32), written before each step;
+     * rope_rows (ctx, 4 * hd/2) = the rows of cos | sin | qcos | qsin side by side, of which a
+     * step gathers row pos (rows: that (1, 4 * hd/2) row, alive during a step). */
+    wk_storage *step, *rope_rows, *rows;
+    wk_graph *graph;                  /* the captured decode step (--graph), or NULL */
+    wk_storage *glogits;              /* the logits that the graph's replays write */
     int64_t pos;                      /* tokens in the KV cache */
     wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
     /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */

@@ -423,7 +423,28 @@ def cmd_test(args):
     if "f32" in types:
         fails += not check_sampling(args)
         fails += not check_gemm16(args, ids, prompt, force)
+    fails += not check_graph(args, types, prompt, force)
     return 1 if fails else 0
+
+
+def check_graph(args, types, prompt, force):
+    """On one GPU the decode steps replay a captured graph (the default); --graph 0 issues the
+    same ops one by one. A replay must write exactly what eager execution writes: the logits
+    files of both runs must be equal byte for byte. (The CPU has no graphs: nothing to do.)"""
+    if args.device == "cpu":
+        return True
+    ok = True
+    for t in [t for t in ("f32", "q4_0", "mixed") if t in types]:
+        dev = args.device.replace(":", "")
+        graph = os.path.join(args.dir, f"logits_{t}_{dev}.f32")
+        eager = os.path.join(args.dir, f"logits_{t}_{dev}_eager.f32")
+        run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
+                 ["--prompt", prompt, "--force", force, "--logits", eager, "--graph", "0"])
+        a, b = np.fromfile(graph, np.uint8), np.fromfile(eager, np.uint8)
+        same = a.shape == b.shape and bool((a == b).all())
+        ok &= same
+        print(f"{t}: decode as graph replays vs eager: {'identical' if same else 'DIFFERENT'}")
+    return ok
 
 
 def check_gemm16(args, ids, prompt, force):
