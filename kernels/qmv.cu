@@ -151,7 +151,6 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     const float share = P ? (float)H2 / 4.0f : L <= 2 ? 1.0f : 2.0f / (float)L;
     const int64_t col0 = ((int64_t)blockIdx.x * (WK_BLOCK / G) + g) * NC;
 
-    const uint8_t *wend = w + n * rowbytes; /* the end of W: qmv.h's windows stop there */
     /* Columns past n read row n - 1 instead: no branch around the loads; never stored. */
     const uint8_t *wr[NC];
 #pragma unroll
@@ -176,25 +175,12 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
 #pragma unroll
             for (int c = 0; c < NC; c++) {
                 const uint8_t *b = wr[c] + blk * wk_q<Q>::BYTES;
-                if constexpr (SUBS == 1 && L == 1) { /* whole blocks: a few 8-byte loads (qmv.h) */
-                    wk_qreg<wk_q<Q>::BYTES> rb;
-                    wk_qreg_load(rb, b, wend);
 #pragma unroll
-                    for (int v = 0; v < V; v++)
-                        wq[j][c][v] =
-                            wk_qp<Q>::qi(rb, s, P ? base + v % H2 + (v / H2) * 4 : i0 + v);
+                for (int v = 0; v < V; v++)
+                    wq[j][c][v] = wk_qp<Q>::qi(b, s, P ? base + v % H2 + (v / H2) * 4 : i0 + v);
 #pragma unroll
-                    for (int hh = 0; hh < NH; hh++)
-                        wk_qp<Q>::sc(rb, s, h0 + hh, wd[j][c][hh], wm[j][c][hh]);
-                } else {
-#pragma unroll
-                    for (int v = 0; v < V; v++)
-                        wq[j][c][v] =
-                            wk_qp<Q>::qi(b, s, P ? base + v % H2 + (v / H2) * 4 : i0 + v);
-#pragma unroll
-                    for (int hh = 0; hh < NH; hh++)
-                        wk_qp<Q>::sc(b, s, h0 + hh, wd[j][c][hh], wm[j][c][hh]);
-                }
+                for (int hh = 0; hh < NH; hh++)
+                    wk_qp<Q>::sc(b, s, h0 + hh, wd[j][c][hh], wm[j][c][hh]);
             }
         }
 #pragma unroll

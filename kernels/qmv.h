@@ -13,63 +13,16 @@
 
 #include "quant.h"
 
-/* ---- a block's bytes in registers, for the types of one sub-block per block (Q4_0 .. Q8_1,
- * 2- or 4-byte aligned in a row): the block's bytes from a few aligned 8-byte loads (3 for
- * Q4_0, 5 for Q8_0), shifted so that a[0] holds bytes 0..7 of the block, a[1] bytes 8..15, ...
- * The accessors of wk_qp read words out of a[] (wk_qw, wk_qh16, wk_qb, wk_qf16 below) instead of
- * one 2-byte load per half word (9 loads per Q4_0 block, 17 per Q8_0): a warp's loads touch the
- * same cache lines either way, so the L1's work per weight byte falls by that factor (it was
- * the limit: 92% L1 throughput at 56% of DRAM bandwidth on an H200, ncu). The window starts at
- * the 8-byte boundary at or below the block (w is 256-byte aligned, so never before w); words
- * at or past `end` (the end of W) are not read. */
-template <int BY> struct wk_qreg {
-    enum { NB = (BY + 7) / 8, MAXOFF = BY % 4 ? 6 : 4, NW = (BY + MAXOFF + 7) / 8 };
-    uint64_t a[NB];
-};
-template <int BY> WK_DEV void wk_qreg_load(wk_qreg<BY> &r, const uint8_t *b, const uint8_t *end)
-{
-    typedef wk_qreg<BY> R;
-    const uintptr_t p = (uintptr_t)b;
-    const uint64_t *base = (const uint64_t *)(p & ~(uintptr_t)7);
-    const unsigned sh = (unsigned)(p & 7u) * 8u;
-    uint64_t w[R::NB + 1];
-#pragma unroll
-    for (int i = 0; i <= R::NB; i++)
-        w[i] = i < R::NW && (const uint8_t *)(base + i) < end ? base[i] : 0;
-#pragma unroll
-    for (int i = 0; i < R::NB; i++)
-        r.a[i] = sh ? (w[i] >> sh) | (w[i + 1] << (64u - sh)) : w[i];
-}
-template <int BY> WK_DEV uint32_t wk_qb(const wk_qreg<BY> &r, int o)
-{
-    return (uint32_t)(r.a[o >> 3] >> (8 * (o & 7))) & 0xFFu;
-}
-template <int BY> WK_DEV uint32_t wk_qh16(const wk_qreg<BY> &r, int o) /* o even */
-{
-    return (uint32_t)(r.a[o >> 3] >> (8 * (o & 7))) & 0xFFFFu;
-}
-template <bool A4, int BY> WK_DEV uint32_t wk_qw(const wk_qreg<BY> &r, int o) /* o even */
-{
-    const int i = o >> 3, sh = 8 * (o & 7);
-    if (sh <= 32)
-        return (uint32_t)(r.a[i] >> sh);
-    return (uint32_t)((r.a[i] >> sh) | (r.a[i + 1 < wk_qreg<BY>::NB ? i + 1 : i] << (64 - sh)));
-}
-template <int BY> WK_DEV float wk_qf16(const wk_qreg<BY> &r, int o)
-{
-    return wk_fp_f16_to_f32((uint16_t)wk_qh16(r, o));
-}
-
 template <int Q> struct wk_qp;
 
 template <> struct wk_qp<WK_Q4_0> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t w = wk_qw<false>(b, 2 + 4 * (i & 3));
         return wk_qsubb(i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu, 0x08080808u);
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -78,13 +31,13 @@ template <> struct wk_qp<WK_Q4_0> {
 };
 
 template <> struct wk_qp<WK_Q4_1> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t w = wk_qw<true>(b, 4 + 4 * (i & 3));
         return i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -95,14 +48,14 @@ template <> struct wk_qp<WK_Q4_1> {
 /* Q5_0/Q5_1: the 5th bits of word i are bits 4i..4i+3 of qh for both nibble halves (elements
  * 4i..4i+3 for i < 4, 16 + 4(i-4).. for i >= 4). */
 template <> struct wk_qp<WK_Q5_0> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t qh = wk_qw<false>(b, 2), w = wk_qw<false>(b, 6 + 4 * (i & 3));
         const uint32_t lo = i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
         return wk_qsubb(lo | (wk_qspread(qh >> (4 * i)) << 4), 0x10101010u);
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -111,14 +64,14 @@ template <> struct wk_qp<WK_Q5_0> {
 };
 
 template <> struct wk_qp<WK_Q5_1> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t qh = wk_qw<true>(b, 4), w = wk_qw<true>(b, 8 + 4 * (i & 3));
         const uint32_t lo = i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
         return lo | (wk_qspread(qh >> (4 * i)) << 4);
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -127,12 +80,12 @@ template <> struct wk_qp<WK_Q5_1> {
 };
 
 template <> struct wk_qp<WK_Q8_0> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         return wk_qw<false>(b, 2 + 4 * i);
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -141,12 +94,12 @@ template <> struct wk_qp<WK_Q8_0> {
 };
 
 template <> struct wk_qp<WK_Q8_1> {
-    template <class B> WK_DEV uint32_t qi(const B &b, int s, int i)
+    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         return wk_qw<true>(b, 4 + 4 * i);
     }
-    template <class B> WK_DEV void sc(const B &b, int s, int h, float &d, float &m)
+    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
