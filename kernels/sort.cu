@@ -12,26 +12,15 @@
  *
  * Kernels (blocks of 256 threads):
  *   sort_block_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
- *       each row is cut into cpr segments of p2 = 2^lp2 slots (p2 = the power of two >= D when
- *       that fits in shared memory, else the chunk size C: 4096 packed items, 2048 pairs); a
- *       block sorts P / p2 segments (P = max(p2, 256) slots, dynamic shared memory) with a
- *       bitonic network (log2(p2) (log2(p2) + 1) / 2 compare steps; steps whose partners lie
- *       in one thread's E = P/256 consecutive slots run in registers, the rest in shared
- *       memory), slots past the row's end holding sentinels that sort last. cpr == 1: the
- *       row's indices go straight to out (u32); else the sorted chunk's items go to dst
- *       (scratch, row r at dst + r*D). x row r starts at koff(R, r), element j at + j*sx.
- *   sort_part_<k32|k64>(src, splits, D, rows, w)
- *   sort_merge_<k32|k64>(src, dst, out, splits, D, rows, w, final)
- *       one merge pass over rows whose items form sorted runs of w (w = C * 2^k, so a tile of
- *       SO_TILE = 2048 outputs never straddles two pairs of runs): the pair of runs
- *       [pb, pb + w) and [pb + w, pb + 2w) (cut at D) merges into [pb, pb + 2w). part finds,
- *       for each tile's first and last output, how many come from the left run (merge path:
- *       a binary search on the diagonal, one thread each, all tiles at once); merge loads the
- *       tile's two input ranges into shared memory, each thread finds its own start there and
- *       merges 8 items, and the tile leaves through shared memory in coalesced stores: items to
- *       dst, or on the last pass (final, 2w >= D) the indices to out.
- * Passes for a row of D > C: 1 block sort + ceil(log2(D / C)) merge passes (part + merge),
- * each reading and writing the items once: for 200,000 f32 (C = 4096), 6 merge passes. */
+ *       each row is cut into cpr segments of p2 = 2^lp2 slots; a block sorts P / p2 segments
+ *       (P = max(p2, 256) slots, dynamic shared memory) with a bitonic network (log2(p2)
+ *       (log2(p2) + 1) / 2 compare steps; steps whose partners lie in one thread's E = P/256
+ *       consecutive slots run in registers, the rest in shared memory), slots past the row's
+ *       end holding sentinels that sort last. cpr == 1: the row's indices go straight to out
+ *       (u32); else the sorted chunk's items go to dst (scratch, row r at dst + r*D). x row r
+ *       starts at koff(R, r), element j at + j*sx. src/gpu/gpu_sort.c uses it for rows of
+ *       D <= 256 only (cpr = 1, several rows per block).
+ *   the radix sorts (rows of D > 256): kernels/sort_radix.h. */
 #include "gpu.h"
 
 #define SO_EM 8                     /* outputs per thread in a merge */
