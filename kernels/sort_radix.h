@@ -133,8 +133,8 @@ WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, 
     const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
     const int nk = WK_BLOCK / ws * er;
     const uint64_t lt = (((uint64_t)1) << lane) - 1;
-    for (int k = 0; k < nk; k++)
-        cnt[k * 256 + t] = 0;
+    for (int k = t; k < nk * 64; k += WK_BLOCK) /* nk * 256 u16 as u64 words */
+        ((uint64_t *)cnt)[k] = 0;
     __syncthreads();
     int rk[SR_E] = {0};
 #pragma unroll
