@@ -73,16 +73,15 @@ SR_KEY(WK_DT_F8E4M3, uint32_t, 8,
        sr_fbits(v, 8, wk_t<WK_DT_F8E4M3>::ld(v) != wk_t<WK_DT_F8E4M3>::ld(v)))
 #undef SR_KEY
 
-/* The key of x's element `col` of row `row` (descending: complemented within KB bits). */
+/* The key of x's element `col` of the row starting at xb (descending: complemented within KB
+ * bits). */
 template <int DT>
-WK_DEV typename sr_key<DT>::K sr_load(const void *x, int64_t row, int64_t col, int32_t asc,
-                                      int64_t sx, const wk_klay<1> &R)
+WK_DEV typename sr_key<DT>::K sr_load(const void *x, int64_t xb, int64_t col, int32_t asc,
+                                      int64_t sx)
 {
     typedef sr_key<DT> KY;
     typedef typename KY::K K;
-    int64_t base;
-    wk_koff(R, row, &base);
-    const K k = KY::get(((const typename wk_t<DT>::S *)x)[base + col * sx]);
+    const K k = KY::get(((const typename wk_t<DT>::S *)x)[xb + col * sx]);
     const K mask = (K)(~(K)0 >> (8 * sizeof(K) - KY::KB));
     return asc ? k : (K)(~k & mask);
 }
@@ -195,13 +194,15 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
         K k[SR_E];
         uint32_t id[SR_E], dg[SR_E];
         int pos[SR_E] = {0};
+        int64_t xb;
+        wk_koff(R, row, &xb);
 #pragma unroll
         for (int r = 0; r < SR_E; r++) {
             const int i = (w * er + r) * ws + lane;
             k[r] = 0;
             id[r] = (uint32_t)i;
             if (r < er && i < n)
-                k[r] = sr_load<DT>(x, row, i, asc, sx, R);
+                k[r] = sr_load<DT>(x, xb, i, asc, sx);
         }
 #pragma unroll 1
         for (int sh = 0; sh < KY::KB; sh += 8) {
@@ -237,23 +238,35 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
     }
 }
 
-/* The keys of tile `tile` (row, t) in the rank layout: from x on the first pass, else kin. */
+/* The keys of tile t of row `row` in the rank layout, and with idx non-NULL their column
+ * indices: from x on the first pass, else from kin and iin. Returns the tile's items. */
 template <int DT>
-WK_DEV int sr_tile_keys(typename sr_key<DT>::K *k, const void *x, const void *kin, int64_t D,
-                        int64_t row, int64_t t, int32_t asc, int64_t sx, const wk_klay<1> &R,
-                        int32_t first)
+WK_DEV int sr_tile_keys(typename sr_key<DT>::K *k, uint32_t *idx, const void *x, const void *kin,
+                        const uint32_t *iin, int64_t D, int64_t row, int64_t t, int32_t asc,
+                        int64_t sx, const wk_klay<1> &R, int32_t first)
 {
     typedef typename sr_key<DT>::K K;
     const int ws = warpSize, lane = threadIdx.x % ws, w = threadIdx.x / ws;
     const int64_t c0 = t * SR_TILE;
     const int n = (int)(D - c0 < SR_TILE ? D - c0 : SR_TILE);
+    int64_t xb = 0;
+    if (first)
+        wk_koff(R, row, &xb);
 #pragma unroll
     for (int r = 0; r < SR_E; r++) {
         const int i = (w * SR_E + r) * ws + lane;
         k[r] = 0;
-        if (i < n)
-            k[r] = first ? sr_load<DT>(x, row, c0 + i, asc, sx, R)
-                         : ((const K *)kin)[row * D + c0 + i];
+        if (i < n) {
+            if (first) {
+                k[r] = sr_load<DT>(x, xb, c0 + i, asc, sx);
+                if (idx)
+                    idx[r] = (uint32_t)(c0 + i);
+            } else {
+                k[r] = ((const K *)kin)[row * D + c0 + i];
+                if (idx)
+                    idx[r] = iin[row * D + c0 + i];
+            }
+        }
     }
     return n;
 }
@@ -272,7 +285,8 @@ WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, i
         h[t] = 0;
         __syncthreads();
         K k[SR_E];
-        const int n = sr_tile_keys<DT>(k, x, kin, D, row, tile - row * T, asc, sx, R, shift == 0);
+        const int n = sr_tile_keys<DT>(k, (uint32_t *)0, x, kin, (const uint32_t *)0, D, row,
+                                       tile - row * T, asc, sx, R, shift == 0);
 #pragma unroll
         for (int r = 0; r < SR_E; r++) {
             const int i = (w * SR_E + r) * ws + lane;
@@ -339,11 +353,12 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
     const int32_t first = shift == 0;
 #pragma unroll 1
     for (int64_t tile = blockIdx.x; tile < rows * T; tile += gridDim.x) { /* uniform */
-        const int64_t row = tile / T, c0 = (tile - row * T) * SR_TILE;
+        const int64_t row = tile / T;
         K k[SR_E];
-        uint32_t dg[SR_E];
+        uint32_t dg[SR_E], id[SR_E] = {0};
         int pos[SR_E] = {0};
-        const int n = sr_tile_keys<DT>(k, x, kin, D, row, tile - row * T, asc, sx, R, first);
+        const int n = sr_tile_keys<DT>(k, id, x, kin, iin, D, row, tile - row * T, asc, sx, R,
+                                       first);
 #pragma unroll
         for (int r = 0; r < SR_E; r++)
             dg[r] = (uint32_t)(k[r] >> shift) & 255u;
@@ -354,7 +369,7 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
             const int i = (w * SR_E + r) * ws + lane;
             if (i < n) {
                 sk[pos[r]] = k[r];
-                si[pos[r]] = first ? (uint32_t)(c0 + i) : iin[row * D + c0 + i];
+                si[pos[r]] = id[r];
             }
         }
         __syncthreads();
