@@ -17,9 +17,10 @@
  * memory exchange).
  *
  * Kernels (blocks of 256 threads):
- *   sort_rblock_<dt>(x, out, D, rows, er, asc, sx, R)
+ *   sort_rblock<4|8>_<dt>(x, out, D, rows, er, asc, sx, R)
  *       rows of D <= 256 * er <= SR_TILE: one row per block sorted in shared memory; the
- *       items stay in registers between passes and move through shared slots.
+ *       items stay in registers between passes and move through shared slots; er <= 4 or 8
+ *       (the register arrays' bound: 4 keeps D <= 1024 within 64 registers).
  *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R)
  *   sort_rscan(hist, D, rows, T)
  *   sort_rscatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R, last)
@@ -126,6 +127,7 @@ WK_DEV uint32_t sr_scan256(uint32_t v, uint32_t *sc)
 /* The tile rank (top of file): dg[r] the digits of this lane's items, n the tile's items.
  * Returns the slots in pos[r] (for items i < n) and each digit's first slot in base[256].
  * cnt: 256 * SR_NK u16, sc: 272 u32 (shared). Synchronises; cnt is free again on return. */
+template <int ER>
 WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, uint32_t *sc,
                     uint32_t *base)
 {
@@ -135,9 +137,9 @@ WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, 
     for (int k = t; k < nk * 64; k += WK_BLOCK) /* nk * 256 u16 as u64 words */
         ((uint64_t *)cnt)[k] = 0;
     __syncthreads();
-    int rk[SR_E] = {0};
+    int rk[ER] = {0};
 #pragma unroll
-    for (int r = 0; r < SR_E; r++) {
+    for (int r = 0; r < ER; r++) {
         if (r < er) { /* uniform */
             const int i = (w * er + r) * ws + lane;
             const uint64_t m = sr_match(dg[r], i < n);
@@ -159,7 +161,7 @@ WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, 
     }
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < SR_E; r++) {
+    for (int r = 0; r < ER; r++) {
         if (r < er) {
             const int i = (w * er + r) * ws + lane;
             if (i < n)
@@ -178,7 +180,7 @@ struct sr_smem {
     uint32_t sc[272], base[256], dst[256];
 };
 
-template <int DT>
+template <int DT, int ER>
 WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t er, int32_t asc,
                      int64_t sx, const wk_klay<1> &R)
 {
@@ -191,13 +193,13 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
     const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws, n = (int)D;
 #pragma unroll 1
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) { /* uniform */
-        K k[SR_E];
-        uint32_t id[SR_E], dg[SR_E];
-        int pos[SR_E] = {0};
+        K k[ER];
+        uint32_t id[ER], dg[ER];
+        int pos[ER] = {0};
         int64_t xb;
         wk_koff(R, row, &xb);
 #pragma unroll
-        for (int r = 0; r < SR_E; r++) {
+        for (int r = 0; r < ER; r++) {
             const int i = (w * er + r) * ws + lane;
             k[r] = 0;
             id[r] = (uint32_t)i;
@@ -207,11 +209,11 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
 #pragma unroll 1
         for (int sh = 0; sh < KY::KB; sh += 8) {
 #pragma unroll
-            for (int r = 0; r < SR_E; r++)
+            for (int r = 0; r < ER; r++)
                 dg[r] = (uint32_t)(k[r] >> sh) & 255u;
-            sr_rank(dg, n, er, pos, cnt, sm.sc, sm.base);
+            sr_rank<ER>(dg, n, er, pos, cnt, sm.sc, sm.base);
 #pragma unroll
-            for (int r = 0; r < SR_E; r++) {
+            for (int r = 0; r < ER; r++) {
                 const int i = (w * er + r) * ws + lane;
                 if (r < er && i < n) {
                     sk[pos[r]] = k[r];
@@ -220,7 +222,7 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
             }
             __syncthreads();
 #pragma unroll
-            for (int r = 0; r < SR_E; r++) {
+            for (int r = 0; r < ER; r++) {
                 const int i = (w * er + r) * ws + lane;
                 if (r < er && i < n) {
                     k[r] = sk[i];
@@ -230,7 +232,7 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
             __syncthreads(); /* before the next rank reuses the buffer */
         }
 #pragma unroll
-        for (int r = 0; r < SR_E; r++) {
+        for (int r = 0; r < ER; r++) {
             const int i = (w * er + r) * ws + lane;
             if (r < er && i < n)
                 ((uint32_t *)out)[row * D + i] = id[r];
@@ -363,7 +365,7 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
         for (int r = 0; r < SR_E; r++)
             dg[r] = (uint32_t)(k[r] >> shift) & 255u;
         sm.dst[t] = hist[tile * 256 + t];
-        sr_rank(dg, n, SR_E, pos, cnt, sm.sc, sm.base);
+        sr_rank<SR_E>(dg, n, SR_E, pos, cnt, sm.sc, sm.base);
 #pragma unroll
         for (int r = 0; r < SR_E; r++) {
             const int i = (w * SR_E + r) * ws + lane;
@@ -389,10 +391,15 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
 }
 
 #define WK_SORT_RADIX(dtn, DT)                                                                 \
-    WK_KERNEL sort_rblock_##dtn(const void *x, void *out, int64_t D, int64_t rows, int32_t er, \
-                                int32_t asc, int64_t sx, wk_klay<1> R)                         \
+    WK_KERNEL_MINB(4) sort_rblock4_##dtn(const void *x, void *out, int64_t D, int64_t rows,    \
+                                         int32_t er, int32_t asc, int64_t sx, wk_klay<1> R)    \
     {                                                                                          \
-        sr_block<DT>(x, out, D, rows, er, asc, sx, R);                                         \
+        sr_block<DT, 4>(x, out, D, rows, er, asc, sx, R);                                      \
+    }                                                                                          \
+    WK_KERNEL_MINB(4) sort_rblock8_##dtn(const void *x, void *out, int64_t D, int64_t rows,    \
+                                         int32_t er, int32_t asc, int64_t sx, wk_klay<1> R)    \
+    {                                                                                          \
+        sr_block<DT, 8>(x, out, D, rows, er, asc, sx, R);                                      \
     }                                                                                          \
     WK_KERNEL sort_rhist_##dtn(const void *x, const void *kin, uint32_t *hist, int64_t D,      \
                                int64_t rows, int64_t T, int32_t shift, int32_t asc,            \

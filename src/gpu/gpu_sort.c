@@ -3,7 +3,7 @@
  * there). Three paths by row length D:
  *   D <= 256          sort_block: a bitonic network per row in shared memory, several short
  *                     rows per block (P / p2 segments of p2 = the power of two >= D);
- *   256 < D <= 2048   sort_rblock: one row per block, an LSD radix sort in shared memory
+ *   256 < D <= 2048   sort_rblock4/8: one row per block, an LSD radix sort in shared memory
  *                     (KB / 8 passes of 8-bit digits; no global scratch);
  *   D > 2048          KB / 8 global LSD radix passes over tiles of 2048 items, each pass
  *                     sort_rhist (tile digit counts) + sort_rscan (per row: counts -> first
@@ -116,7 +116,7 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     char name[32];
     if (D > WK_GPU_BLOCK) { /* one row per block, er = ceil(D / 256) rounds */
         int32_t er = (int32_t)ceil_div(D, WK_GPU_BLOCK);
-        snprintf(name, sizeof name, "sort_rblock_%s", wk_gpu_dtype_kname(dt));
+        snprintf(name, sizeof name, "sort_rblock%d_%s", er <= 4 ? 4 : 8, wk_gpu_dtype_kname(dt));
         void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};
         return wk_gpu_run(dev, "sort", name, capped(dev, M), 1, 1, args);
     }
