@@ -11,8 +11,8 @@
  *                     stored together), ping-ponging keys and indices between two buffers;
  *                     the first pass reads x, the last writes the indices to out.
  * KB: the bits of the dtype's radix key (8 u8/f8e4m3, 16 i16/bf16/f16, 32 u32/i32/f32,
- * 64 i64/f64). Scratch (long rows only): 2 key + 2 index buffers of n and the counts, 256 u32
- * per tile; stream-ordered, freed after the launches. */
+ * 64 i64/f64). Scratch (long rows only): 2 key + 2 index buffers of n (none for 8-bit keys)
+ * and the counts, 256 u32 per tile; stream-ordered, freed after the launches. */
 #include "gpu_ops.h"
 #include <stdio.h>
 
@@ -49,7 +49,8 @@ static wk_status sort_radix(wk_device *dev, wk_dtype dt, void *out, const void *
     if ((uint64_t)n > SIZE_MAX / 4 / (ksz + 4) || (uint64_t)(M * T) > SIZE_MAX / 4 / 1024)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "gpu arg_sort_last_dim: scratch for %lld rows of "
                       "%lld", (long long)M, (long long)D);
-    const size_t kbytes = (size_t)n * ksz, ibytes = (size_t)n * 4;
+    /* one pass (8-bit keys) reads x and writes out: no key or index buffers */
+    const size_t kbytes = kb > 8 ? (size_t)n * ksz : 0, ibytes = kb > 8 ? (size_t)n * 4 : 0;
     void *scratch = NULL;
     wk_status s = wk_gpu_scratch_alloc(dev, 2 * (kbytes + ibytes) + (size_t)(M * T) * 1024,
                                        &scratch);
