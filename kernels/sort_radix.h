@@ -22,7 +22,7 @@
  *       items stay in registers between passes and move through shared slots; er <= 4 or 8
  *       (the register arrays' bound: 4 keeps D <= 1024 within 64 registers).
  *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R)
- *   sort_rscan(hist, D, rows, T)
+ *   sort_rscan(hist, rows, T)
  *   sort_rscatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R, last)
  *       one pass over rows of any length cut into T = ceil(D / SR_TILE) tiles per row: rhist
  *       counts each tile's digits (hist[(row * T + t) * 256 + d]); rscan turns the counts into
