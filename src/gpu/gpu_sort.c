@@ -2,7 +2,8 @@
  * kernels/sort.cu and kernels/sort_radix.h (the order, the keys and the kernels are described
  * there). Three paths by row length D:
  *   D <= 256          sort_block: a bitonic network per row in shared memory, several short
- *                     rows per block (P / p2 segments of p2 = the power of two >= D);
+ *                     rows per block (P / p2 segments of p2 = the power of two >= D;
+ *                     WICK_SORT_ROWS = bitonic | radix moves the line for rows <= 2048);
  *   256 < D <= 2048   sort_rblock4/8: one row per block, an LSD radix sort in shared memory
  *                     (KB / 8 passes of 8-bit digits; no global scratch);
  *   D > 2048          KB / 8 global LSD radix passes over tiles of 2048 items, each pass
@@ -15,6 +16,8 @@
  * and the counts, 256 u32 per tile; stream-ordered, freed after the launches. */
 #include "gpu_ops.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define SORT_TILE 2048 /* SR_TILE of kernels/sort_radix.h: items per radix tile */
 
@@ -36,6 +39,20 @@ static int key_bits(wk_dtype dt)
     case WK_DTYPE_I64: case WK_DTYPE_F64: return 64;
     default: return 32;
     }
+}
+
+/* Rows of D <= SORT_TILE: the shared-memory radix sort (true) or the bitonic network.
+ * WICK_SORT_ROWS = bitonic | radix forces one (a benchmarking switch, read per call, so that
+ * one process can compare them); else bitonic for D <= 256 (several rows per block), radix
+ * above. */
+static bool rows_by_radix(int64_t D)
+{
+    const char *e = getenv("WICK_SORT_ROWS");
+    if (e && strcmp(e, "bitonic") == 0)
+        return false;
+    if (e && strcmp(e, "radix") == 0)
+        return true;
+    return D > WK_GPU_BLOCK;
 }
 
 /* The global radix passes (D > SORT_TILE): see the top of the file. */
@@ -115,14 +132,14 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     if (D > SORT_TILE)
         return sort_radix(dev, dt, out, xp, D, M, sx, asc, &R);
     char name[32];
-    if (D > WK_GPU_BLOCK) { /* one row per block, er = ceil(D / 256) rounds */
+    if (rows_by_radix(D)) { /* one row per block, er = ceil(D / 256) rounds */
         int32_t er = (int32_t)ceil_div(D, WK_GPU_BLOCK);
         snprintf(name, sizeof name, "sort_rblock%d_%s", er <= 4 ? 4 : 8, wk_gpu_dtype_kname(dt));
         void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};
         return wk_gpu_run(dev, "sort", name, capped(dev, M), 1, 1, args);
     }
 
-    /* D <= 256: bitonic segments of p2 = 2^lp2 >= D slots, P / p2 per block */
+    /* bitonic segments of p2 = 2^lp2 >= D slots, P / p2 per block */
     const bool k64 = dt == WK_DTYPE_I64 || dt == WK_DTYPE_F64;
     const size_t isz = k64 ? 16 : 8; /* bytes per item */
     int32_t lp2 = 0;
@@ -130,7 +147,7 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
         lp2++;
     const int64_t p2 = (int64_t)1 << lp2;
     int64_t cpr = 1, nseg = M;
-    int32_t P = WK_GPU_BLOCK;
+    int32_t P = (int32_t)(p2 > WK_GPU_BLOCK ? p2 : WK_GPU_BLOCK);
     void *none = NULL;
     snprintf(name, sizeof name, "sort_block_%s", wk_gpu_dtype_kname(dt));
     wk_gpu_fn fn;

@@ -10,7 +10,8 @@
 #      wick check with the embedded code objects and with run-time compiled kernels (NVRTC);
 #   3. compute-sanitizer memcheck and racecheck on test_arg_sort (WICK_TEST_QUICK=1);
 #   4. bench: the argsort rows of bench/gpu_compare_ops.py (4096 x 1024 and 64 x 200,000 f32)
-#      beside torch.argsort(stable=True), three times;
+#      beside torch.argsort(stable=True), three times, and 4096 x 1024 once more with
+#      WICK_SORT_ROWS=bitonic (the bitonic row sort, the kernel before the radix one);
 #   5. the summary table last (also OUTDIR/sort/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -69,11 +70,16 @@ for k in 1 2 3; do
     >"$O/bench_$k.log" 2>&1
   step "gpu_compare_ops.py argsort (run $k)" "rc=$?"
 done
+# A/B for the short rows in the same run: the bitonic row sort (the kernel before the radix one)
+WICK_SORT_ROWS=bitonic timeout 300 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+  argsort_4096 >"$O/bench_bitonic.log" 2>&1
+step "gpu_compare_ops.py argsort_4096 (bitonic)" "rc=$?"
 step "after the build" "$(( $(date +%s) - t1 )) s"
 
 # ---- 5. summary
 echo
 echo "argsort beside torch.argsort(stable=True) (GB/s of input; wick/torch > 1: wick faster):"
 for k in 1 2 3; do grep -E '^argsort_' "$O/bench_$k.log"; done | tee -a "$S"
+grep -E '^argsort_' "$O/bench_bitonic.log" | sed 's/$/ (WICK_SORT_ROWS=bitonic)/' | tee -a "$S"
 echo
 cat "$S"
