@@ -11,6 +11,16 @@
  *                     destinations) + sort_rscatter (stable tile rank, runs of one digit
  *                     stored together), ping-ponging keys and indices between two buffers;
  *                     the first pass reads x, the last writes the indices to out.
+ * Why radix for rows of 257..2048 (reasoned, not yet measured; WICK_SORT_ROWS lets
+ * tools/device/sort.sh time both): a 1024-element f32 row in a block of 256 threads takes 55
+ * bitonic steps of 4 compare-exchanges of 64-bit items per thread; with the steps of partner
+ * distance < 4 in registers and < 128 in warp shuffles, 6 steps still need a barrier and each
+ * thread still runs about 1,700 instructions. The radix sort runs 4 passes of (4 rounds of 9
+ * ballots, the 32-column count / scan / rewrite, the slot moves): about 1,600 instructions and
+ * 28 barriers, the same order for f32, but 1 pass for u8/f8e4m3 and 2 for bf16/f16/i16 where
+ * bitonic still takes 55 steps, and its stable rank is the long rows' own code (one piece of
+ * order-keeping code to prove on warps of 32 and 64). The bitonic sort it replaces measured
+ * 88 GB/s on 4096 x 1024 f32 (docs/performance.md).
  * KB: the bits of the dtype's radix key (8 u8/f8e4m3, 16 i16/bf16/f16, 32 u32/i32/f32,
  * 64 i64/f64). Scratch (long rows only): 2 key + 2 index buffers of n (none for 8-bit keys)
  * and the counts, 256 u32 per tile; stream-ordered, freed after the launches. */
