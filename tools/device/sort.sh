@@ -12,6 +12,7 @@
 #   4. bench: the argsort rows of bench/gpu_compare_ops.py (4096 x 1024 and 64 x 200,000 f32)
 #      beside torch.argsort(stable=True), three times, and 4096 x 1024 once more with
 #      WICK_SORT_ROWS=bitonic (the bitonic row sort, the kernel before the radix one);
+#      then, where nsys exists, the per-kernel times of those rows (OUTDIR/sort/nsys.log);
 #   5. the summary table last (also OUTDIR/sort/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -74,6 +75,16 @@ done
 WICK_SORT_ROWS=bitonic timeout 300 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
   argsort_4096 >"$O/bench_bitonic.log" 2>&1
 step "gpu_compare_ops.py argsort_4096 (bitonic)" "rc=$?"
+# Per-kernel times (where nsys exists): how the argsort rows split over sort_rhist / sort_rscan /
+# sort_rscatter / sort_rblock4, for the next round of tuning.
+if command -v nsys >/dev/null 2>&1; then
+  timeout 180 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
+    argsort >"$O/nsys.log" 2>&1
+  step "nsys argsort kernels" "rc=$? (log: nsys.log)"
+  grep -E ' sort_' "$O/nsys.log" | head -8
+else
+  step nsys "not found (no per-kernel times)"
+fi
 step "after the build" "$(( $(date +%s) - t1 )) s"
 
 # ---- 5. summary
