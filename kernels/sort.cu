@@ -12,26 +12,15 @@
  *
  * Kernels (blocks of 256 threads):
  *   sort_block_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
- *       each row is cut into cpr segments of p2 = 2^lp2 slots (p2 = the power of two >= D when
- *       that fits in shared memory, else the chunk size C: 4096 packed items, 2048 pairs); a
- *       block sorts P / p2 segments (P = max(p2, 256) slots, dynamic shared memory) with a
- *       bitonic network (log2(p2) (log2(p2) + 1) / 2 compare steps; steps whose partners lie
- *       in one thread's E = P/256 consecutive slots run in registers, the rest in shared
- *       memory), slots past the row's end holding sentinels that sort last. cpr == 1: the
- *       row's indices go straight to out (u32); else the sorted chunk's items go to dst
- *       (scratch, row r at dst + r*D). x row r starts at koff(R, r), element j at + j*sx.
- *   sort_part_<k32|k64>(src, splits, D, rows, w)
- *   sort_merge_<k32|k64>(src, dst, out, splits, D, rows, w, final)
- *       one merge pass over rows whose items form sorted runs of w (w = C * 2^k, so a tile of
- *       SO_TILE = 2048 outputs never straddles two pairs of runs): the pair of runs
- *       [pb, pb + w) and [pb + w, pb + 2w) (cut at D) merges into [pb, pb + 2w). part finds,
- *       for each tile's first and last output, how many come from the left run (merge path:
- *       a binary search on the diagonal, one thread each, all tiles at once); merge loads the
- *       tile's two input ranges into shared memory, each thread finds its own start there and
- *       merges 8 items, and the tile leaves through shared memory in coalesced stores: items to
- *       dst, or on the last pass (final, 2w >= D) the indices to out.
- * Passes for a row of D > C: 1 block sort + ceil(log2(D / C)) merge passes (part + merge),
- * each reading and writing the items once: for 200,000 f32 (C = 4096), 6 merge passes. */
+ *       each row is cut into cpr segments of p2 = 2^lp2 slots; a block sorts P / p2 segments
+ *       (P = max(p2, 256) slots, dynamic shared memory) with a bitonic network (log2(p2)
+ *       (log2(p2) + 1) / 2 compare steps; steps whose partners lie in one thread's E = P/256
+ *       consecutive slots run in registers, the rest in shared memory), slots past the row's
+ *       end holding sentinels that sort last. cpr == 1: the row's indices go straight to out
+ *       (u32); else the sorted chunk's items go to dst (scratch, row r at dst + r*D). x row r
+ *       starts at koff(R, r), element j at + j*sx. src/gpu/gpu_sort.c uses it for rows of
+ *       D <= 256 only (cpr = 1, several rows per block).
+ *   the radix sorts (rows of D > 256): kernels/sort_radix.h. */
 #include "gpu.h"
 
 #define SO_EM 8                     /* outputs per thread in a merge */
@@ -221,114 +210,7 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
     }
 }
 
-/* ---- merging */
-/* The tile `tile` of a row of D items in sorted runs of w: its pair of runs starts at pb, the
- * left run has la items, the right lb (0 .. w), and the tile's outputs are [o0, o1) of the
- * pair's merge. */
-struct so_tile {
-    int64_t pb, la, lb, o0, o1;
-};
-WK_DEV so_tile so_tile_of(int64_t tile, int64_t D, int64_t w)
-{
-    so_tile t;
-    const int64_t start = tile * SO_TILE;
-    t.pb = start / (2 * w) * (2 * w);
-    t.la = D - t.pb < w ? D - t.pb : w;
-    const int64_t rest = D - t.pb - t.la;
-    t.lb = rest < w ? rest : w;
-    t.o0 = start - t.pb;
-    t.o1 = t.o0 + SO_TILE < t.la + t.lb ? t.o0 + SO_TILE : t.la + t.lb;
-    return t;
-}
-
-/* Merge path: how many of the first `diag` outputs of merge(A[0..la), B[0..lb)) come from A
- * (A first on ties; the items are distinct anyway). A binary search over
- * [max(0, diag - lb), min(diag, la)]: every probe reads A[mid] (mid < la) and
- * B[diag - 1 - mid] (0 <= diag - 1 - mid < lb). */
-template <class IT>
-WK_DEV int64_t so_path(const typename IT::T *A, int64_t la, const typename IT::T *B, int64_t lb,
-                       int64_t diag)
-{
-    int64_t lo = diag > lb ? diag - lb : 0, hi = diag < la ? diag : la;
-#pragma unroll 1
-    while (lo < hi) {
-        const int64_t mid = (lo + hi) >> 1;
-        if (IT::less(B[diag - 1 - mid], A[mid]))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-template <class K>
-WK_DEV void so_part(const void *src, int64_t *splits, int64_t D, int64_t rows, int64_t w)
-{
-    typedef so_item<K> IT;
-    typedef typename IT::T T;
-    const int64_t tpr = (D + SO_TILE - 1) / SO_TILE;
-    for (int64_t id = wk_tid(); id < rows * tpr * 2; id += wk_nthreads()) {
-        const int64_t blk = id >> 1, row = blk / tpr;
-        const so_tile t = so_tile_of(blk - row * tpr, D, w);
-        const T *A = (const T *)src + row * D + t.pb;
-        splits[id] = so_path<IT>(A, t.la, A + t.la, t.lb, (id & 1) ? t.o1 : t.o0);
-    }
-}
-
-template <class K>
-WK_DEV void so_merge(const void *src, void *dst, void *out, const int64_t *splits, int64_t D,
-                     int64_t rows, int64_t w, int32_t last)
-{
-    typedef so_item<K> IT;
-    typedef typename IT::T T;
-    __shared__ T sm[SO_TILE];
-    const int tid = threadIdx.x;
-    const int64_t tpr = (D + SO_TILE - 1) / SO_TILE;
-#pragma unroll 1
-    for (int64_t blk = blockIdx.x; blk < rows * tpr; blk += gridDim.x) { /* uniform */
-        const int64_t row = blk / tpr;
-        const so_tile t = so_tile_of(blk - row * tpr, D, w);
-        const T *A = (const T *)src + row * D + t.pb, *B = A + t.la;
-        const int64_t a0 = splits[2 * blk], a1 = splits[2 * blk + 1];
-        const int64_t b0 = t.o0 - a0, b1 = t.o1 - a1;
-        const int na = (int)(a1 - a0), nb = (int)(b1 - b0), n = na + nb; /* n <= SO_TILE */
-        for (int k = tid; k < na; k += WK_BLOCK)
-            sm[k] = A[a0 + k];
-        for (int k = tid; k < nb; k += WK_BLOCK)
-            sm[na + k] = B[b0 + k];
-        __syncthreads();
-        T r[SO_EM];
-        const int d = tid * SO_EM;
-        int cnt = 0;
-        if (d < n) {
-            int i = (int)so_path<IT>(sm, na, sm + na, nb, d), j = d - i;
-            cnt = n - d < SO_EM ? n - d : SO_EM;
-#pragma unroll
-            for (int e = 0; e < SO_EM; e++) {
-                if (e < cnt) {
-                    if (i < na && (j >= nb || !IT::less(sm[na + j], sm[i])))
-                        r[e] = sm[i++];
-                    else
-                        r[e] = sm[na + j++];
-                }
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int e = 0; e < SO_EM; e++)
-            if (e < cnt)
-                sm[d + e] = r[e];
-        __syncthreads();
-        const int64_t o = row * D + t.pb + t.o0;
-        for (int k = tid; k < n; k += WK_BLOCK) {
-            if (last)
-                ((uint32_t *)out)[o + k] = IT::idx(sm[k]);
-            else
-                ((T *)dst)[o + k] = sm[k];
-        }
-        __syncthreads(); /* before the next tile overwrites sm */
-    }
-}
+#include "sort_radix.h"
 
 #define WK_SORT_BLOCK(dtn, DT)                                                                 \
     WK_KERNEL sort_block_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg,   \
@@ -348,16 +230,3 @@ WK_SORT_BLOCK(f32, WK_DT_F32)
 WK_SORT_BLOCK(f64, WK_DT_F64)
 WK_SORT_BLOCK(f8e4m3, WK_DT_F8E4M3)
 
-#define WK_SORT_MERGE(kn, K)                                                                   \
-    WK_KERNEL sort_part_##kn(const void *src, int64_t *splits, int64_t D, int64_t rows,         \
-                             int64_t w)                                                        \
-    {                                                                                          \
-        so_part<K>(src, splits, D, rows, w);                                                   \
-    }                                                                                          \
-    WK_KERNEL sort_merge_##kn(const void *src, void *dst, void *out, const int64_t *splits,     \
-                              int64_t D, int64_t rows, int64_t w, int32_t last)              \
-    {                                                                                          \
-        so_merge<K>(src, dst, out, splits, D, rows, w, last);                                 \
-    }
-WK_SORT_MERGE(k32, uint32_t)
-WK_SORT_MERGE(k64, uint64_t)

@@ -1,18 +1,35 @@
 /* gpu_sort.c: the GPU arg_sort_last_dim, every dtype, rows of any length, through
- * kernels/sort.cu (the order, the items and the kernels are described there).
- *
- * A row of D elements is cut into segments of p2 = the power of two >= D, at most the chunk C
- * (4096 packed (key, index) items of 8 bytes; 2048 pairs of 16 bytes for i64/f64), so a
- * segment fits in 32 KiB of shared memory; sort_block sorts P / p2 segments per block
- * (P = max(p2, 256)). A row that fits (D <= C) is done then: its indices go to out. Longer rows
- * go to scratch as sorted runs of C items and take ceil(log2(D / C)) merge passes of doubling
- * run width (sort_part finds the tiles' merge-path splits, sort_merge merges), ping-ponging
- * between two item buffers, the last pass writing the indices. Scratch: 2 * n items plus two
- * int64 splits per 2048-output tile; stream-ordered, freed after the launches. */
+ * kernels/sort.cu and kernels/sort_radix.h (the order, the keys and the kernels are described
+ * there). Three paths by row length D:
+ *   D <= 256          sort_block: a bitonic network per row in shared memory, several short
+ *                     rows per block (P / p2 segments of p2 = the power of two >= D;
+ *                     WICK_SORT_ROWS = bitonic | radix moves the line for rows <= 2048);
+ *   256 < D <= 2048   sort_rblock4/8: one row per block, an LSD radix sort in shared memory
+ *                     (KB / 8 passes of 8-bit digits; no global scratch);
+ *   D > 2048          KB / 8 global LSD radix passes over tiles of 2048 items, each pass
+ *                     sort_rhist (tile digit counts) + sort_rscan (per row: counts -> first
+ *                     destinations) + sort_rscatter (stable tile rank, runs of one digit
+ *                     stored together), ping-ponging keys and indices between two buffers;
+ *                     the first pass reads x, the last writes the indices to out.
+ * Why radix for rows of 257..2048 (reasoned, not yet measured; WICK_SORT_ROWS lets
+ * tools/device/sort.sh time both): a 1024-element f32 row in a block of 256 threads takes 55
+ * bitonic steps of 4 compare-exchanges of 64-bit items per thread; with the steps of partner
+ * distance < 4 in registers and < 128 in warp shuffles, 6 steps still need a barrier and each
+ * thread still runs about 1,700 instructions. The radix sort runs 4 passes of (4 rounds of 9
+ * ballots, the 32-column count / scan / rewrite, the slot moves): about 1,600 instructions and
+ * 28 barriers, the same order for f32, but 1 pass for u8/f8e4m3 and 2 for bf16/f16/i16 where
+ * bitonic still takes 55 steps, and its stable rank is the long rows' own code (one piece of
+ * order-keeping code to prove on warps of 32 and 64). The bitonic sort it replaces measured
+ * 88 GB/s on 4096 x 1024 f32 (docs/performance.md).
+ * KB: the bits of the dtype's radix key (8 u8/f8e4m3, 16 i16/bf16/f16, 32 u32/i32/f32,
+ * 64 i64/f64). Scratch (long rows only): 2 key + 2 index buffers of n (none for 8-bit keys)
+ * and the counts, 256 u32 per tile; stream-ordered, freed after the launches. */
 #include "gpu_ops.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define SORT_TILE 2048 /* SO_TILE of kernels/sort.cu: outputs per merge block */
+#define SORT_TILE 2048 /* SR_TILE of kernels/sort_radix.h: items per radix tile */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -24,30 +41,77 @@ static unsigned capped(const wk_device *dev, int64_t blocks)
     return blocks < 1 ? 1u : (unsigned)blocks;
 }
 
-/* The merge passes over rows of D items in sorted runs of w0 (scratch in buf[0]); the indices
- * end in out. */
-static wk_status sort_merges(wk_device *dev, bool k64, void *out, void *buf0, void *buf1,
-                             int64_t *splits, int64_t M, int64_t D, int64_t w0)
+static int key_bits(wk_dtype dt)
 {
-    char pname[24], mname[24];
-    snprintf(pname, sizeof pname, "sort_part_%s", k64 ? "k64" : "k32");
-    snprintf(mname, sizeof mname, "sort_merge_%s", k64 ? "k64" : "k32");
-    const int64_t tiles = M * ceil_div(D, SORT_TILE);
-    void *src = buf0, *dst = buf1;
-    wk_status s = WK_OK;
-    for (int64_t w = w0; w < D && s == WK_OK; w *= 2) {
-        int32_t last = 2 * w >= D;
-        int64_t Dv = D, Mv = M, wv = w;
-        void *pargs[] = {&src, &splits, &Dv, &Mv, &wv};
-        s = wk_gpu_run(dev, "sort", pname, wk_gpu_blocks(dev, tiles * 2), 1, 1, pargs);
+    switch (dt) {
+    case WK_DTYPE_U8: case WK_DTYPE_F8E4M3: return 8;
+    case WK_DTYPE_I16: case WK_DTYPE_BF16: case WK_DTYPE_F16: return 16;
+    case WK_DTYPE_I64: case WK_DTYPE_F64: return 64;
+    default: return 32;
+    }
+}
+
+/* Rows of D <= SORT_TILE: the shared-memory radix sort (true) or the bitonic network.
+ * WICK_SORT_ROWS = bitonic | radix forces one (a benchmarking switch, read per call, so that
+ * one process can compare them); else bitonic for D <= 256 (several rows per block), radix
+ * above. */
+static bool rows_by_radix(int64_t D)
+{
+    const char *e = getenv("WICK_SORT_ROWS");
+    if (e && strcmp(e, "bitonic") == 0)
+        return false;
+    if (e && strcmp(e, "radix") == 0)
+        return true;
+    return D > WK_GPU_BLOCK;
+}
+
+/* The global radix passes (D > SORT_TILE): see the top of the file. */
+static wk_status sort_radix(wk_device *dev, wk_dtype dt, void *out, const void *xp, int64_t D,
+                            int64_t M, int64_t sx, int32_t asc, wk_klay1 *R)
+{
+    const int64_t n = M * D;
+    int64_t T = ceil_div(D, SORT_TILE);
+    const int kb = key_bits(dt);
+    const size_t ksz = kb == 64 ? 8 : 4;
+    if ((uint64_t)n > SIZE_MAX / 4 / (ksz + 4) || (uint64_t)(M * T) > SIZE_MAX / 4 / 1024)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "gpu arg_sort_last_dim: scratch for %lld rows of "
+                      "%lld", (long long)M, (long long)D);
+    /* one pass (8-bit keys) reads x and writes out: no key or index buffers */
+    const size_t kbytes = kb > 8 ? (size_t)n * ksz : 0, ibytes = kb > 8 ? (size_t)n * 4 : 0;
+    void *scratch = NULL;
+    wk_status s = wk_gpu_scratch_alloc(dev, 2 * (kbytes + ibytes) + (size_t)(M * T) * 1024,
+                                       &scratch);
+    if (s != WK_OK)
+        return s;
+    void *kin = scratch, *kout = wk_gpu_at(scratch, (int64_t)kbytes, 1);
+    void *iin = wk_gpu_at(scratch, (int64_t)(2 * kbytes), 1);
+    void *iout = wk_gpu_at(scratch, (int64_t)(2 * kbytes + ibytes), 1);
+    void *hist = wk_gpu_at(scratch, (int64_t)(2 * (kbytes + ibytes)), 1);
+    char hname[32], cname[32];
+    snprintf(hname, sizeof hname, "sort_rhist_%s", wk_gpu_dtype_kname(dt));
+    snprintf(cname, sizeof cname, "sort_rscatter_%s", wk_gpu_dtype_kname(dt));
+    const unsigned tiles = capped(dev, M * T), rows = capped(dev, M);
+    for (int32_t shift = 0; shift < kb && s == WK_OK; shift += 8) {
+        int32_t last = shift + 8 >= kb;
+        void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R};
+        s = wk_gpu_run(dev, "sort", hname, tiles, 1, 1, hargs);
         if (s != WK_OK)
             break;
-        void *margs[] = {&src, &dst, &out, &splits, &Dv, &Mv, &wv, &last};
-        s = wk_gpu_run(dev, "sort", mname, capped(dev, tiles), 1, 1, margs);
-        void *t = src;
-        src = dst;
-        dst = t;
+        void *sargs[] = {&hist, &M, &T};
+        s = wk_gpu_run(dev, "sort", "sort_rscan", rows, 1, 1, sargs);
+        if (s != WK_OK)
+            break;
+        void *cargs[] = {&xp,   &kin, &iin, &kout, &iout, &out, &hist, &D,
+                         &M,    &T,   &shift, &asc, &sx,  R,    &last};
+        s = wk_gpu_run(dev, "sort", cname, tiles, 1, 1, cargs);
+        void *t = kin;
+        kin = kout;
+        kout = t;
+        t = iin;
+        iin = iout;
+        iout = t;
     }
+    wk_gpu_scratch_free(dev, scratch); /* stream-ordered: after the kernels that use it */
     return s;
 }
 
@@ -64,17 +128,6 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
         return WK_OK;
     const int r = lx->rank;
     int64_t D = lx->dims[r - 1], M = n / D, sx = lx->strides[r - 1];
-    const bool k64 = dt == WK_DTYPE_I64 || dt == WK_DTYPE_F64;
-    const size_t isz = k64 ? 16 : 8; /* bytes per item */
-    const int64_t C = k64 ? 2048 : 4096;
-
-    /* segments of p2 = 2^lp2 slots */
-    int32_t lp2 = 0;
-    while (((int64_t)1 << lp2) < D && ((int64_t)1 << lp2) < C)
-        lp2++;
-    const int64_t p2 = (int64_t)1 << lp2;
-    int64_t cpr = ceil_div(D, p2), nseg = M * cpr;
-    int32_t P = (int32_t)(p2 > WK_GPU_BLOCK ? p2 : WK_GPU_BLOCK);
     int32_t asc = ascending ? 1 : 0;
 
     wk_layout o = {.rank = r - 1}, outer;
@@ -86,35 +139,33 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     wk_gpu_klay1(&R, &outer, &o);
     const void *xp = wk_gpu_at(x, lx->offset, wk_dtype_size(dt));
 
-    void *scratch = NULL, *buf0 = NULL, *buf1 = NULL;
-    int64_t *splits = NULL;
-    wk_status s;
-    if (cpr > 1) {
-        const int64_t tiles = M * ceil_div(D, SORT_TILE);
-        if ((uint64_t)n > SIZE_MAX / 4 / isz || (uint64_t)tiles > SIZE_MAX / 64)
-            return wk_err(WK_ERR_OUT_OF_MEMORY, "gpu arg_sort_last_dim: scratch for %lld rows of "
-                          "%lld", (long long)M, (long long)D);
-        const size_t items = (size_t)n * isz;
-        s = wk_gpu_scratch_alloc(dev, 2 * items + (size_t)tiles * 2 * sizeof(int64_t), &scratch);
-        if (s != WK_OK)
-            return s;
-        buf0 = scratch;
-        buf1 = wk_gpu_at(scratch, (int64_t)items, 1);
-        splits = (int64_t *)wk_gpu_at(scratch, (int64_t)(2 * items), 1);
+    if (D > SORT_TILE)
+        return sort_radix(dev, dt, out, xp, D, M, sx, asc, &R);
+    char name[32];
+    if (rows_by_radix(D)) { /* one row per block, er = ceil(D / 256) rounds */
+        int32_t er = (int32_t)ceil_div(D, WK_GPU_BLOCK);
+        snprintf(name, sizeof name, "sort_rblock%d_%s", er <= 4 ? 4 : 8, wk_gpu_dtype_kname(dt));
+        void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};
+        return wk_gpu_run(dev, "sort", name, capped(dev, M), 1, 1, args);
     }
 
-    char name[32];
+    /* bitonic segments of p2 = 2^lp2 >= D slots, P / p2 per block */
+    const bool k64 = dt == WK_DTYPE_I64 || dt == WK_DTYPE_F64;
+    const size_t isz = k64 ? 16 : 8; /* bytes per item */
+    int32_t lp2 = 0;
+    while (((int64_t)1 << lp2) < D)
+        lp2++;
+    const int64_t p2 = (int64_t)1 << lp2;
+    int64_t cpr = 1, nseg = M;
+    int32_t P = (int32_t)(p2 > WK_GPU_BLOCK ? p2 : WK_GPU_BLOCK);
+    void *none = NULL;
     snprintf(name, sizeof name, "sort_block_%s", wk_gpu_dtype_kname(dt));
     wk_gpu_fn fn;
-    s = wk_gpu_function(&fn, dev, "sort", name);
+    wk_status s = wk_gpu_function(&fn, dev, "sort", name);
     if (s == WK_OK) {
-        void *args[] = {&xp, &out, &buf0, &D, &nseg, &cpr, &lp2, &P, &asc, &sx, &R};
+        void *args[] = {&xp, &out, &none, &D, &nseg, &cpr, &lp2, &P, &asc, &sx, &R};
         s = wk_gpu_launch(dev, fn, capped(dev, ceil_div(nseg, P / p2)), 1, 1, WK_GPU_BLOCK, 1, 1,
                           (unsigned)((size_t)P * isz), args);
     }
-    if (s == WK_OK && cpr > 1)
-        s = sort_merges(dev, k64, out, buf0, buf1, splits, M, D, p2);
-    if (scratch)
-        wk_gpu_scratch_free(dev, scratch); /* stream-ordered: after the kernels that use it */
     return s;
 }
