@@ -201,7 +201,7 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
                     }
                     const float dx = xd[xi];
                     float sx[NH];
-                    if (wk_qp<Q>::XS) {
+                    if (wk_q<Q>::MIN) {
                         const uint32_t sw = xs[xi];
                         const float s0 = (float)(int)(short)(sw & 0xFFFFu);
                         const float s1 = (float)(int)(short)(sw >> 16);
@@ -228,7 +228,7 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
 #pragma unroll
                         for (int hh = 0; hh < NH; hh++) {
                             p += wd[j][c][hh] * (float)is[hh];
-                            if (wk_qp<Q>::XS)
+                            if (wk_q<Q>::MIN)
                                 p += wm[j][c][hh] * sx[hh];
                         }
                         acc[r][c] += dx * p;

@@ -4,12 +4,8 @@
  * words it multiplies) and the compiler keeps every value in a register:
  *   wk_qp<Q>::qi(b, s, i)          word i (0..7: elements 4i..4i+3, byte e%4) of sub-block s of
  *                                  the block at b, as 4 signed bytes
- *   wk_qp<Q>::sc(b, s, h, d, m)    scale d and offset m of half h (words 4h..4h+3) of sub-block
- *                                  s: element = d * q + m; m is used only where XS is set
- *   wk_qp<Q>::XS                   1: the kernel adds m times the activations' half sums (the
- *                                  types with a min, and Q4_0 / Q5_0, whose q come unshifted
- *                                  with m = -8 d / -16 d: fewer instructions per block, as
- *                                  ggml's mmvq does; the sums then round differently in f32)
+ *   wk_qp<Q>::sc(b, s, h, d, m)    scale d and offset m (0 for the types without a min) of half
+ *                                  h (words 4h..4h+3) of sub-block s: element = d * q + m
  * The scale products are formed as in quant.h (d * sc first), so a full dot product is the
  * same sum as with wk_q<Q>::sub. */
 #ifndef WK_QMV_H
@@ -20,23 +16,21 @@
 template <int Q> struct wk_qp;
 
 template <> struct wk_qp<WK_Q4_0> {
-    enum { XS = 1 }; /* the nibbles unshifted: d * (q - 8) * x summed as d * sum(q x) - 8 d * sum(x) */
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t w = wk_qw<false>(b, 2 + 4 * (i & 3));
-        return i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
+        return wk_qsubb(i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu, 0x08080808u);
     }
     WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
-        m = -8.0f * d;
+        m = 0.0f;
     }
 };
 
 template <> struct wk_qp<WK_Q4_1> {
-    enum { XS = wk_q<WK_Q4_1>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
@@ -54,24 +48,22 @@ template <> struct wk_qp<WK_Q4_1> {
 /* Q5_0/Q5_1: the 5th bits of word i are bits 4i..4i+3 of qh for both nibble halves (elements
  * 4i..4i+3 for i < 4, 16 + 4(i-4).. for i >= 4). */
 template <> struct wk_qp<WK_Q5_0> {
-    enum { XS = 1 }; /* as Q4_0, with 16 */
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
         const uint32_t qh = wk_qw<false>(b, 2), w = wk_qw<false>(b, 6 + 4 * (i & 3));
         const uint32_t lo = i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
-        return lo | (wk_qspread(qh >> (4 * i)) << 4);
+        return wk_qsubb(lo | (wk_qspread(qh >> (4 * i)) << 4), 0x10101010u);
     }
     WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
-        m = -16.0f * d;
+        m = 0.0f;
     }
 };
 
 template <> struct wk_qp<WK_Q5_1> {
-    enum { XS = wk_q<WK_Q5_1>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
@@ -88,7 +80,6 @@ template <> struct wk_qp<WK_Q5_1> {
 };
 
 template <> struct wk_qp<WK_Q8_0> {
-    enum { XS = wk_q<WK_Q8_0>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
@@ -103,7 +94,6 @@ template <> struct wk_qp<WK_Q8_0> {
 };
 
 template <> struct wk_qp<WK_Q8_1> {
-    enum { XS = wk_q<WK_Q8_1>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         (void)s;
@@ -118,7 +108,6 @@ template <> struct wk_qp<WK_Q8_1> {
 };
 
 template <> struct wk_qp<WK_Q2_K> {
-    enum { XS = wk_q<WK_Q2_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         return (wk_qw<true>(b, 16 + 32 * (s >> 2) + 4 * i) >> (2 * (s & 3))) & 0x03030303u;
@@ -132,7 +121,6 @@ template <> struct wk_qp<WK_Q2_K> {
 };
 
 template <> struct wk_qp<WK_Q3_K> {
-    enum { XS = wk_q<WK_Q3_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         const uint32_t lo = (wk_qw<false>(b, 32 + 32 * (s >> 2) + 4 * i) >> (2 * (s & 3))) &
@@ -151,7 +139,6 @@ template <> struct wk_qp<WK_Q3_K> {
 };
 
 template <> struct wk_qp<WK_Q4_K> {
-    enum { XS = wk_q<WK_Q4_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         return (wk_qw<true>(b, 16 + 32 * (s >> 1) + 4 * i) >> (4 * (s & 1))) & 0x0F0F0F0Fu;
@@ -167,7 +154,6 @@ template <> struct wk_qp<WK_Q4_K> {
 };
 
 template <> struct wk_qp<WK_Q5_K> {
-    enum { XS = wk_q<WK_Q5_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         const uint32_t lo = (wk_qw<true>(b, 48 + 32 * (s >> 1) + 4 * i) >> (4 * (s & 1))) &
@@ -186,7 +172,6 @@ template <> struct wk_qp<WK_Q5_K> {
 };
 
 template <> struct wk_qp<WK_Q6_K> {
-    enum { XS = wk_q<WK_Q6_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
     {
         const int n = s >> 2, c = s & 3;
@@ -203,7 +188,6 @@ template <> struct wk_qp<WK_Q6_K> {
 };
 
 template <> struct wk_qp<WK_Q8_K> {
-    enum { XS = wk_q<WK_Q8_K>::MIN };
     WK_DEV uint32_t qi(const uint8_t *b, int s, int i) { return wk_qw<true>(b, 4 + 32 * s + 4 * i); }
     WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
     {
