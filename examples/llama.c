@@ -176,27 +176,41 @@ static void cache_write(model *m, block *b, const wk_storage *kr, cols v, int64_
 
 /* One decode step (T = 1) of block b with the position in device memory (m->step): q and k
  * rotated by the gathered rope row, k and v scattered into cache row pos, attention over the
- * first pos + 1 rows. Returns (1, H*hd). */
+ * first pos + 1 rows. When k's columns follow q's in one row (stacked Wq|Wk|Wv), one rope
+ * rotates q and k together with the unscaled tables and the attention applies 1/sqrt(hd);
+ * else q takes the scaled tables. Returns (1, H*hd). */
 static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
 {
     const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, half = hd / 2, ctx = m->ctx;
     const table c = {m->rows, 0, 0}, s = {m->rows, half, 0};
     const table qc = {m->rows, 2 * half, 0}, qs = {m->rows, 3 * half, 0};
-    wk_storage *qr = rope(m, q, 1, H, qc, qs), *kr = rope(m, k, 1, KV, c, s), *o = NULL;
+    const int joint = q.s == k.s && k.off == q.off + H * hd;
+    wk_storage *qr = NULL, *kr = NULL, *o = NULL;
+    int64_t koff = 0; /* k's heads in kr */
+    if (joint) { /* (1, H + KV, 1, hd): q's heads, then k's */
+        qr = rope(m, q, 1, H + KV, c, s);
+        kr = qr;
+        koff = H * hd;
+    } else {
+        qr = rope(m, q, 1, H, qc, qs);
+        kr = rope(m, k, 1, KV, c, s);
+    }
     /* cache (KV, ctx, hd)[kv, pos, :] = row (KV, 1, hd)[kv, 0, :]: scatter along dim 1 with
      * every id = pos (step[1], read through stride-0 strides) */
     const int64_t cd[3] = {KV, ctx, hd}, rd[3] = {KV, 1, hd}, zero[3] = {0, 0, 0};
-    const int64_t vs[3] = {hd, v.stride, 1};
-    const wk_layout lcache = lay(3, cd), lid = view(3, rd, zero, 1), lrow = lay(3, rd);
-    const wk_layout lv = view(3, rd, vs, v.off);
+    const int64_t rs[3] = {hd, hd, 1}, vs[3] = {hd, v.stride, 1};
+    const wk_layout lcache = lay(3, cd), lid = view(3, rd, zero, 1);
+    const wk_layout lrow = view(3, rd, rs, koff), lv = view(3, rd, vs, v.off);
     CK(wk_scatter_set(b->kc, &lcache, m->step, &lid, kr, &lrow, 1));
     CK(wk_scatter_set(b->vc, &lcache, m->step, &lid, v.s, &lv, 1));
-    wk_storage_free(kr);
+    if (kr != qr)
+        wk_storage_free(kr);
     /* keys: the first step[2] = pos + 1 rows of the cache */
     const int64_t qd4[4] = {1, H, 1, hd}, cd4[4] = {1, KV, ctx, hd};
     const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1}, nd[1] = {1}, ns[1] = {1};
     const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0), ln = view(1, nd, ns, 2);
-    CK(wk_decode_attention_lens(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, m->step, &ln, 1.0f, 1));
+    const float scale = joint ? (float)(1.0 / sqrt((double)hd)) : 1.0f;
+    CK(wk_decode_attention_lens(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, m->step, &ln, scale, 1));
     wk_storage_free(qr);
     return o; /* (H, 1, hd) is (1, H*hd) already */
 }
