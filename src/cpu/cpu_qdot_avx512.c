@@ -34,6 +34,65 @@ static inline __attribute__((always_inline)) void reduce(const __m512i P[8], __m
     *h1 = _mm512_shuffle_i32x4(r[0], r[1], 0xDD); /* lanes 1, 3 */
 }
 
+/* T[c] (16 bytes) = byte c of R[0..15]: a 16 x 16 byte transpose in four rounds of unpacks. */
+static inline __attribute__((always_inline)) void transpose16(const __m128i R[16], __m128i T[16])
+{
+    __m128i A[16], B[16], C[16];
+    for (int i = 0; i < 8; i++) { /* A[2i], A[2i+1]: columns 0..7, 8..15 of rows 2i, 2i+1 */
+        A[2 * i] = _mm_unpacklo_epi8(R[2 * i], R[2 * i + 1]);
+        A[2 * i + 1] = _mm_unpackhi_epi8(R[2 * i], R[2 * i + 1]);
+    }
+    for (int j = 0; j < 4; j++) { /* B[4j + q]: columns 4q..4q+3 of rows 4j..4j+3 */
+        B[4 * j] = _mm_unpacklo_epi16(A[4 * j], A[4 * j + 2]);
+        B[4 * j + 1] = _mm_unpackhi_epi16(A[4 * j], A[4 * j + 2]);
+        B[4 * j + 2] = _mm_unpacklo_epi16(A[4 * j + 1], A[4 * j + 3]);
+        B[4 * j + 3] = _mm_unpackhi_epi16(A[4 * j + 1], A[4 * j + 3]);
+    }
+    for (int h = 0; h < 2; h++) /* C[8h + p]: columns 2p, 2p+1 of rows 8h..8h+7 */
+        for (int q = 0; q < 4; q++) {
+            C[8 * h + 2 * q] = _mm_unpacklo_epi32(B[8 * h + q], B[8 * h + 4 + q]);
+            C[8 * h + 2 * q + 1] = _mm_unpackhi_epi32(B[8 * h + q], B[8 * h + 4 + q]);
+        }
+    for (int p = 0; p < 8; p++) {
+        T[2 * p] = _mm_unpacklo_epi64(C[p], C[8 + p]);
+        T[2 * p + 1] = _mm_unpackhi_epi64(C[p], C[8 + p]);
+    }
+}
+
+/* The integer sub-scales of sub-block s for the 16 lanes, from the block's scale bytes
+ * transposed (T[c]: byte c of the scale field of each lane's row): the same values as
+ * qd_ints (cpu_qdot_types.h) for q2_k, q4_k, q5_k, q6_k, without a scalar decode per lane. */
+static inline __attribute__((always_inline)) void ints_t(int qt, const __m128i T[16], int s,
+                                                          __m512i *S0, __m512i *S1, __m512i *N0,
+                                                          __m512i *N1)
+{
+    const __m128i m4 = _mm_set1_epi8(15), m6 = _mm_set1_epi8(63);
+    if (qt == 14) { /* q6_k: int8 scales 2s + h */
+        *S0 = _mm512_cvtepi8_epi32(T[2 * s]);
+        *S1 = _mm512_cvtepi8_epi32(T[2 * s + 1]);
+        *N0 = *N1 = _mm512_setzero_si512();
+    } else if (qt == 10) { /* q2_k: byte 2s + h, scale low nibble, min high nibble */
+        *S0 = _mm512_cvtepu8_epi32(_mm_and_si128(T[2 * s], m4));
+        *S1 = _mm512_cvtepu8_epi32(_mm_and_si128(T[2 * s + 1], m4));
+        *N0 = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(T[2 * s], 4), m4));
+        *N1 = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(T[2 * s + 1], 4), m4));
+    } else { /* q4_k, q5_k: 6-bit scale and min of sub-block s (wk_qb_k4_scale) */
+        __m128i sc, mn;
+        if (s < 4) {
+            sc = _mm_and_si128(T[s], m6);
+            mn = _mm_and_si128(T[s + 4], m6);
+        } else {
+            const __m128i hi2 = _mm_set1_epi8(3), top = _mm_set1_epi8((char)0x30);
+            sc = _mm_or_si128(_mm_and_si128(T[s + 4], m4),
+                              _mm_and_si128(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(T[s - 4], 6), hi2), 4), top));
+            mn = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(T[s + 4], 4), m4),
+                              _mm_and_si128(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(T[s], 6), hi2), 4), top));
+        }
+        *S0 = *S1 = _mm512_cvtepu8_epi32(sc);
+        *N0 = *N1 = _mm512_cvtepu8_epi32(mn);
+    }
+}
+
 /* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored). */
 static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, const int qt,
                                                          int64_t j0, int64_t j1)
@@ -70,9 +129,22 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
                 ev = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)eh));
             }
         }
+        /* the scale bytes of q2_k (0..15), q4_k / q5_k (4..15) and q6_k (192..207), one row
+         * per lane, transposed once per block */
+        const int tof = qt == 14 ? 192 : qt == 12 || qt == 13 ? 4 : 0;
+        const int tr = qt == 10 || qt == 12 || qt == 13 || qt == 14;
+        __m128i T[16];
+        if (tr) {
+            __m128i R[16];
+            for (int l = 0; l < 16; l++)
+                R[l] = _mm_loadu_si128((const __m128i *)(wl[l] + bo + tof));
+            transpose16(R, T);
+        }
         for (int s = 0; s < ty.sub; s++) {
             __m512i S0 = _mm512_set1_epi32(1), S1 = S0, N0 = S0, N1 = S0;
-            if (ty.ints) {
+            if (tr) {
+                ints_t(qt, T, s, &S0, &S1, &N0, &N1);
+            } else if (ty.ints) {
                 int32_t sv[4][16];
                 for (int l = 0; l < 16; l++) {
                     int32_t S[2], N[2];
