@@ -1,7 +1,8 @@
 /* test_attn.c: wk_decode_attention on every device.
  *   - known answers: one query, two keys, D = 2 (out = sum_j e^(s_j) v_j / sum_j e^(s_j), the
  *     formula evaluated here in double), and the causal rule (the first of two query tokens sees
- *     only the first key, so its output is v_0 exactly);
+ *     only the first key, so its output is v_0 exactly), and an f16 cache holding subnormals,
+ *     65504, inf and NaN averaged exactly (the widening of f16 keeps every value);
  *   - against the float64 reference (tests/reference/ref_attn.c): q f32/f16/bf16 x cache
  *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads) and plain (4 on
  *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80 and 7 (no 16-byte
@@ -69,6 +70,29 @@ static void known_answers(wk_device *dev)
         TEST_NEAR(got[3], (2 + 4 * e) / (e + 1), 1e-6);
     }
     wk_storage_free(o);
+    o = NULL;
+    /* an f16 cache with subnormals, the largest finite, inf and NaN: every score 0 (q = 0), so
+     * out = the mean of the two v rows: [(3 + 5) / 2 * 2^-24, (65504 + inf) / 2, NaN], exact
+     * (catches a widening that flushes subnormals or maps inf/NaN to finite values) */
+    const double s24 = ldexp(1.0, -24), z3[3] = {0, 0, 0}, k6[6] = {0, 0, 0, 0, 0, 0};
+    const double v6[6] = {3 * s24, 65504, 1, 5 * s24, INFINITY, NAN};
+    wk_storage *q3 = testlib_upload_f64(dev, WK_DTYPE_F32, z3, 3);
+    wk_storage *k3 = testlib_upload_f64(dev, WK_DTYPE_F16, k6, 6);
+    wk_storage *v3 = testlib_upload_f64(dev, WK_DTYPE_F16, v6, 6);
+    const wk_layout lq3 = testlib_layout(4, (const int64_t[]){1, 1, 1, 3});
+    const wk_layout lk3 = testlib_layout(4, (const int64_t[]){1, 1, 2, 3});
+    if (q3 && k3 && v3 &&
+        TEST_EQ_STATUS(wk_decode_attention(&o, q3, &lq3, k3, &lk3, v3, &lk3, 1.0f, 0), WK_OK) &&
+        !testlib_download_f64(got, 3, o)) {
+        TEST_NEAR(got[0], 4 * s24, 0);
+        TEST_CHECK(isinf(got[1]) && got[1] > 0, "%s: f16 inf in v gave %g", wk_device_name(dev),
+                   got[1]);
+        TEST_CHECK(isnan(got[2]), "%s: f16 NaN in v gave %g", wk_device_name(dev), got[2]);
+    }
+    wk_storage_free(o);
+    wk_storage_free(q3);
+    wk_storage_free(k3);
+    wk_storage_free(v3);
     wk_storage_free(qq);
     wk_storage_free(q);
     wk_storage_free(k);
