@@ -1,7 +1,8 @@
 /* attn.cu: decode attention (wk_decode_attention, wk_decode_attention_lens), module "attn";
- * host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding") in two kernels:
+ * host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding"), the splits merged by
+ * the last block of each kv head (or by a second kernel):
  *
- *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word)
+ *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word, out, ctr)
  *       grid (nsplit, B * Hkv, ceil(nq / QB)), nq = (Hq / Hkv) * Lq: the queries that read one kv
  *       head (all query heads of its group, all query tokens), QB of them per block, so every K
  *       and V row is read once for all of them. Block (split s, kv head (b, hk), query set z)
@@ -25,8 +26,13 @@
  *       partial result: po[(bh, s, gq, e)] = sum_j p_j v_j[e] (not normalised), pm[(bh, s, gq)]
  *       = its maximum score, pl = sum_j p_j with p_j = exp(score_j - pm). A block with no
  *       visible key stores pm = -inf, pl = 0, po = 0.
- *   attn_combine_<qd>(po, pm, pl, out, g)
- *       one thread per output element: M = max_s pm, out = sum_s e^(pm_s - M) po_s /
+ *       Fused merge (ctr != NULL: the device's completion counters, src/gpu/gpu_impl.h): each
+ *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
+ *       blocks sets the counter back to 0 and merges every split of its queries into out
+ *       (attn_merge), so one launch does the whole op.
+ *   attn_combine_<qd>(po, pm, pl, out, g)   (ctr == NULL: WICK_ATTN_COMBINE=1, or more (kv head,
+ *       query set) pairs than counters)
+ *       one thread per output element, attn_merge: M = max_s pm, out = sum_s e^(pm_s - M) po_s /
  *       sum_s e^(pm_s - M) pl_s, rounded once to qd (splits that saw no visible key have pm = -inf
  *       and weigh 0).
  * Key counts: lens == NULL: every entry has Lk keys; else L_b = lens[b * lstride], read by every
@@ -102,12 +108,37 @@ template <> struct attn_cvt<WK_DT_F16> {
     }
 };
 
+/* The merge of the splits for output element e of query gq of kv head bh: M = max_s pm,
+ * sum_s e^(pm_s - M) po_s / sum_s e^(pm_s - M) pl_s (splits with pm = -inf weigh 0). The
+ * partials are read through volatile pointers: in the fused merge they were written by other
+ * blocks of the same kernel (made visible by __threadfence), never cached here before. */
+WK_DEV float attn_merge(const volatile float *po, const volatile float *pm,
+                        const volatile float *pl, const attn_geom &g, int64_t bh, int64_t gq,
+                        int64_t e)
+{
+    const int64_t base = bh * g.nsplit * g.nq + gq;
+    float mx = -wk_inf_f32();
+    for (int64_t s = 0; s < g.nsplit; s++) {
+        const float x = pm[base + s * g.nq];
+        mx = x > mx ? x : mx;
+    }
+    float num = 0.0f, den = 0.0f;
+    for (int64_t s = 0; s < g.nsplit; s++) {
+        const float x = pm[base + s * g.nq];
+        const float w = x == -wk_inf_f32() ? 0.0f : expf(x - mx);
+        den += w * pl[base + s * g.nq];
+        num += w * po[(base + s * g.nq) * g.d + e];
+    }
+    return num / den;
+}
+
 template <int QD, int KD, int QB>
 WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                       const typename wk_t<KD>::S *__restrict__ k,
                       const typename wk_t<KD>::S *__restrict__ v, float *__restrict__ po,
                       float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
-                      float scale, const uint32_t *__restrict__ lens, uint32_t *word)
+                      float scale, const uint32_t *__restrict__ lens, uint32_t *word,
+                      typename wk_t<QD>::S *__restrict__ out, uint32_t *ctr)
 {
     typedef typename wk_t<KD>::S KS;
     const int VE = 16 / (int)sizeof(KS);      /* elements per 16 bytes */
@@ -115,6 +146,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     __shared__ float qs[QB][ATTN_MAXD];
     __shared__ float wacc[WK_BLOCK / 32][ATTN_MAXD]; /* per warp (at most 8 warps) */
     __shared__ float wml[WK_BLOCK / 32][2];
+    __shared__ int last;
 
     const int t = (int)threadIdx.x, W = warpSize, lane = t % W, wid = t / W;
     const int NWARP = WK_BLOCK / W, D = (int)g.d, C = (D + VE - 1) / VE;
@@ -320,6 +352,31 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         }
         __syncthreads();
     }
+    if (!ctr)
+        return; /* attn_combine merges the splits */
+    /* ---- fused merge: the last block of this (kv head, query set) to store its partial
+     * merges all the splits (the counter goes back to 0 for the next kernel) */
+    __threadfence();
+    __syncthreads();
+    if (t == 0) {
+        uint32_t *c = &ctr[bh * gridDim.z + blockIdx.z];
+        last = atomicAdd(c, 1u) == (uint32_t)(g.nsplit - 1);
+        if (last)
+            *c = 0u; /* every block of the set has arrived */
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    for (int idx = t; idx < QB * D; idx += WK_BLOCK) {
+        const int qi = idx / D, e = idx - qi * D;
+        const int64_t gq = gq0 + qi;
+        if (gq >= g.nq)
+            continue;
+        const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
+        out[((b * g.hq + h) * g.lq + i) * g.d + e] =
+            wk_t<QD>::st(attn_merge(po, pm, pl, g, bh, gq, e));
+    }
 }
 
 template <int QD>
@@ -333,20 +390,7 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
         const int64_t e = idx % g.d, r = idx / g.d;
         const int64_t i = r % g.lq, h = r / g.lq % g.hq, b = r / g.lq / g.hq;
         const int64_t hk = h / grp, gq = (h - hk * grp) * g.lq + i;
-        const int64_t base = (b * g.hkv + hk) * g.nsplit * g.nq + gq;
-        float mx = -wk_inf_f32();
-        for (int64_t s = 0; s < g.nsplit; s++) {
-            const float x = pm[base + s * g.nq];
-            mx = x > mx ? x : mx;
-        }
-        float num = 0.0f, den = 0.0f;
-        for (int64_t s = 0; s < g.nsplit; s++) {
-            const float x = pm[base + s * g.nq];
-            const float w = x == -wk_inf_f32() ? 0.0f : expf(x - mx);
-            den += w * pl[base + s * g.nq];
-            num += w * po[(base + s * g.nq) * g.d + e];
-        }
-        out[idx] = wk_t<QD>::st(num / den);
+        out[idx] = wk_t<QD>::st(attn_merge(po, pm, pl, g, b * g.hkv + hk, gq, e));
     }
 }
 
@@ -357,10 +401,12 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
 #define ATTN_PART(QN, QD, KN, KD, QB, SUF, KERNEL)                                              \
     KERNEL attn_part_##QN##_##KN##_##SUF(const void *q, const void *k, const void *v, float *po, \
                                          float *pm, float *pl, attn_geom g, float scale,        \
-                                         const uint32_t *lens, uint32_t *word)                  \
+                                         const uint32_t *lens, uint32_t *word, void *out,       \
+                                         uint32_t *ctr)                                         \
     {                                                                                           \
         attn_part<QD, KD, QB>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,                   \
-                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word);        \
+                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word,         \
+                              (wk_t<QD>::S *)out, ctr);                                         \
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
     ATTN_PART(QN, QD, KN, KD, 1, 1, WK_KERNEL_MINB(2))                                          \

@@ -1,7 +1,9 @@
 /* gpu_attn.c: decode attention on the GPU through kernels/attn.cu (its header comment describes
- * the two kernels). Here: the split of the sequence (planned for Lk; with lens the kernels read
+ * the kernels). Here: the split of the sequence (planned for Lk; with lens the kernels read
  * each entry's count and the blocks past it store empty partials), the query set per block, the
- * alignment test for 16-byte loads, the scratch for the partial results, and the two launches. */
+ * alignment test for 16-byte loads, the scratch for the partial results, and the launch (the
+ * merge of the splits fused into it through the device's completion counters, or a second
+ * launch of the combine kernel). */
 #include "gpu_ops.h"
 #include <stdlib.h>
 
@@ -100,11 +102,20 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
                             wk_gpu_dtype_kname(a->kvdt),
                             qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
     wk_gpu_kname(name, sizeof name, parts, 5);
-    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word};
+    /* the merge of the splits fused into the part kernel (its last block per kv head and query
+     * set, through the device's completion counters); WICK_ATTN_COMBINE=1 or more sets than
+     * counters: the separate combine kernel */
+    uint32_t *ctr = NULL;
+    void *out = a->out;
+    if (g.nb * g.hkv * nz <= WK_GPU_COUNTERS && !getenv("WICK_ATTN_COMBINE") &&
+        (st = wk_gpu_counters(dev, &ctr)) != WK_OK) {
+        wk_gpu_scratch_free(dev, scr);
+        return st;
+    }
+    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
     st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
-    if (st == WK_OK) {
-        void *out = a->out;
+    if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);
         void *cargs[] = {&po, &pm, &pl, &out, &g};
