@@ -6,7 +6,8 @@
 #   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt)
 #      and build the targets below;
 #   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_ATTN_OCC=1, the uncapped
-#      4-query kernel, and WICK_FORCE_RTC=1, the kernels compiled by NVRTC), test_bad_attn,
+#      4-query kernel, WICK_FORCE_RTC=1, the kernels compiled by NVRTC, and
+#      WICK_ATTN_COMBINE=1, the separate combine kernel), test_bad_attn,
 #      test_graph (the lens variant captured once and replayed with new counts); the
 #      decode_attention and decode_attention_lens parity rows (embedded and NVRTC);
 #   2. compute-sanitizer memcheck (test_attn quick, test_bad_attn: a count past the cache must
@@ -15,7 +16,8 @@
 #      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768, the lens variant at 32768;
 #   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_OCC (2: register-capped
 #      kernel, 2 blocks/SM; 1: uncapped, 1 block/SM) x WICK_ATTN_BPS (blocks per SM the split
-#      aims at) 1 2 4 8, graph-replay % of copy bandwidth per case;
+#      aims at) 1 2 4 8, graph-replay % of copy bandwidth per case; then the default knobs with
+#      the separate combine kernel (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
 set -u
@@ -54,6 +56,7 @@ export WICK_TEST_DEVICES=cpu,cuda:0
 run_test test_attn timeout 300 $B/test_attn
 run_test test_attn_occ1 WICK_ATTN_OCC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_rtc WICK_FORCE_RTC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
+run_test test_attn_combine WICK_ATTN_COMBINE=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_bad_attn timeout 120 $B/test_bad_attn
 run_test test_graph WICK_TEST_DEVICES=cuda:0 timeout 120 $B/test_graph
 for mode in embedded rtc; do
@@ -94,6 +97,7 @@ for occ in 2 1; do
     grep '^ATTN' "$O/sweep_occ${occ}_bps$bps.log" | sed "s/^/occ $occ bps $bps /" >>"$O/sweep.txt"
   done
 done
+WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
 step "sweep (occ 2 1 x bps 1 2 4 8)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
@@ -114,5 +118,8 @@ awk '{ key = $6 "/" $7 " L" $8 ($9 != "0" ? " lens " $9 : "");
              split("2,1 2,2 2,4 2,8 1,1 1,2 1,4 1,8", cols, " ");
              for (c = 1; c <= 8; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
              printf "\n" } }' "$O/sweep.txt"
+echo
+echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default occ and bps): eager us, %, graph us, %"
+grep '^ATTN' "$O/sweep_combine.log" | awk '{ printf "%-30s %9s %5s%% %9s %5s%%\n", $2 "/" $3 " L" $4 ($5 != "0" ? " lens " $5 : ""), $6, $7, $8, $9 }'
 echo
 cat "$S"
