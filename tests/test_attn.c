@@ -5,8 +5,8 @@
  *     65504, inf and NaN averaged exactly (the widening of f16 keeps every value);
  *   - against the float64 reference (tests/reference/ref_attn.c): q f32/f16/bf16 x cache
  *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads) and plain (4 on
- *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80 and 7 (no 16-byte
- *     loads), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
+ *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80, 256, 200, 16 and 7
+ *     (no 16-byte loads; on a GPU 1 to 64 16-byte chunks per row: one or two per lane), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
  *     permuted (B, Lq, Hq, D) tensor. Bound: normalised MSE <= u^2 + 1e-8, u the unit roundoff
  *     of the output dtype (2^-24 f32, 2^-11 f16, 2^-8 bf16): the one rounding of each output
  *     (|err| <= u |x|, so at most u^2 in normalised MSE) plus the f32 arithmetic: scores of at
@@ -257,7 +257,8 @@ int main(void)
     static const acase cases[] = {
         {2, 8, 2, 1, 300, 128, 1}, {1, 8, 2, 3, 1100, 64, 1}, {2, 4, 4, 1, 5, 80, 0},
         {1, 8, 2, 5, 5, 7, 1},     {1, 2, 1, 1, 1, 128, 1},   {1, 8, 2, 2, 5000, 64, 1},
-        {1, 4, 1, 1, 777, 128, 0},
+        {1, 4, 1, 1, 777, 128, 0},  {1, 4, 2, 2, 600, 256, 1},  {1, 2, 1, 1, 300, 200, 0},
+        {2, 4, 2, 1, 100, 16, 1},
     };
     for (int di = 0; di < nd; di++) {
         wk_device *dev;
