@@ -132,7 +132,7 @@ WK_DEV float attn_merge(const volatile float *po, const volatile float *pm,
     return num / den;
 }
 
-template <int QD, int KD, int QB>
+template <int QD, int KD, int QB, bool KPF>
 WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                       const typename wk_t<KD>::S *__restrict__ k,
                       const typename wk_t<KD>::S *__restrict__ v, float *__restrict__ po,
@@ -214,12 +214,27 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
             s[qi] = 0.0f;
         if (valid) {
             const KS *kr = kb + j * g.ks[2];
-            for (int c0 = 0; c0 < C; c0 += ATTN_KB) {
-                wk_pack<KS, VE> kp[ATTN_KB];
+            wk_pack<KS, VE> kp[ATTN_KB], kn[ATTN_KB];
+            if (KPF) { /* the first batch; each next one is loaded before the current is used */
 #pragma unroll
                 for (int u = 0; u < ATTN_KB; u++)
-                    if (c0 + u < C)
+                    if (u < C)
+                        attn_ld<KS, VE>(kr, u * VE, D, vec, kn[u]);
+            }
+            for (int c0 = 0; c0 < C; c0 += ATTN_KB) {
+#pragma unroll
+                for (int u = 0; u < ATTN_KB; u++) {
+                    if (KPF)
+                        kp[u] = kn[u];
+                    else if (c0 + u < C)
                         attn_ld<KS, VE>(kr, (c0 + u) * VE, D, vec, kp[u]);
+                }
+                if (KPF) {
+#pragma unroll
+                    for (int u = 0; u < ATTN_KB; u++)
+                        if (c0 + ATTN_KB + u < C)
+                            attn_ld<KS, VE>(kr, (c0 + ATTN_KB + u) * VE, D, vec, kn[u]);
+                }
 #pragma unroll
                 for (int u = 0; u < ATTN_KB; u++) {
                     if (c0 + u < C) {
@@ -397,21 +412,24 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
 /* Register budgets: the blocks of 1 and 4 queries are compiled to fit 2 blocks per
  * multiprocessor on NVIDIA (128 registers: 16 warps streaming, a few spills for 4 queries), those
  * of 8 keep their registers (one block); "4w" is the 4-query kernel without the cap (one block of
- * 8 warps, no spills): gpu_attn.c picks it with WICK_ATTN_OCC=1 (benchmarks compare the two). */
-#define ATTN_PART(QN, QD, KN, KD, QB, SUF, KERNEL)                                              \
+ * 8 warps, no spills) that also double-buffers the K row (KPF: the next ATTN_KB chunks loaded
+ * before the current ones are used): gpu_attn.c picks it with WICK_ATTN_OCC=1 (benchmarks
+ * compare the two). */
+#define ATTN_PART(QN, QD, KN, KD, QB, KPF, SUF, KERNEL)                                         \
     KERNEL attn_part_##QN##_##KN##_##SUF(const void *q, const void *k, const void *v, float *po, \
                                          float *pm, float *pl, attn_geom g, float scale,        \
                                          const uint32_t *lens, uint32_t *word, void *out,       \
                                          uint32_t *ctr)                                         \
     {                                                                                           \
-        attn_part<QD, KD, QB>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,                   \
-                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word,         \
-                              (wk_t<QD>::S *)out, ctr);                                         \
+        attn_part<QD, KD, QB, KPF>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,              \
+                                   (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word,    \
+                                   (wk_t<QD>::S *)out, ctr);                                    \
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
-    ATTN_PART(QN, QD, KN, KD, 1, 1, WK_KERNEL_MINB(2))                                          \
-    ATTN_PART(QN, QD, KN, KD, 4, 4, WK_KERNEL_MINB(2))                                          \
-    ATTN_PART(QN, QD, KN, KD, 4, 4w, WK_KERNEL) ATTN_PART(QN, QD, KN, KD, 8, 8, WK_KERNEL)
+    ATTN_PART(QN, QD, KN, KD, 1, false, 1, WK_KERNEL_MINB(2))                                   \
+    ATTN_PART(QN, QD, KN, KD, 4, false, 4, WK_KERNEL_MINB(2))                                   \
+    ATTN_PART(QN, QD, KN, KD, 4, true, 4w, WK_KERNEL)                                           \
+    ATTN_PART(QN, QD, KN, KD, 8, false, 8, WK_KERNEL)
 #define ATTN_KV(QN, QD)                                                                         \
     ATTN_QB(QN, QD, f32, WK_DT_F32) ATTN_QB(QN, QD, f16, WK_DT_F16)                             \
     ATTN_QB(QN, QD, bf16, WK_DT_BF16)                                                           \
