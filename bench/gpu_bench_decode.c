@@ -11,9 +11,13 @@
  *     The same 1000 adds captured once (wk_graph_begin/end) and replayed: us per op of a
  *     replay.
  *   - decode attention: q (1, 32, 1, 128), k and v (1, 8, L, 128), L = 8192 and 32768, causal,
- *     q and cache f16, bf16 and f32 (cache f16 with q f32 too); us per call and the bandwidth
- *     (K + V bytes + q + out) / time as % of the device copy bandwidth measured here (clone of
- *     1 GiB: 2 GiB moved). Best of 3 trials of 50 calls after 2 warm-ups. */
+ *     q and cache f16, bf16 and f32 (cache f16 with q f32 too), and wk_decode_attention_lens on
+ *     the f16 cache of 32768 rows with the count 32768 and 16384; us per call and the bandwidth
+ *     (K + V bytes of the rows read + q + out) / time as % of the device copy bandwidth
+ *     measured here (clone of 1 GiB: 2 GiB moved). Eager: best of 3 trials of 50 calls after 2
+ *     warm-ups (the host's launches included); graph: 50 calls captured once, best of 3
+ *     replays (device time). Options: --attn-only (no small-op rows), --small (L 512, no
+ *     bandwidth: a smoke run on the simt device). */
 #include "bench.h"
 #include <math.h>
 #include <string.h>
@@ -149,80 +153,140 @@ static double small_adds_graph(void)
 typedef struct attn_case {
     wk_dtype qdt, kvdt;
     int64_t lk;
+    int64_t len; /* 0: wk_decode_attention; else wk_decode_attention_lens with this count */
 } attn_case;
 
-static double attn_time(const attn_case *c, double *bytes)
+typedef struct attn_ops {
+    wk_storage *q, *k, *v, *lens;
+    wk_layout lq, lk, ll;
+    float scale;
+} attn_ops;
+
+static void attn_call(const attn_case *c, const attn_ops *a)
+{
+    wk_storage *o;
+    if (c->len)
+        CHECK(wk_decode_attention_lens(&o, a->q, &a->lq, a->k, &a->lk, a->v, &a->lk, a->lens,
+                                       &a->ll, a->scale, 1));
+    else
+        CHECK(wk_decode_attention(&o, a->q, &a->lq, a->k, &a->lk, a->v, &a->lk, a->scale, 1));
+    wk_storage_free(o);
+}
+
+/* Seconds per call: eager (best of 3 loops of 50 calls after a warm-up, host issue included)
+ * and as one graph of 50 captured calls replayed (best of 3 after a warm-up: the device time
+ * without the host; < 0 when the device has no graphs). *bytes: K + V rows read + q + out. */
+static double attn_time(const attn_case *c, double *graph, double *bytes)
 {
     const int64_t hq = 32, hkv = 8, d = 128;
-    wk_storage *q, *k, *v;
-    CHECK(wk_rand_uniform(&q, dev, c->qdt, (size_t)(hq * d), -1, 1));
-    CHECK(wk_rand_uniform(&k, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
-    CHECK(wk_rand_uniform(&v, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
-    wk_layout lq, lk;
-    CHECK(wk_layout_contiguous(&lq, 4, (const int64_t[]){1, hq, 1, d}));
-    CHECK(wk_layout_contiguous(&lk, 4, (const int64_t[]){1, hkv, c->lk, d}));
-    const float scale = 1.0f / sqrtf((float)d);
+    attn_ops a;
+    CHECK(wk_rand_uniform(&a.q, dev, c->qdt, (size_t)(hq * d), -1, 1));
+    CHECK(wk_rand_uniform(&a.k, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
+    CHECK(wk_rand_uniform(&a.v, dev, c->kvdt, (size_t)(hkv * c->lk * d), -1, 1));
+    const uint32_t hl = (uint32_t)(c->len ? c->len : c->lk);
+    CHECK(wk_storage_from_host(&a.lens, dev, WK_DTYPE_U32, &hl, 1));
+    CHECK(wk_layout_contiguous(&a.lq, 4, (const int64_t[]){1, hq, 1, d}));
+    CHECK(wk_layout_contiguous(&a.lk, 4, (const int64_t[]){1, hkv, c->lk, d}));
+    CHECK(wk_layout_contiguous(&a.ll, 1, (const int64_t[]){1}));
+    a.scale = 1.0f / sqrtf((float)d);
     double best = 1e30;
     for (int trial = 0; trial < 4; trial++) {
         const int reps = trial ? 50 : 2;
         CHECK(wk_device_synchronize(dev));
         const double t0 = now();
-        for (int i = 0; i < reps; i++) {
-            wk_storage *o;
-            CHECK(wk_decode_attention(&o, q, &lq, k, &lk, v, &lk, scale, 1));
-            wk_storage_free(o);
-        }
+        for (int i = 0; i < reps; i++)
+            attn_call(c, &a);
         CHECK(wk_device_synchronize(dev));
         const double t = (now() - t0) / reps;
         if (trial && t < best)
             best = t;
     }
-    *bytes = 2.0 * (double)(hkv * c->lk * d) * (double)wk_dtype_size(c->kvdt) +
+    *graph = -1;
+    if (wk_graph_begin(dev) == WK_OK) {
+        for (int i = 0; i < 50; i++)
+            attn_call(c, &a);
+        wk_graph *g;
+        CHECK(wk_graph_end(dev, &g));
+        double gbest = 1e30;
+        for (int trial = 0; trial < 4; trial++) {
+            CHECK(wk_device_synchronize(dev));
+            const double t0 = now();
+            CHECK(wk_graph_launch(g));
+            CHECK(wk_device_synchronize(dev));
+            const double t = (now() - t0) / 50;
+            if (trial && t < gbest)
+                gbest = t;
+        }
+        wk_graph_free(g);
+        *graph = gbest;
+    }
+    *bytes = 2.0 * (double)(hkv * hl * d) * (double)wk_dtype_size(c->kvdt) +
              2.0 * (double)(hq * d) * (double)wk_dtype_size(c->qdt);
-    wk_storage_free(q);
-    wk_storage_free(k);
-    wk_storage_free(v);
+    wk_storage_free(a.q);
+    wk_storage_free(a.k);
+    wk_storage_free(a.v);
+    wk_storage_free(a.lens);
     return best;
 }
 
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0";
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--device") == 0)
-            spec = argv[i + 1];
+    int attn_only = 0, small = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            spec = argv[++i];
+        else if (strcmp(argv[i], "--attn-only") == 0)
+            attn_only = 1;
+        else if (strcmp(argv[i], "--small") == 0) /* a smoke run (L 512): the simt device */
+            small = 1;
+    }
     CHECK(wk_device_open(&dev, spec));
     printf("device %s\n", wk_device_name(dev));
-    const double bw = copy_bandwidth();
+    const double bw = small ? 1e9 : copy_bandwidth();
     printf("copy bandwidth %.0f GB/s\n", bw / 1e9);
 
     static char lines[64][200];
     int nl = 0;
-    double issue;
-    const double us = small_adds(&issue);
-    printf("SMALL add_f32_1024 %.3f %.3f\n", us, issue);
-    snprintf(lines[nl++], 200, "small add 1024 f32 x1000: %6.2f us/op (host issue %.2f us/op)",
-             us, issue);
-    const double gus = small_adds_graph();
-    printf("GRAPH add_f32_1024 %.3f\n", gus);
-    snprintf(lines[nl++], 200, "small add 1024 f32 x1000, one graph replay: %6.2f us/op", gus);
+    if (!attn_only) {
+        double issue;
+        const double us = small_adds(&issue);
+        printf("SMALL add_f32_1024 %.3f %.3f\n", us, issue);
+        snprintf(lines[nl++], 200,
+                 "small add 1024 f32 x1000: %6.2f us/op (host issue %.2f us/op)", us, issue);
+        const double gus = small_adds_graph();
+        printf("GRAPH add_f32_1024 %.3f\n", gus);
+        snprintf(lines[nl++], 200, "small add 1024 f32 x1000, one graph replay: %6.2f us/op",
+                 gus);
+    }
 
     static const attn_case cases[] = {
-        {WK_DTYPE_F16, WK_DTYPE_F16, 8192},   {WK_DTYPE_F16, WK_DTYPE_F16, 32768},
-        {WK_DTYPE_BF16, WK_DTYPE_BF16, 8192}, {WK_DTYPE_BF16, WK_DTYPE_BF16, 32768},
-        {WK_DTYPE_F32, WK_DTYPE_F32, 8192},   {WK_DTYPE_F32, WK_DTYPE_F32, 32768},
-        {WK_DTYPE_F32, WK_DTYPE_F16, 8192},
+        {WK_DTYPE_F16, WK_DTYPE_F16, 8192, 0},    {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 0},
+        {WK_DTYPE_BF16, WK_DTYPE_BF16, 8192, 0},  {WK_DTYPE_BF16, WK_DTYPE_BF16, 32768, 0},
+        {WK_DTYPE_F32, WK_DTYPE_F32, 8192, 0},    {WK_DTYPE_F32, WK_DTYPE_F32, 32768, 0},
+        {WK_DTYPE_F32, WK_DTYPE_F16, 8192, 0},    {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 32768},
+        {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 16384},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        double bytes;
-        const double t = attn_time(&cases[i], &bytes);
-        printf("ATTN %s %s %lld %.2f %.1f\n", wk_dtype_name(cases[i].qdt),
-               wk_dtype_name(cases[i].kvdt), (long long)cases[i].lk, t * 1e6,
-               100.0 * bytes / t / bw);
+    const size_t ncases = small ? 2 : sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < ncases; i++) {
+        attn_case c = cases[i];
+        if (small) {
+            c.lk = 512;
+            c.len = i ? 300 : 0;
+        }
+        double bytes, g;
+        const double t = attn_time(&c, &g, &bytes);
+        /* ATTN qdt kvdt L len eager_us eager_pct graph_us graph_pct (len 0: no lens) */
+        printf("ATTN %s %s %lld %lld %.2f %.1f %.2f %.1f\n", wk_dtype_name(c.qdt),
+               wk_dtype_name(c.kvdt), (long long)c.lk, (long long)c.len, t * 1e6,
+               100.0 * bytes / t / bw, g > 0 ? g * 1e6 : -1.0, g > 0 ? 100.0 * bytes / g / bw : -1.0);
         snprintf(lines[nl++], 200,
-                 "decode attention q %-4s kv %-4s 32/8 heads D 128 L %6lld: %8.1f us %6.0f GB/s %4.0f%% of copy",
-                 wk_dtype_name(cases[i].qdt), wk_dtype_name(cases[i].kvdt),
-                 (long long)cases[i].lk, t * 1e6, bytes / t / 1e9, 100.0 * bytes / t / bw);
+                 "decode attention q %-4s kv %-4s 32/8 heads D 128 L %6lld%s%6lld: %8.1f us "
+                 "%4.0f%% of copy; graph %8.1f us %4.0f%%",
+                 wk_dtype_name(c.qdt), wk_dtype_name(c.kvdt), (long long)c.lk,
+                 c.len ? " lens " : "      ", (long long)c.len, t * 1e6,
+                 100.0 * bytes / t / bw, g > 0 ? g * 1e6 : -1.0,
+                 g > 0 ? 100.0 * bytes / g / bw : -1.0);
         fflush(stdout);
     }
     printf("\n== table (copy bandwidth %.0f GB/s)\n", bw / 1e9);

@@ -8,7 +8,9 @@ causal masking changes nothing, so torch runs without a mask: its is_causal alig
 top left); 1000 small adds (1024 f32, a + b, outputs allocated by each library's caching
 allocator). Times: CUDA events around 50 calls (attention) / 1000 calls (adds), best of 3 after
 warm-up. ratio = torch us / wick us (> 1: wick faster); % copy = (K + V + q + out bytes) / time
-against the copy bandwidth wick measured in the same run."""
+against the copy bandwidth wick measured in the same run. wick's attention is timed twice: eager
+(host launches included) and as a graph of the same 50 calls (device time). Rows "lens N": the
+graph-replayable wk_decode_attention_lens reading N of the cache's L rows (torch on N rows)."""
 import re
 import subprocess
 import sys
@@ -76,22 +78,31 @@ def main():
     for line in out.stdout.splitlines():
         p = line.split()
         if p[:1] == ["ATTN"]:
-            qdt, kvdt, L, us, pct = p[1], p[2], int(p[3]), float(p[4]), float(p[5])
-            t = torch_attn(qdt, kvdt, L)
-            rows.append(("attn q %s kv %s L %d" % (qdt, kvdt, L), us, pct,
+            # ATTN qdt kvdt L len eager_us eager_pct graph_us graph_pct (len 0: no lens)
+            qdt, kvdt, L, n = p[1], p[2], int(p[3]), int(p[4])
+            us, pct, gus, gpct = float(p[5]), float(p[6]), float(p[7]), float(p[8])
+            t = torch_attn(qdt, kvdt, n if n else L)  # torch on the rows the call reads
+            name = "attn q %s kv %s L %d" % (qdt, kvdt, L) + (" lens %d" % n if n else "")
+            rows.append((name, us, pct, gus if gus > 0 else None, gpct if gus > 0 else None,
                          t * 1e6 if t else None))
         elif p[:1] == ["GRAPH"]:
-            rows.append(("small add 1024 f32, graph replay (us/op)", float(p[2]), None, None))
+            rows.append(("small add 1024 f32, graph replay (us/op)", float(p[2]), None, None,
+                         None, None))
         elif p[:1] == ["SMALL"]:
             t = torch_small_add()
-            rows.append(("small add 1024 f32 (us/op, issue %s)" % p[3], float(p[2]), None, t * 1e6))
+            rows.append(("small add 1024 f32 (us/op, issue %s)" % p[3], float(p[2]), None, None,
+                         None, t * 1e6))
     print("\n== decode beside PyTorch %s, %s (copy bandwidth %.0f GB/s)" %
           (torch.__version__, torch.cuda.get_device_name(), bw))
-    print("%-42s %10s %7s %10s %7s" % ("row", "wick us", "% copy", "torch us", "ratio"))
-    for name, us, pct, tu in rows:
-        print("%-42s %10.2f %7s %10s %7s" % (name, us, "%.0f%%" % pct if pct is not None else "-",
-                                             "%.2f" % tu if tu else "-",
-                                             "%.2f" % (tu / us) if tu else "-"))
+    print("eager: 50 calls back to back, host launches included; graph: the same 50 calls as "
+          "one graph replay (device time); ratio = torch eager us / wick eager us")
+    print("%-40s %9s %7s %9s %7s %9s %6s" % ("row", "wick us", "% copy", "graph us", "% copy",
+                                             "torch us", "ratio"))
+    fmt = lambda x, f: f % x if x is not None else "-"
+    for name, us, pct, gus, gpct, tu in rows:
+        print("%-40s %9.2f %7s %9s %7s %9s %6s" % (
+            name, us, fmt(pct, "%.0f%%"), fmt(gus, "%.2f"), fmt(gpct, "%.0f%%"),
+            fmt(tu, "%.2f"), "%.2f" % (tu / us) if tu else "-"))
 
 
 if __name__ == "__main__":

@@ -1,124 +1,165 @@
-/* attn.cu: decode attention (wk_decode_attention), module "attn"; host side src/gpu/gpu_attn.c.
- * Split over the sequence ("flash decoding") in two kernels:
+/* attn.cu: decode attention (wk_decode_attention, wk_decode_attention_lens), module "attn";
+ * host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding"), the splits merged by
+ * the last block of each kv head (or by a second kernel):
  *
- *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale)
+ *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word, out, ctr)
  *       grid (nsplit, B * Hkv, ceil(nq / QB)), nq = (Hq / Hkv) * Lq: the queries that read one kv
  *       head (all query heads of its group, all query tokens), QB of them per block, so every K
- *       and V row a block loads serves QB queries. Block (split s, kv head (b, hk), query set z)
- *       walks keys [s * span, min((s + 1) * span, Lk)) in chunks of 256:
- *         scores: thread t takes key j0 + t, its row of K in 16-byte loads, against the QB
- *           queries in shared memory (pre-multiplied by scale); masked keys (past the split or
- *           the causal limit Lk - Lq + i of query token i) score -inf;
- *         online softmax: the chunk's maximum and sum per query by xor shuffles inside aligned
- *           32-lane groups (the same on waves of 32 and 64) and shared memory; the running sum
- *           and the accumulators are rescaled by exp(m_old - m_new);
- *         values: thread (dg, kl) accumulates VE = 16 / sizeof(kv) consecutive dims dg of the
- *           keys kl, kl + KL, .. (16-byte loads of V), weights from shared memory.
- *       Then the accumulators are summed over the KL key lanes (shared memory) and the split's
- *       partial result stored: po[(bh, s, gq, e)] = sum_j p_j v_j[e] (not normalised),
- *       pm[(bh, s, gq)] = its maximum score, pl = sum_j p_j with p_j = exp(score_j - pm).
- *   attn_combine_<qd>(po, pm, pl, out, g)
- *       one thread per output element: M = max_s pm, out = sum_s e^(pm_s - M) po_s /
+ *       and V row is read once for all of them. Block (split s, kv head (b, hk), query set z)
+ *       covers keys [s * span, min((s + 1) * span, L_b)) (span a multiple of 256); inside it
+ *       each warp owns its own tiles of W keys (W = the warp size; tiles w, w + 256 / W, ..), so
+ *       the block meets at a barrier only before its first tile (q in shared memory, scaled)
+ *       and after its last (the merge of its warps). Per tile:
+ *         scores: lane i takes key t0 + i, reads its K row in 16-byte loads (8 in flight per
+ *           lane) and dots it with the QB queries (q from shared memory, broadcast reads);
+ *           masked keys (past the block's range, past L_b, past the causal limit
+ *           L_b - Lq + i of query token i) score -inf;
+ *         online softmax per query, in registers: the tile maximum by xor shuffles over the
+ *           warp, m_new = max(m, tile max), every lane rescales its running sum l and its
+ *           accumulators by exp(m - m_new) and takes p = exp(s - m_new) for its key;
+ *         values: lanes in groups of RV (RV = the 16-byte chunks of a row, rounded up to a power
+ *           of two, at most 32) each take one chunk (two for f32 rows of more than 32 chunks)
+ *           of W / RV rows at a time, 16-byte loads of 4 rows issued before their use; the
+ *           weight p of each row comes from its key's lane by a shuffle.
+ *       Then each warp sums l over its lanes and the accumulators over its row groups, the
+ *       warps merge through shared memory (maximum, rescale, sum) and the block stores its
+ *       partial result: po[(bh, s, gq, e)] = sum_j p_j v_j[e] (not normalised), pm[(bh, s, gq)]
+ *       = its maximum score, pl = sum_j p_j with p_j = exp(score_j - pm). A block with no
+ *       visible key stores pm = -inf, pl = 0, po = 0.
+ *       Fused merge (ctr != NULL: the device's completion counters, src/gpu/gpu_impl.h): each
+ *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
+ *       blocks sets the counter back to 0 and merges every split of its queries into out
+ *       (attn_merge), so one launch does the whole op.
+ *   attn_combine_<qd>(po, pm, pl, out, g)   (ctr == NULL: WICK_ATTN_COMBINE=1, or more (kv head,
+ *       query set) pairs than counters)
+ *       one thread per output element, attn_merge: M = max_s pm, out = sum_s e^(pm_s - M) po_s /
  *       sum_s e^(pm_s - M) pl_s, rounded once to qd (splits that saw no visible key have pm = -inf
  *       and weigh 0).
- * A NaN score makes its p NaN, so the row's output is NaN (as on the CPU). All arithmetic f32.
- * Unaligned K/V (g.vec = 0: a row not 16-byte aligned, or D not a multiple of VE) take the same
- * path with element loads. */
+ * Key counts: lens == NULL: every entry has Lk keys; else L_b = lens[b * lstride], read by every
+ * block (the launch geometry covers Lk and does not depend on the counts: graph replay). A count
+ * outside [Lq, Lk] is recorded once in the error record (word, code WK_KERR_DECODE_ATTENTION) and
+ * the entry's blocks do no work (its output is undefined; 0 / 0 here).
+ * A NaN score makes its p NaN, so the row's output is NaN (as on the CPU). All arithmetic f32;
+ * f16 and bf16 are widened exactly (below). Unaligned K/V (g.vec = 0: a row not 16-byte
+ * aligned, or D not a multiple of the elements per 16 bytes) take the same path with element
+ * loads. Every warp operation is reached by all lanes of the warp (loops uniform per warp); the
+ * shuffles use offsets below the warp size, so waves of 32 and 64 lanes run the same code. */
 #include "gpu.h"
 
 /* All int64 so that the host mirror (gpu_attn.c) has no padding. */
 struct attn_geom {
     int64_t nb, hq, hkv, lq, lk, d;
     int64_t qs[3], ks[3], vs[3]; /* strides of dims B, H, L (the last dim has stride 1) */
-    int64_t nsplit, span;        /* splits and keys per split (a multiple of ATTN_CHUNK) */
+    int64_t nsplit, span;        /* splits and keys per split (a multiple of 256) */
     int64_t nq;                  /* queries per kv head: (hq / hkv) * lq */
     int64_t causal, vec;
     int64_t lstride; /* elements between entries of lens */
 };
-
-#define ATTN_CHUNK WK_BLOCK /* keys per step: one per thread */
 #define ATTN_MAXD 256
+#define ATTN_KB 4 /* K chunks (16 bytes) loaded per lane before their use */
+#define ATTN_VB 4 /* V rows loaded per lane before their use */
 
-/* VE elements of a K or V row from element e0 (zeros past d). */
-template <int KD, int VE>
-WK_DEV void attn_ldv(const typename wk_t<KD>::S *row, int e0, int d, bool vec, float *o)
+/* 16 bytes of a K or V row from element e0 (element loads and zeros past d when !vec). */
+template <class S, int VE>
+WK_DEV void attn_ld(const S *row, int e0, int d, bool vec, wk_pack<S, VE> &p)
 {
-    typedef typename wk_t<KD>::S S;
     if (vec) {
-        wk_pack<S, VE> p;
         p.raw = *(const typename wk_raw<16>::T *)(row + e0);
-#pragma unroll
-        for (int u = 0; u < VE; u++)
-            o[u] = wk_t<KD>::ld(p.v[u]);
     } else {
 #pragma unroll
         for (int u = 0; u < VE; u++)
-            o[u] = e0 + u < d ? wk_t<KD>::ld(row[e0 + u]) : 0.0f;
+            p.v[u] = e0 + u < d ? row[e0 + u] : (S)0;
     }
 }
 
-/* Block-wide maximum (MAX) or sum of each of the QB values, the result in every thread. */
-template <int QB, bool MAX> WK_DEV void attn_reduce(float *v, float (*red)[QB])
+/* Chunk ch of the V rows r0 .. r0 + VB - 1 of a tile (row r: key t0 + r * NS + slot) into vp;
+ * rows past RV or the block's range, and chunks past the row, are not loaded (and not used). */
+template <class S, int VE, int VB>
+WK_DEV void attn_ldrows(const S *vb, int64_t vstride, int64_t t0, int64_t je, int r0, int RV,
+                        int NS, int slot, int ch, int C, int D, bool vec, wk_pack<S, VE> *vp)
 {
 #pragma unroll
-    for (int qi = 0; qi < QB; qi++) {
-        float x = v[qi];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float y = WK_SHFL_XOR(x, o);
-            x = MAX ? (y > x ? y : x) : x + y;
-        }
-        v[qi] = x;
+    for (int u = 0; u < VB; u++) {
+        const int64_t j = t0 + (int64_t)(r0 + u) * NS + slot;
+        if (r0 + u < RV && j < je && ch < C)
+            attn_ld<S, VE>(vb + j * vstride, ch * VE, D, vec, vp[u]);
     }
-    if ((threadIdx.x & 31) == 0) {
-#pragma unroll
-        for (int qi = 0; qi < QB; qi++)
-            red[threadIdx.x / 32][qi] = v[qi];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int qi = 0; qi < QB; qi++) {
-        float x = red[0][qi];
-        for (int w = 1; w < WK_BLOCK / 32; w++) {
-            const float y = red[w][qi];
-            x = MAX ? (y > x ? y : x) : x + y;
-        }
-        v[qi] = x;
-    }
-    __syncthreads();
 }
 
-template <int QD, int KD, int QB>
+/* Widening to f32, exact for every value (f16 and bf16 are subsets of f32): bf16 by a shift;
+ * f16 by the conversion instruction on NVIDIA (cvt.f32.f16) and AMD (a _Float16 cast), whose
+ * results are the exact values, and by the integer code of fpconv.h elsewhere (the simt
+ * device). NaN stays NaN (its payload bits may differ; no result depends on them). */
+template <int KD> struct attn_cvt {
+    WK_DEV float f(typename wk_t<KD>::S x) { return wk_t<KD>::ld(x); }
+};
+template <> struct attn_cvt<WK_DT_F16> {
+    WK_DEV float f(uint16_t x)
+    {
+#if defined(__CUDA_ARCH__) && !defined(WK_HIP) && !defined(WK_SIMT)
+        float r;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(x));
+        return r;
+#elif defined(WK_HIP) && (defined(__HIP_DEVICE_COMPILE__) || defined(__HIPCC_RTC__))
+        return (float)__builtin_bit_cast(_Float16, x);
+#else
+        return wk_fp_f16_to_f32(x);
+#endif
+    }
+};
+
+/* The merge of the splits for output element e of query gq of kv head bh: M = max_s pm,
+ * sum_s e^(pm_s - M) po_s / sum_s e^(pm_s - M) pl_s (splits with pm = -inf weigh 0). The
+ * partials are read through volatile pointers: in the fused merge they were written by other
+ * blocks of the same kernel (made visible by __threadfence), never cached here before. */
+WK_DEV float attn_merge(const volatile float *po, const volatile float *pm,
+                        const volatile float *pl, const attn_geom &g, int64_t bh, int64_t gq,
+                        int64_t e)
+{
+    const int64_t base = bh * g.nsplit * g.nq + gq;
+    float mx = -wk_inf_f32();
+    for (int64_t s = 0; s < g.nsplit; s++) {
+        const float x = pm[base + s * g.nq];
+        mx = x > mx ? x : mx;
+    }
+    float num = 0.0f, den = 0.0f;
+    for (int64_t s = 0; s < g.nsplit; s++) {
+        const float x = pm[base + s * g.nq];
+        const float w = x == -wk_inf_f32() ? 0.0f : expf(x - mx);
+        den += w * pl[base + s * g.nq];
+        num += w * po[(base + s * g.nq) * g.d + e];
+    }
+    return num / den;
+}
+
+template <int QD, int KD, int QB, bool KPF>
 WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                       const typename wk_t<KD>::S *__restrict__ k,
                       const typename wk_t<KD>::S *__restrict__ v, float *__restrict__ po,
                       float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
-                      float scale, const uint32_t *__restrict__ lens, uint32_t *word)
+                      float scale, const uint32_t *__restrict__ lens, uint32_t *word,
+                      typename wk_t<QD>::S *__restrict__ out, uint32_t *ctr)
 {
     typedef typename wk_t<KD>::S KS;
-    const int VE = 16 / (int)sizeof(KS);
+    const int VE = 16 / (int)sizeof(KS);      /* elements per 16 bytes */
+    const int NVM = (int)sizeof(KS) == 4 ? 2 : 1; /* V chunks per lane at most */
     __shared__ float qs[QB][ATTN_MAXD];
-    __shared__ float ps[QB][ATTN_CHUNK];
-    __shared__ float red[WK_BLOCK / 32][QB];
-    __shared__ float ored[WK_BLOCK * VE];
+    __shared__ float wacc[WK_BLOCK / 32][ATTN_MAXD]; /* per warp (at most 8 warps) */
+    __shared__ float wml[WK_BLOCK / 32][2];
+    __shared__ int last;
 
-    const int t = (int)threadIdx.x, D = (int)g.d;
+    const int t = (int)threadIdx.x, W = warpSize, lane = t % W, wid = t / W;
+    const int NWARP = WK_BLOCK / W, D = (int)g.d, C = (D + VE - 1) / VE;
+    int RV = 1; /* lanes per V row: C rounded up to a power of two, at most 32 */
+    while (RV < C && RV < 32)
+        RV <<= 1;
+    const int NCV = (C + RV - 1) / RV; /* V chunks per lane: 1, or 2 for long f32 rows */
+    const int NS = W / RV, slot = lane / RV, sub = lane % RV;
     const int64_t split = blockIdx.x, bh = blockIdx.y, b = bh / g.hkv, hk = bh - b * g.hkv;
     const int64_t gq0 = (int64_t)blockIdx.z * QB, grp = g.hq / g.hkv;
     const bool vec = g.vec != 0;
 
-    for (int i = t; i < QB * ATTN_MAXD; i += WK_BLOCK) {
-        const int qi = i / ATTN_MAXD, e = i - qi * ATTN_MAXD;
-        const int64_t gq = gq0 + qi;
-        float x = 0.0f;
-        if (gq < g.nq && e < D) {
-            const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
-            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale;
-        }
-        qs[qi][e] = x;
-    }
-    /* this entry's key count: lens[b] (checked: outside [Lq, Lk] it is recorded once and the
-     * block does no work) or Lk */
+    /* this entry's key count: lens[b] (outside [Lq, Lk]: recorded once, no work) or Lk */
     int64_t nk = g.lk;
     if (lens) {
         nk = (int64_t)lens[b * g.lstride];
@@ -134,105 +175,222 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         const int64_t gq = gq0 + qi;
         lim[qi] = gq >= g.nq || nk == 0 ? 0 : g.causal ? nk - g.lq + gq % g.lq + 1 : nk;
     }
+    for (int i = t; i < QB * ATTN_MAXD; i += WK_BLOCK) {
+        const int qi = i / ATTN_MAXD, e = i - qi * ATTN_MAXD;
+        const int64_t gq = gq0 + qi;
+        float x = 0.0f;
+        if (gq < g.nq && e < D) {
+            const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
+            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale;
+        }
+        qs[qi][e] = x;
+    }
     const int64_t js = split * g.span, je = js + g.span < nk ? js + g.span : nk;
-    const int DG = (D + VE - 1) / VE, KL = WK_BLOCK / DG;
-    const int dg = t % DG, kl = t / DG;
-    const typename wk_t<KD>::S *kb = k + b * g.ks[0] + hk * g.ks[1];
-    const typename wk_t<KD>::S *vb = v + b * g.vs[0] + hk * g.vs[1];
+    const KS *kb = k + b * g.ks[0] + hk * g.ks[1];
+    const KS *vb = v + b * g.vs[0] + hk * g.vs[1];
 
-    float m[QB], l[QB], acc[QB][VE];
+    float m[QB], l[QB], acc[QB][NVM * VE];
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
         m[qi] = -wk_inf_f32();
         l[qi] = 0.0f;
 #pragma unroll
-        for (int u = 0; u < VE; u++)
+        for (int u = 0; u < NVM * VE; u++)
             acc[qi][u] = 0.0f;
     }
-    __syncthreads();
+    __syncthreads(); /* qs */
 
-    for (int64_t j0 = js; j0 < je; j0 += ATTN_CHUNK) {
-        const int64_t j = j0 + t;
+    const int64_t ntile = je > js ? (je - js + W - 1) / W : 0;
+    for (int64_t ti = wid; ti < ntile; ti += NWARP) {
+        const int64_t t0 = js + ti * W, j = t0 + lane;
+        const bool valid = j < je;
+        /* the first V rows of the tile in flight while the scores are computed */
+        wk_pack<KS, VE> va[ATTN_VB], vn[ATTN_VB];
+        attn_ldrows<KS, VE, ATTN_VB>(vb, g.vs[2], t0, je, 0, RV, NS, slot, sub, C, D, vec, va);
+        /* ---- scores: this lane's key against the QB queries */
         float s[QB];
 #pragma unroll
         for (int qi = 0; qi < QB; qi++)
             s[qi] = 0.0f;
-        if (j < je) {
+        if (valid) {
             const KS *kr = kb + j * g.ks[2];
-            for (int e0 = 0; e0 < D; e0 += VE) {
-                float kv[VE];
-                attn_ldv<KD, VE>(kr, e0, D, vec, kv);
+            wk_pack<KS, VE> kp[ATTN_KB], kn[ATTN_KB];
+            if (KPF) { /* the first batch; each next one is loaded before the current is used */
 #pragma unroll
-                for (int qi = 0; qi < QB; qi++)
-#pragma unroll
-                    for (int u = 0; u < VE; u++)
-                        s[qi] += qs[qi][e0 + u] * kv[u];
+                for (int u = 0; u < ATTN_KB; u++)
+                    if (u < C)
+                        attn_ld<KS, VE>(kr, u * VE, D, vec, kn[u]);
             }
-        }
-        float cm[QB];
+            for (int c0 = 0; c0 < C; c0 += ATTN_KB) {
 #pragma unroll
-        for (int qi = 0; qi < QB; qi++) {
-            if (!(j < je && j < lim[qi]))
-                s[qi] = -wk_inf_f32();
-            cm[qi] = s[qi];
-        }
-        attn_reduce<QB, true>(cm, red);
-        float c[QB], p[QB];
+                for (int u = 0; u < ATTN_KB; u++) {
+                    if (KPF)
+                        kp[u] = kn[u];
+                    else if (c0 + u < C)
+                        attn_ld<KS, VE>(kr, (c0 + u) * VE, D, vec, kp[u]);
+                }
+                if (KPF) {
 #pragma unroll
-        for (int qi = 0; qi < QB; qi++) {
-            const float mn = cm[qi] > m[qi] ? cm[qi] : m[qi];
-            c[qi] = m[qi] == -wk_inf_f32() ? 0.0f : expf(m[qi] - mn);
-            p[qi] = s[qi] == -wk_inf_f32() ? 0.0f : expf(s[qi] - mn);
-            ps[qi][t] = p[qi];
-            m[qi] = mn;
-        }
-        attn_reduce<QB, false>(p, red); /* its barriers also publish ps */
+                    for (int u = 0; u < ATTN_KB; u++)
+                        if (c0 + ATTN_KB + u < C)
+                            attn_ld<KS, VE>(kr, (c0 + ATTN_KB + u) * VE, D, vec, kn[u]);
+                }
 #pragma unroll
-        for (int qi = 0; qi < QB; qi++) {
-            l[qi] = l[qi] * c[qi] + p[qi];
+                for (int u = 0; u < ATTN_KB; u++) {
+                    if (c0 + u < C) {
+                        float kf[VE];
 #pragma unroll
-            for (int u = 0; u < VE; u++)
-                acc[qi][u] *= c[qi];
-        }
-        if (kl < KL) {
-            for (int jj = kl; jj < ATTN_CHUNK && j0 + jj < je; jj += KL) {
-                float vv[VE];
-                attn_ldv<KD, VE>(vb + (j0 + jj) * g.vs[2], dg * VE, D, vec, vv);
+                        for (int e = 0; e < VE; e++)
+                            kf[e] = attn_cvt<KD>::f(kp[u].v[e]);
 #pragma unroll
-                for (int qi = 0; qi < QB; qi++) {
-                    const float w = ps[qi][jj];
+                        for (int qi = 0; qi < QB; qi++) {
+                            const float *qr = &qs[qi][(c0 + u) * VE];
 #pragma unroll
-                    for (int u = 0; u < VE; u++)
-                        acc[qi][u] += w * vv[u];
+                            for (int e = 0; e < VE; e++)
+                                s[qi] += qr[e] * kf[e];
+                        }
+                    }
                 }
             }
         }
-        __syncthreads(); /* ps is rewritten by the next chunk */
+        /* ---- online softmax: tile maximum over the warp, rescale, this key's weight */
+        float p[QB];
+#pragma unroll
+        for (int qi = 0; qi < QB; qi++) {
+            if (!(valid && j < lim[qi]))
+                s[qi] = -wk_inf_f32();
+            float x = s[qi];
+            for (int o = W / 2; o > 0; o >>= 1) {
+                const float y = WK_SHFL_XOR(x, o);
+                x = y > x ? y : x;
+            }
+            const float mn = x > m[qi] ? x : m[qi];
+            const float c = mn == -wk_inf_f32() ? 1.0f : expf(m[qi] - mn);
+            p[qi] = s[qi] == -wk_inf_f32() ? 0.0f : expf(s[qi] - mn);
+            l[qi] = l[qi] * c + p[qi];
+#pragma unroll
+            for (int u = 0; u < NVM * VE; u++)
+                acc[qi][u] *= c;
+            m[qi] = mn;
+        }
+        /* ---- values: rows r * NS + slot of the tile (r < RV), chunk sub + i * RV of each;
+         * batches of ATTN_VB rows, the next batch loaded before the current one is used */
+#pragma unroll
+        for (int i = 0; i < NVM; i++) {
+            if (i >= NCV) /* uniform */
+                continue;
+            const int ch = sub + i * RV;
+            if (i > 0)
+                attn_ldrows<KS, VE, ATTN_VB>(vb, g.vs[2], t0, je, 0, RV, NS, slot, ch, C, D,
+                                             vec, va);
+            for (int r0 = 0; r0 < RV; r0 += ATTN_VB) {
+                if (r0 + ATTN_VB < RV)
+                    attn_ldrows<KS, VE, ATTN_VB>(vb, g.vs[2], t0, je, r0 + ATTN_VB, RV, NS,
+                                                 slot, ch, C, D, vec, vn);
+#pragma unroll
+                for (int u = 0; u < ATTN_VB; u++) {
+                    if (r0 + u >= RV) /* uniform */
+                        continue;
+                    const int kk = (r0 + u) * NS + slot;
+                    float pk[QB];
+#pragma unroll
+                    for (int qi = 0; qi < QB; qi++)
+                        pk[qi] = WK_SHFL_XOR(p[qi], lane ^ kk); /* from key kk's lane */
+                    if (t0 + kk < je && ch < C) {
+                        float vf[VE];
+#pragma unroll
+                        for (int e = 0; e < VE; e++)
+                            vf[e] = attn_cvt<KD>::f(va[u].v[e]);
+#pragma unroll
+                        for (int qi = 0; qi < QB; qi++)
+#pragma unroll
+                            for (int e = 0; e < VE; e++)
+                                acc[qi][i * VE + e] += pk[qi] * vf[e];
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < ATTN_VB; u++)
+                    va[u] = vn[u];
+            }
+        }
     }
 
+    /* ---- the warp's totals: l over its lanes, the accumulators over its row groups */
+#pragma unroll
+    for (int qi = 0; qi < QB; qi++) {
+        for (int o = W / 2; o > 0; o >>= 1)
+            l[qi] += WK_SHFL_XOR(l[qi], o);
+        for (int o = RV; o < W; o <<= 1)
+#pragma unroll
+            for (int u = 0; u < NVM * VE; u++)
+                acc[qi][u] += WK_SHFL_XOR(acc[qi][u], o);
+    }
+    /* ---- the block's warps merged per query, the partial result stored */
     const int64_t pbase = (bh * g.nsplit + split) * g.nq;
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
-        if (kl < KL) {
+        if (slot == 0) {
 #pragma unroll
-            for (int u = 0; u < VE; u++)
-                ored[kl * DG * VE + dg * VE + u] = acc[qi][u];
+            for (int i = 0; i < NVM; i++)
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    const int el = (sub + i * RV) * VE + e;
+                    if (i < NCV && el < D)
+                        wacc[wid][el] = acc[qi][i * VE + e];
+                }
+        }
+        if (lane == 0) {
+            wml[wid][0] = m[qi];
+            wml[wid][1] = l[qi];
         }
         __syncthreads();
         const int64_t gq = gq0 + qi;
         if (gq < g.nq) {
+            float mx = -wk_inf_f32();
+            for (int w = 0; w < NWARP; w++)
+                mx = wml[w][0] > mx ? wml[w][0] : mx;
             for (int e = t; e < D; e += WK_BLOCK) {
                 float sum = 0.0f;
-                for (int r = 0; r < KL; r++)
-                    sum += ored[r * DG * VE + e];
+                for (int w = 0; w < NWARP; w++)
+                    if (wml[w][0] != -wk_inf_f32())
+                        sum += expf(wml[w][0] - mx) * wacc[w][e];
                 po[(pbase + gq) * g.d + e] = sum;
             }
             if (t == 0) {
-                pm[pbase + gq] = m[qi];
-                pl[pbase + gq] = l[qi];
+                float sl = 0.0f;
+                for (int w = 0; w < NWARP; w++)
+                    if (wml[w][0] != -wk_inf_f32())
+                        sl += expf(wml[w][0] - mx) * wml[w][1];
+                pm[pbase + gq] = mx;
+                pl[pbase + gq] = sl;
             }
         }
         __syncthreads();
+    }
+    if (!ctr)
+        return; /* attn_combine merges the splits */
+    /* ---- fused merge: the last block of this (kv head, query set) to store its partial
+     * merges all the splits (the counter goes back to 0 for the next kernel) */
+    __threadfence();
+    __syncthreads();
+    if (t == 0) {
+        uint32_t *c = &ctr[bh * gridDim.z + blockIdx.z];
+        last = atomicAdd(c, 1u) == (uint32_t)(g.nsplit - 1);
+        if (last)
+            *c = 0u; /* every block of the set has arrived */
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    for (int idx = t; idx < QB * D; idx += WK_BLOCK) {
+        const int qi = idx / D, e = idx - qi * D;
+        const int64_t gq = gq0 + qi;
+        if (gq >= g.nq)
+            continue;
+        const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
+        out[((b * g.hq + h) * g.lq + i) * g.d + e] =
+            wk_t<QD>::st(attn_merge(po, pm, pl, g, bh, gq, e));
     }
 }
 
@@ -247,33 +405,31 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
         const int64_t e = idx % g.d, r = idx / g.d;
         const int64_t i = r % g.lq, h = r / g.lq % g.hq, b = r / g.lq / g.hq;
         const int64_t hk = h / grp, gq = (h - hk * grp) * g.lq + i;
-        const int64_t base = (b * g.hkv + hk) * g.nsplit * g.nq + gq;
-        float mx = -wk_inf_f32();
-        for (int64_t s = 0; s < g.nsplit; s++) {
-            const float x = pm[base + s * g.nq];
-            mx = x > mx ? x : mx;
-        }
-        float num = 0.0f, den = 0.0f;
-        for (int64_t s = 0; s < g.nsplit; s++) {
-            const float x = pm[base + s * g.nq];
-            const float w = x == -wk_inf_f32() ? 0.0f : expf(x - mx);
-            den += w * pl[base + s * g.nq];
-            num += w * po[(base + s * g.nq) * g.d + e];
-        }
-        out[idx] = wk_t<QD>::st(num / den);
+        out[idx] = wk_t<QD>::st(attn_merge(po, pm, pl, g, b * g.hkv + hk, gq, e));
     }
 }
 
-#define ATTN_PART(QN, QD, KN, KD, QB)                                                           \
-    WK_KERNEL attn_part_##QN##_##KN##_##QB(const void *q, const void *k, const void *v,         \
-                                           float *po, float *pm, float *pl, attn_geom g,        \
-                                           float scale, const uint32_t *lens, uint32_t *word)   \
+/* Register budgets: the blocks of 1 and 4 queries are compiled to fit 2 blocks per
+ * multiprocessor on NVIDIA (128 registers: 16 warps streaming, a few spills for 4 queries), those
+ * of 8 keep their registers (one block); "4w" is the 4-query kernel without the cap (one block of
+ * 8 warps, no spills) that also double-buffers the K row (KPF: the next ATTN_KB chunks loaded
+ * before the current ones are used): gpu_attn.c picks it with WICK_ATTN_OCC=1 (benchmarks
+ * compare the two). */
+#define ATTN_PART(QN, QD, KN, KD, QB, KPF, SUF, KERNEL)                                         \
+    KERNEL attn_part_##QN##_##KN##_##SUF(const void *q, const void *k, const void *v, float *po, \
+                                         float *pm, float *pl, attn_geom g, float scale,        \
+                                         const uint32_t *lens, uint32_t *word, void *out,       \
+                                         uint32_t *ctr)                                         \
     {                                                                                           \
-        attn_part<QD, KD, QB>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,                   \
-                              (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word);        \
+        attn_part<QD, KD, QB, KPF>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,              \
+                                   (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word,    \
+                                   (wk_t<QD>::S *)out, ctr);                                    \
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
-    ATTN_PART(QN, QD, KN, KD, 1) ATTN_PART(QN, QD, KN, KD, 4) ATTN_PART(QN, QD, KN, KD, 8)
+    ATTN_PART(QN, QD, KN, KD, 1, false, 1, WK_KERNEL_MINB(2))                                   \
+    ATTN_PART(QN, QD, KN, KD, 4, false, 4, WK_KERNEL_MINB(2))                                   \
+    ATTN_PART(QN, QD, KN, KD, 4, true, 4w, WK_KERNEL)                                           \
+    ATTN_PART(QN, QD, KN, KD, 8, false, 8, WK_KERNEL)
 #define ATTN_KV(QN, QD)                                                                         \
     ATTN_QB(QN, QD, f32, WK_DT_F32) ATTN_QB(QN, QD, f16, WK_DT_F16)                             \
     ATTN_QB(QN, QD, bf16, WK_DT_BF16)                                                           \

@@ -1,11 +1,12 @@
 /* test_attn.c: wk_decode_attention on every device.
  *   - known answers: one query, two keys, D = 2 (out = sum_j e^(s_j) v_j / sum_j e^(s_j), the
  *     formula evaluated here in double), and the causal rule (the first of two query tokens sees
- *     only the first key, so its output is v_0 exactly);
+ *     only the first key, so its output is v_0 exactly), and an f16 cache holding subnormals,
+ *     65504, inf and NaN averaged exactly (the widening of f16 keeps every value);
  *   - against the float64 reference (tests/reference/ref_attn.c): q f32/f16/bf16 x cache
  *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads) and plain (4 on
- *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80 and 7 (no 16-byte
- *     loads), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
+ *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80, 256, 200, 16 and 7
+ *     (no 16-byte loads; on a GPU 1 to 64 16-byte chunks per row: one or two per lane), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
  *     permuted (B, Lq, Hq, D) tensor. Bound: normalised MSE <= u^2 + 1e-8, u the unit roundoff
  *     of the output dtype (2^-24 f32, 2^-11 f16, 2^-8 bf16): the one rounding of each output
  *     (|err| <= u |x|, so at most u^2 in normalised MSE) plus the f32 arithmetic: scores of at
@@ -18,7 +19,8 @@
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
  *     through a strided offset layout; each entry compared with the float64 reference on its
  *     first L_b rows (a (1, Hkv, L_b, D) view), same bound. Rows L_b .. Lk - 1 of k and v hold
- *     NaN, so reading any of them would make the output NaN. */
+ *     NaN, so reading any of them would make the output NaN.
+ * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer). */
 #include "ref_attn.h"
 #include "testlib.h"
 #include <math.h>
@@ -69,6 +71,29 @@ static void known_answers(wk_device *dev)
         TEST_NEAR(got[3], (2 + 4 * e) / (e + 1), 1e-6);
     }
     wk_storage_free(o);
+    o = NULL;
+    /* an f16 cache with subnormals, the largest finite, inf and NaN: every score 0 (q = 0), so
+     * out = the mean of the two v rows: [(3 + 5) / 2 * 2^-24, (65504 + inf) / 2, NaN], exact
+     * (catches a widening that flushes subnormals or maps inf/NaN to finite values) */
+    const double s24 = ldexp(1.0, -24), z3[3] = {0, 0, 0}, k6[6] = {0, 0, 0, 0, 0, 0};
+    const double v6[6] = {3 * s24, 65504, 1, 5 * s24, INFINITY, NAN};
+    wk_storage *q3 = testlib_upload_f64(dev, WK_DTYPE_F32, z3, 3);
+    wk_storage *k3 = testlib_upload_f64(dev, WK_DTYPE_F16, k6, 6);
+    wk_storage *v3 = testlib_upload_f64(dev, WK_DTYPE_F16, v6, 6);
+    const wk_layout lq3 = testlib_layout(4, (const int64_t[]){1, 1, 1, 3});
+    const wk_layout lk3 = testlib_layout(4, (const int64_t[]){1, 1, 2, 3});
+    if (q3 && k3 && v3 &&
+        TEST_EQ_STATUS(wk_decode_attention(&o, q3, &lq3, k3, &lk3, v3, &lk3, 1.0f, 0), WK_OK) &&
+        !testlib_download_f64(got, 3, o)) {
+        TEST_NEAR(got[0], 4 * s24, 0);
+        TEST_CHECK(isinf(got[1]) && got[1] > 0, "%s: f16 inf in v gave %g", wk_device_name(dev),
+                   got[1]);
+        TEST_CHECK(isnan(got[2]), "%s: f16 NaN in v gave %g", wk_device_name(dev), got[2]);
+    }
+    wk_storage_free(o);
+    wk_storage_free(q3);
+    wk_storage_free(k3);
+    wk_storage_free(v3);
     wk_storage_free(qq);
     wk_storage_free(q);
     wk_storage_free(k);
@@ -225,11 +250,15 @@ int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
     const int nd = testlib_devices(specs);
+    /* WICK_TEST_QUICK=1 (the sanitizer runs of tools/device/attn.sh): fewer dtype pairs */
+    const char *qe = getenv("WICK_TEST_QUICK");
+    const int quick = qe && *qe && *qe != '0';
     static const wk_dtype dts[3] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
     static const acase cases[] = {
         {2, 8, 2, 1, 300, 128, 1}, {1, 8, 2, 3, 1100, 64, 1}, {2, 4, 4, 1, 5, 80, 0},
         {1, 8, 2, 5, 5, 7, 1},     {1, 2, 1, 1, 1, 128, 1},   {1, 8, 2, 2, 5000, 64, 1},
-        {1, 4, 1, 1, 777, 128, 0},
+        {1, 4, 1, 1, 777, 128, 0},  {1, 4, 2, 2, 600, 256, 1},  {1, 2, 1, 1, 300, 200, 0},
+        {2, 4, 2, 1, 100, 16, 1},
     };
     for (int di = 0; di < nd; di++) {
         wk_device *dev;
@@ -239,12 +268,14 @@ int main(void)
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-                    ref_case(dev, dts[a], dts[b], &cases[c], 0);
+                    if (!quick || (a + b) % 3 == 0) /* quick: 3 of the 9 dtype pairs */
+                        ref_case(dev, dts[a], dts[b], &cases[c], 0);
         ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
-        for (int a = 0; a < 3; a++)
+        for (int a = 0; a < (quick ? 1 : 3); a++)
             lens_cases(dev, dts[a], dts[a]);
         lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
-        lens_cases(dev, WK_DTYPE_F16, WK_DTYPE_F32);
+        if (!quick)
+            lens_cases(dev, WK_DTYPE_F16, WK_DTYPE_F32);
         wk_device_close(dev);
     }
     return testlib_summary();

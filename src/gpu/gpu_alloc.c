@@ -419,6 +419,28 @@ wk_status wk_gpu_bind(wk_device *dev, void **stream)
     return g->drv->bind(g->ctx, stream);
 }
 
+/* The device's completion counters (gpu_impl.h): a direct driver allocation, zeroed in stream
+ * order. */
+wk_status wk_gpu_counters(wk_device *dev, uint32_t **ctr)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    const size_t bytes = WK_GPU_COUNTERS * sizeof(uint32_t);
+    pthread_mutex_lock(&g->error_mu);
+    wk_status st = WK_OK;
+    if (!g->counters) {
+        void *p = NULL;
+        st = g->drv->mem_alloc(g->ctx, &p, bytes);
+        if (st == WK_OK && (st = g->drv->memset_zero(g->ctx, p, bytes)) != WK_OK)
+            g->drv->mem_free(g->ctx, p);
+        else if (st == WK_OK)
+            g->counters = p;
+    }
+    pthread_mutex_unlock(&g->error_mu);
+    if (st == WK_OK)
+        *ctr = g->counters;
+    return st;
+}
+
 /* The device's error record (gpu_impl.h): a direct driver allocation, zeroed in stream order. */
 wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word)
 {

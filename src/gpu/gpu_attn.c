@@ -1,9 +1,13 @@
 /* gpu_attn.c: decode attention on the GPU through kernels/attn.cu (its header comment describes
- * the two kernels). Here: the split of the sequence, the query set per block, the alignment test
- * for 16-byte loads, the scratch for the partial results, and the two launches. */
+ * the kernels). Here: the split of the sequence (planned for Lk; with lens the kernels read
+ * each entry's count and the blocks past it store empty partials), the query set per block, the
+ * alignment test for 16-byte loads, the scratch for the partial results, and the launch (the
+ * merge of the splits fused into it through the device's completion counters, or a second
+ * launch of the combine kernel). */
 #include "gpu_ops.h"
+#include <stdlib.h>
 
-#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: one per thread) */
+#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: 256 / W warps of W keys) */
 
 /* Mirrors struct attn_geom of kernels/attn.cu field for field (all int64: no padding). */
 typedef struct attn_geom {
@@ -17,6 +21,14 @@ typedef struct attn_geom {
 _Static_assert(sizeof(attn_geom) == 21 * 8, "attn_geom layout");
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* A small integer from the environment (benchmark knobs), def when unset or out of 1..64. */
+static int64_t attn_env(const char *name, int64_t def)
+{
+    const char *e = getenv(name);
+    const long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= 1 && v <= 64 ? (int64_t)v : def;
+}
 
 /* 16-byte loads of K and V rows: every row start 16-byte aligned and D a multiple of the
  * elements per load. */
@@ -58,10 +70,16 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
     const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
+    /* resident blocks per multiprocessor of the kernel picked (kernels/attn.cu: 2 for the
+     * register-capped ones, 1 for "4w" and 8 queries); WICK_ATTN_OCC=1 picks "4w" */
+    const bool wide = qb == 4 && attn_env("WICK_ATTN_OCC", 2) == 1;
+    const int64_t occ = qb == 8 || wide ? 1 : 2;
     const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
-    /* enough blocks for about 4 per multiprocessor, whole chunks per split */
+    /* as many blocks as are resident at once (one wave: each block streams its span with every
+     * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
+     * per split. WICK_ATTN_BPS (blocks per multiprocessor) overrides it (benchmarks). */
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-    int64_t want = cdiv(4 * sm, g.nb * g.hkv * nz);
+    int64_t want = attn_env("WICK_ATTN_BPS", occ) * sm / (g.nb * g.hkv * nz);
     if (want > chunks)
         want = chunks;
     if (want < 1)
@@ -81,13 +99,23 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     float scale = a->scale;
     char name[64];
     const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
-                            wk_gpu_dtype_kname(a->kvdt), qb == 1 ? "1" : qb == 4 ? "4" : "8"};
+                            wk_gpu_dtype_kname(a->kvdt),
+                            qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
     wk_gpu_kname(name, sizeof name, parts, 5);
-    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word};
+    /* the merge of the splits fused into the part kernel (its last block per kv head and query
+     * set, through the device's completion counters); WICK_ATTN_COMBINE=1 or more sets than
+     * counters: the separate combine kernel */
+    uint32_t *ctr = NULL;
+    void *out = a->out;
+    if (g.nb * g.hkv * nz <= WK_GPU_COUNTERS && !getenv("WICK_ATTN_COMBINE") &&
+        (st = wk_gpu_counters(dev, &ctr)) != WK_OK) {
+        wk_gpu_scratch_free(dev, scr);
+        return st;
+    }
+    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
     st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
-    if (st == WK_OK) {
-        void *out = a->out;
+    if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);
         void *cargs[] = {&po, &pm, &pl, &out, &g};

@@ -64,6 +64,8 @@ static void gpu_close(wk_gpu_device *g)
         (void)g->drv->sync(g->ctx);
     if (g->error_word)
         g->drv->mem_free(g->ctx, g->error_word);
+    if (g->counters)
+        g->drv->mem_free(g->ctx, g->counters);
     wk_gpu_blas_close(g);
     pthread_mutex_destroy(&g->blas_mu);
     wk_gpu_modules_destroy(g);

@@ -100,6 +100,7 @@ typedef struct wk_gpu_device {
     struct wk_gpu_alloc *alloc;
     struct wk_gpu_modules *modules;
     void *error_word; /* device uint32[2] kernels set on bad input; NULL until first asked for */
+    void *counters;   /* device uint32[WK_GPU_COUNTERS], zero between kernels (wk_gpu_counters) */
     void *blas;       /* vendor BLAS state (gpu_blas.c); NULL until first used */
     pthread_mutex_t blas_mu;
     pthread_mutex_t error_mu;

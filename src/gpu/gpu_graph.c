@@ -24,11 +24,13 @@ wk_status wk_gpu_graph_begin(wk_device *dev)
     if (g->capture)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_graph_begin: a capture is already open on "
                       "%s:%d (captures do not nest)", g->drv->name, g->ordinal);
-    /* the error record before the capture: allocating and zeroing it inside one (a captured op
-     * that checks ids or key counts) would record the zeroing into the graph instead of
-     * running it */
-    uint32_t *word;
+    /* the error record and the completion counters before the capture: allocating and zeroing
+     * them inside one (a captured op that checks ids or key counts, or merges its blocks)
+     * would record the zeroing into the graph instead of running it */
+    uint32_t *word, *ctr;
     wk_status st = wk_gpu_error_word(dev, &word);
+    if (st == WK_OK)
+        st = wk_gpu_counters(dev, &ctr);
     if (st != WK_OK)
         return st;
     gpu_graph *gr = wk_calloc(1, sizeof *gr);

@@ -142,6 +142,14 @@ enum {
 };
 const char *wk_gpu_kerr_name(uint32_t code); /* "index_select", ...; "op" if unknown */
 
+/* ---- completion counters: WK_GPU_COUNTERS device uint32 words, zero before and after every
+ * kernel that uses them (a kernel counts its blocks' arrivals in some and the last block to
+ * arrive sets them back to 0; kernels run one at a time on the device's stream). Allocated
+ * and zeroed on first use (and by wk_graph_begin, before a capture). Decode attention uses
+ * them to let the last block of a kv head merge the splits (kernels/attn.cu). */
+#define WK_GPU_COUNTERS 65536
+wk_status wk_gpu_counters(wk_device *dev, uint32_t **ctr);
+
 /* ---- the vendor stream, for libraries that launch their own work (cuBLAS, rocBLAS): makes the
  * device current in the calling thread and returns its stream (CUstream / hipStream_t). */
 wk_status wk_gpu_bind(wk_device *dev, void **stream);

@@ -37,6 +37,9 @@ typedef void wk_simt_kvoid;
 #define warpSize (wk_simt_warp_size)
 
 static inline void __syncthreads(void) { wk_simt_syncthreads(); }
+/* Makes this thread's writes visible to every thread before its later accesses: a launch runs
+ * its blocks one after another on one host thread (simt_sched.c), so program order already is. */
+static inline void __threadfence(void) {}
 
 /* Warp operations over the lanes of the calling lane's warp (every lane present in the block
  * must take part: the scheduler reports a lane that does not). Values of up to 8 bytes. */
