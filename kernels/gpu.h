@@ -618,24 +618,16 @@ template <int BF> WK_DEV float wk_mma_in(uint32_t h)
     return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_fp_f16_to_f32((uint16_t)h);
 }
 
-template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
+/* The twin, out of line: its body is long, and a kernel's loops over many fragment products
+ * must still unroll (clang declines past its size threshold). Values in and out, so that the
+ * accumulators stay in registers. */
+typedef struct { float v[4]; } wk_mma_acc;
+template <int BF>
+static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c, uint64_t a01,
+                                                                  uint64_t a23, uint64_t b01)
 {
-#if WK_MMA_NATIVE
-    if (BF)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
     const int hw = ((int)threadIdx.x % warpSize) & ~31; /* the group's first lane in the warp */
     const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
-    const uint64_t a01 = a[0] | (uint64_t)a[1] << 32, a23 = a[2] | (uint64_t)a[3] << 32;
-    const uint64_t b01 = b[0] | (uint64_t)b[1] << 32;
     float x0[16], x1[16], y0[16], y1[16]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
 #pragma unroll
     for (int j = 0; j < 4; j++) { /* from lane (g, j): A; from lanes (2t, j), (2t+1, j): B */
@@ -657,11 +649,32 @@ template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const ui
     }
 #pragma unroll
     for (int k = 0; k < 16; k++) {
-        c[0] = fmaf(x0[k], y0[k], c[0]);
-        c[1] = fmaf(x0[k], y1[k], c[1]);
-        c[2] = fmaf(x1[k], y0[k], c[2]);
-        c[3] = fmaf(x1[k], y1[k], c[3]);
+        c.v[0] = fmaf(x0[k], y0[k], c.v[0]);
+        c.v[1] = fmaf(x0[k], y1[k], c.v[1]);
+        c.v[2] = fmaf(x1[k], y0[k], c.v[2]);
+        c.v[3] = fmaf(x1[k], y1[k], c.v[3]);
     }
+    return c;
+}
+
+template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
+{
+#if WK_MMA_NATIVE
+    if (BF)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
+    r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
+                        b[0] | (uint64_t)b[1] << 32);
+    c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
 #endif
 }
 
