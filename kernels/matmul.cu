@@ -271,36 +271,35 @@ template <> struct mt_in<WK_DT_F8E4M3> {
 
 /* One operand tile's loader. The operand X is E x K: element (e, k) at x[e*se + k*sk]; tile t
  * covers e in [e0, e0 + BM), k in [t*BK, t*BK + BK). KC = 1: read along k, staged [e][k];
- * KC = 0: read along e, staged [k][e]. */
+ * KC = 0: read along e, staged [k][e]. It holds only the prefetched chunks: the operand's
+ * pointer, strides and sizes come with each call from the kernel's arguments (so they need not
+ * occupy registers across the products), and a chunk's place in the tile from threadIdx. */
 template <int D, int BM, int KC> struct mt_loader {
     typedef typename wk_t<D>::S S;
     enum { CH = BM * MT_BK / 8 / WK_BLOCK, LD = KC ? MT_BK + MT_PAD : BM + MT_PAD };
-    const S *x;
-    int64_t se, sk, E, K, e0;
-    bool vec;
-    int ce[CH], ck[CH]; /* each chunk's first element within the tile */
     wk_pack<S, 8> r[CH]; /* the prefetched chunks, packed (8 or 16 bytes each) */
 
-    __device__ __forceinline__ void init(const S *x_, int64_t se_, int64_t sk_, int64_t E_,
-                                         int64_t K_, int64_t e0_, int mode)
+    /* chunk i's first element within the tile: (e, k) */
+    static __device__ __forceinline__ int ce(int i)
     {
-        x = x_, se = se_, sk = sk_, E = E_, K = K_, e0 = e0_;
-        vec = (mode & 2) != 0;
-#pragma unroll
-        for (int i = 0; i < CH; i++) {
-            const int c = (int)threadIdx.x + i * WK_BLOCK;
-            if (KC)
-                ce[i] = c / (MT_BK / 8), ck[i] = c % (MT_BK / 8) * 8;
-            else
-                ck[i] = c / (BM / 8), ce[i] = c % (BM / 8) * 8;
-        }
+        const int c = (int)threadIdx.x + i * WK_BLOCK;
+        return KC ? c / (MT_BK / 8) : c % (BM / 8) * 8;
+    }
+    static __device__ __forceinline__ int ck(int i)
+    {
+        const int c = (int)threadIdx.x + i * WK_BLOCK;
+        return KC ? c % (MT_BK / 8) * 8 : c / (BM / 8);
     }
 
-    __device__ __forceinline__ void load(int64_t k0)
+    /* r <- the chunks of the tile at k0 (zeros outside the operand); vec: the contiguous
+     * stride is 1 and every chunk aligned (the host's mode bit 1). */
+    __device__ __forceinline__ void load(const S *x, int64_t se, int64_t sk, int64_t E, int64_t K,
+                                         int64_t e0, int mode, int64_t k0)
     {
+        const bool vec = (mode & 2) != 0;
 #pragma unroll
         for (int i = 0; i < CH; i++) {
-            const int64_t e = e0 + ce[i], k = k0 + ck[i];
+            const int64_t e = e0 + ce(i), k = k0 + ck(i);
             if (KC) {
                 if (vec && e < E && k + 8 <= K) {
                     r[i].raw = ((const wk_pack<S, 8> *)(x + e * se + k))->raw;
@@ -330,7 +329,7 @@ template <int D, int BM, int KC> struct mt_loader {
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 q.v[j] = mt_in<D>::h(r[i].v[j]);
-            uint16_t *d = KC ? s + ce[i] * LD + ck[i] : s + ck[i] * LD + ce[i];
+            uint16_t *d = KC ? s + ce(i) * LD + ck(i) : s + ck(i) * LD + ce(i);
             ((wk_pack<uint16_t, 8> *)d)->raw = q.raw;
         }
     }
@@ -362,6 +361,38 @@ template <int KC, int LD, int AO> WK_DEV void mt_frag(uint32_t *r, const uint16_
 #endif
 }
 
+/* acc += the products of one staged k tile (As: the A tile, Bs: the B tile, one stage) for the
+ * warp tile at (wm, wn): BK / 16 steps of FM x FN fragment products. */
+template <int D, int BM, int AKC, int BKC, int FM, int FN>
+WK_DEV void mt_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
+{
+    enum { LDA = AKC ? MT_BK + MT_PAD : BM + MT_PAD, LDB = BKC ? MT_BK + MT_PAD : BM + MT_PAD };
+#pragma unroll
+    for (int kk = 0; kk < MT_BK; kk += 16) {
+        uint32_t af[FM][4], bf[FN][2];
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+            mt_frag<AKC, LDA, 1>(af[i], As, wm + i * 16, kk);
+#pragma unroll
+        for (int j = 0; j < FN; j += 2) {
+            uint32_t r[4];
+            mt_frag<BKC, LDB, 0>(r, Bs, wn + j * 8, kk);
+            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
+    }
+}
+
+/* The pipeline: two shared stages and two register sets (p, q), so that a tile's global loads
+ * are issued two tile-products before it is stored to shared memory (one product of a 128 x 128
+ * x 32 tile is shorter than a global load's latency on an H200). Step 2u: products of stage 0
+ * (tile 2u) while tile 2u+2 loads into p; then q (tile 2u+1) to stage 1. Step 2u+1: products of
+ * stage 1 while tile 2u+3 loads into q; then p to stage 0. Each stage is written only after the
+ * barrier that follows its last read. */
 template <int D, int BM, int AKC, int BKC>
 WK_DEV void mt_body(uint16_t *smem, MM_ARGS(D))
 {
@@ -370,14 +401,18 @@ WK_DEV void mt_body(uint16_t *smem, MM_ARGS(D))
     enum { WM = BM / 2, WN = BM / 4, FM = WM / 16, FN = WN / 8,
            SZ = BM * (MT_BK + MT_PAD) > MT_BK * (BM + MT_PAD) ? BM * (MT_BK + MT_PAD)
                                                               : MT_BK * (BM + MT_PAD) };
-    uint16_t *const As = smem, *const Bs = smem + 2 * SZ; /* stage s at s * SZ */
+    uint16_t *const A0 = smem, *const A1 = smem + SZ, *const B0 = smem + 2 * SZ,
+                   *const B1 = smem + 3 * SZ;
 
     const int64_t z = blockIdx.z;
     const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BM;
-    LA la;
-    LB lb;
-    la.init(a + z * a_bs, a_rs, a_cs, M, K, m0, amode);
-    lb.init(b + z * b_bs, b_cs, b_rs, N, K, n0, bmode);
+    LA pa, qa;
+    LB pb, qb;
+#define MT_LOAD(la, lb, t)                                                                     \
+    do {                                                                                       \
+        la.load(a + z * a_bs, a_rs, a_cs, M, K, m0, amode, (t) * MT_BK);                       \
+        lb.load(b + z * b_bs, b_cs, b_rs, N, K, n0, bmode, (t) * MT_BK);                       \
+    } while (0)
     const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
 
     float acc[FM][FN][4];
@@ -389,46 +424,37 @@ WK_DEV void mt_body(uint16_t *smem, MM_ARGS(D))
             for (int q = 0; q < 4; q++)
                 acc[i][j][q] = 0.0f;
 
-    const int64_t tiles = (K + MT_BK - 1) / MT_BK;
+    const int64_t tiles = (K + MT_BK - 1) / MT_BK; /* every condition below is block-uniform */
     if (tiles > 0) {
-        la.load(0);
-        lb.load(0);
-        la.store(As);
-        lb.store(Bs);
+        MT_LOAD(pa, pb, 0);
+        pa.store(A0);
+        pb.store(B0);
     }
+    if (tiles > 1)
+        MT_LOAD(qa, qb, 1);
     __syncthreads();
-    for (int64_t t = 0; t < tiles; t++) {
-        const int cur = (int)(t & 1);
-        const bool more = t + 1 < tiles; /* uniform over the block */
-        if (more) {
-            la.load((t + 1) * MT_BK);
-            lb.load((t + 1) * MT_BK);
+    for (int64_t t = 0; t < tiles; t += 2) {
+        if (t + 2 < tiles)
+            MT_LOAD(pa, pb, t + 2);
+        mt_tile<D, BM, AKC, BKC, FM, FN>(acc, A0, B0, wm, wn);
+        if (t + 1 < tiles) {
+            qa.store(A1);
+            qb.store(B1);
         }
-#pragma unroll
-        for (int kk = 0; kk < MT_BK; kk += 16) {
-            uint32_t af[FM][4], bf[FN][2];
-#pragma unroll
-            for (int i = 0; i < FM; i++)
-                mt_frag<AKC, LA::LD, 1>(af[i], As + cur * SZ, wm + i * 16, kk);
-#pragma unroll
-            for (int j = 0; j < FN; j += 2) {
-                uint32_t r[4];
-                mt_frag<BKC, LB::LD, 0>(r, Bs + cur * SZ, wn + j * 8, kk);
-                bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int i = 0; i < FM; i++)
-#pragma unroll
-                for (int j = 0; j < FN; j++)
-                    wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
-        }
-        if (more) { /* the other buffer was last read before the previous barrier */
-            la.store(As + (cur ^ 1) * SZ);
-            lb.store(Bs + (cur ^ 1) * SZ);
+        __syncthreads();
+        if (t + 1 >= tiles)
+            break;
+        if (t + 3 < tiles)
+            MT_LOAD(qa, qb, t + 3);
+        mt_tile<D, BM, AKC, BKC, FM, FN>(acc, A1, B1, wm, wn);
+        if (t + 2 < tiles) {
+            pa.store(A0);
+            pb.store(B0);
         }
         __syncthreads();
     }
 
+#undef MT_LOAD
     typename wk_t<D>::S *cz = c + z * c_bs;
     const int l = (int)threadIdx.x & 31, g = l >> 2, tq = l & 3;
 #pragma unroll
