@@ -78,8 +78,9 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 /* WK_SHFL_DOWN: lane i gets lane i+d's value (its own past the warp's end); every lane of the
  * warp must take part. WK_SHFL_XOR: lane i gets lane i^m's value; for m < 32 the exchange stays
  * inside aligned groups of 32 lanes, so a reduction over offsets 16..1 is the same on a wave of
- * 32 and of 64. WK_SHFL_IDX: every lane gets lane s's value (s in [0, warpSize), the
- * hardware lane within the warp; values of 4 or 8 bytes). WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
+ * 32 and of 64. WK_SHFL_IDX: each lane gets lane s's value (its own s, in [0, warpSize): the
+ * hardware lane within the warp; values of 4 or 8 bytes). WK_BALLOT: a 64-bit mask, lane k =
+ * bit k, for 32 and 64 lanes alike. */
 #if defined(WK_SIMT)
 #define WK_SHFL_DOWN(v, d) wk_simt_shfl_down_t((v), (d))
 #define WK_SHFL_XOR(v, m) wk_simt_shfl_xor_t((v), (m))

@@ -339,11 +339,13 @@ template <int D, int BM, int KC> struct mt_loader {
  * i at e0 + eo_i, k0 + ko_i, with (eo, ko) = (8 (i & 1), 8 (i >> 1)) for an A fragment
  * (AO = 1: a[0..3] of m16 x k16) and (8 (i >> 1), 8 (i & 1)) for two B fragments (AO = 0:
  * b[0..1] of columns e0..e0+7, then of e0+8..e0+15). */
-template <int KC, int LD, int AO> WK_DEV void mt_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
+template <int KC, int LD, int AO>
+WK_DEV void mt_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
 {
     const int l = (int)threadIdx.x & 31;
 #if WK_MMA_NATIVE
-    const int i = l >> 3, eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
+    const int i = l >> 3;
+    const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
     if (KC)
         wk_ldsm_x4(r, s + (e0 + eo + (l & 7)) * LD + k0 + ko);
     else
