@@ -32,6 +32,7 @@ if cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON -DWICK_HIP=OFF -DW
    cmake --build $B -j"$(nproc)" --target wick_cli test_gpu_gemm test_dtype wick_gpu_bench_ops \
      >"$O/build.log" 2>&1; then
   step build "ok ($(( $(date +%s) - t0 )) s)"
+  t1=$(date +%s)
 else
   step build FAIL; tail -15 "$O/configure.log"; grep -E "error|Error" "$O/build.log" | head -30
   cat "$S"; exit 1
@@ -42,8 +43,8 @@ FB=$(find $B -name matmul.fatbin | head -1)
 if [ -n "$FB" ] && command -v cuobjdump >/dev/null 2>&1; then
   cuobjdump -res-usage "$FB" >"$O/res_usage.txt" 2>&1
   # one line per matrix-unit kernel: name, registers, stack, shared
-  awk '/Function gemm_t/ { f = $2 } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
-    "$O/res_usage.txt" | sed 's/:$//' >"$O/res_mma.txt"
+  awk '/Function gemm_t/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
+    "$O/res_usage.txt" >"$O/res_mma.txt"
   step "registers (gemm_tl_f16)" "$(grep -m1 'gemm_tl_f16' "$O/res_mma.txt")"
 fi
 
@@ -89,6 +90,7 @@ else
 fi
 
 # ---- 4. summary
+step "time after the build" "$(( $(date +%s) - t1 )) s"
 echo
 echo "== matmul rows (TFLOP/s; wick/torch = torch time / wick time) =="
 sed -n '/^op /,$p' "$O/bench_matmul.log"
