@@ -130,8 +130,17 @@ static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int6
 {
     row r = {name, "flop", 2.0 * (double)b * m * n * k, K_MATMUL, {0}, {0}, {0}, 0, portable};
     int64_t da[3] = {b, m, k}, db[3] = {b, k, n};
-    r.a = rnd(dt, 3, da, -1, 1);
-    r.b = rnd(dt, 3, db, -1, 1);
+    if (dt == WK_DTYPE_F8E4M3) { /* uniform f16 values rounded to f8e4m3 */
+        operand a = rnd(WK_DTYPE_F16, 3, da, -1, 1), bb = rnd(WK_DTYPE_F16, 3, db, -1, 1);
+        r.a.l = a.l, r.b.l = bb.l;
+        CHECK(wk_to_dtype(&r.a.s, a.s, &a.l, dt));
+        CHECK(wk_to_dtype(&r.b.s, bb.s, &bb.l, dt));
+        wk_storage_free(a.s);
+        wk_storage_free(bb.s);
+    } else {
+        r.a = rnd(dt, 3, da, -1, 1);
+        r.b = rnd(dt, 3, db, -1, 1);
+    }
     emit(&r);
 }
 
@@ -174,7 +183,15 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "portable_matmul_%s_4096", mname[d]);
         SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 1);
     }
-    SEL("portable_matmul_f32_b64") matmul_row("portable_matmul_f32_b64", WK_DTYPE_F32, 64, 512, 128, 512, 1);
+    for (int d = 0; d < 3; d++) {
+        snprintf(name, sizeof name, "portable_matmul_%s_b64", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 1);
+    }
+    /* f8e4m3 (the portable kernel only: on matrix units it runs as f16) */
+    SEL("portable_matmul_f8e4m3_4096")
+        matmul_row("portable_matmul_f8e4m3_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1);
+    SEL("portable_matmul_f8e4m3_b64")
+        matmul_row("portable_matmul_f8e4m3_b64", WK_DTYPE_F8E4M3, 64, 512, 128, 512, 1);
 
     /* conv2d 32x64x56x56, 64 out channels, k3 pad 1; conv1d 32x256x4096, 256 out, k3 pad 1 */
     for (int d = 1; d < 3; d++) {

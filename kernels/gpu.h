@@ -12,7 +12,8 @@
  * maps the CUDA names there).
  *
  * Warp size is a run-time fact (64 on CDNA/GCN, 32 on RDNA and NVIDIA): code here uses warpSize
- * and never assumes 32. No fast-math intrinsics, no inline assembly. */
+ * and never assumes 32. No fast-math intrinsics; inline assembly only with a portable twin (the
+ * matrix-unit section at the end). */
 #ifndef WK_GPU_H
 #define WK_GPU_H
 
@@ -77,22 +78,27 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 /* WK_SHFL_DOWN: lane i gets lane i+d's value (its own past the warp's end); every lane of the
  * warp must take part. WK_SHFL_XOR: lane i gets lane i^m's value; for m < 32 the exchange stays
  * inside aligned groups of 32 lanes, so a reduction over offsets 16..1 is the same on a wave of
- * 32 and of 64. WK_BALLOT: a 64-bit mask, lane k = bit k, for 32 and 64 lanes alike. */
+ * 32 and of 64. WK_SHFL_IDX: each lane gets lane s's value (its own s, in [0, warpSize): the
+ * hardware lane within the warp; values of 4 or 8 bytes). WK_BALLOT: a 64-bit mask, lane k =
+ * bit k, for 32 and 64 lanes alike. */
 #if defined(WK_SIMT)
 #define WK_SHFL_DOWN(v, d) wk_simt_shfl_down_t((v), (d))
 #define WK_SHFL_XOR(v, m) wk_simt_shfl_xor_t((v), (m))
+#define WK_SHFL_IDX(v, s) wk_simt_shfl_idx_t((v), (s))
 #define WK_BALLOT(p) wk_simt_ballot((p) ? 1 : 0)
 typedef struct { unsigned int x, y; } __attribute__((aligned(8))) wk_u32x2;
 typedef struct { unsigned int x, y, z, w; } __attribute__((aligned(16))) wk_u32x4;
 #elif defined(WK_HIP)
 #define WK_SHFL_DOWN(v, d) __shfl_down((v), (d))
 #define WK_SHFL_XOR(v, m) __shfl_xor((v), (m))
+#define WK_SHFL_IDX(v, s) __shfl((v), (s))
 #define WK_BALLOT(p) ((uint64_t)__ballot(p))
 typedef unsigned int wk_u32x2 __attribute__((ext_vector_type(2)));
 typedef unsigned int wk_u32x4 __attribute__((ext_vector_type(4)));
 #else
 #define WK_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
 #define WK_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define WK_SHFL_IDX(v, s) __shfl_sync(0xffffffffu, (v), (s))
 #define WK_BALLOT(p) ((uint64_t)__ballot_sync(0xffffffffu, (p)))
 typedef uint2 wk_u32x2;
 typedef uint4 wk_u32x4;
@@ -581,6 +587,122 @@ WK_DEV int wk_dp4a_plain(int a, int b, int c)
     return c;
 }
 #define WK_DP4A(a, b, c) wk_dp4a_plain((int)(a), (int)(b), (int)(c))
+#endif
+
+/* ---- matrix units: D = A B + C for one 16 x 8 x 16 fragment of a warp (PTX's
+ * mma.sync.m16n8k16.row.col with f32 accumulation), A and B f16 (BF = 0) or bf16 (BF = 1).
+ * The fragments live in the 32 lanes of a group, lane l holding (g = l / 4, t = l % 4; 16-bit
+ * values in pairs, the lower index in the low half of a 32-bit word):
+ *   a[0] = A[g][2t..2t+1]    a[1] = A[g+8][2t..2t+1]    a[2] = A[g][2t+8..2t+9]
+ *   a[3] = A[g+8][2t+8..2t+9]
+ *   b[0] = B[2t..2t+1][g]    b[1] = B[2t+8..2t+9][g]
+ *   c[0..1] = C[g][2t..2t+1] c[2..3] = C[g+8][2t..2t+1]
+ * WK_MMA_NATIVE is 1 where the instruction runs (NVIDIA sm_80 and later, nvcc and NVRTC); there
+ * wk_ldsm_x4 / wk_ldsm_x4_t (ldmatrix, plain and transposed) also load four 8 x 8 matrices of
+ * 16-bit values from shared memory into fragment registers. Everywhere else (the simt device,
+ * AMD, NVIDIA before sm_80) wk_mma_16816 is the portable twin: the same fragment product from
+ * warp shuffles and f32 fma, in k order, and kernels load fragments with plain shared-memory
+ * reads instead of ldmatrix (kernels/matmul.cu shows both). Products of two f16 or bf16 values
+ * are exact in f32; only the rounding of the sums differs (the hardware's order and inner
+ * rounding are unspecified), within the error bound of a k-term f32 sum.
+ * 64-lane waves: a fragment belongs to an aligned group of 32 lanes; lanes 0-31 and 32-63 of a
+ * wave hold separate fragments and the twin's shuffles never leave the group, so a kernel that
+ * takes threadIdx.x / 32 as its warp index is the same with 32- and 64-lane warps. (CDNA's MFMA
+ * has other fragment shapes; there the twin runs.) */
+#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define WK_MMA_NATIVE 1
+#else
+#define WK_MMA_NATIVE 0
+#endif
+
+template <int BF> WK_DEV float wk_mma_in(uint32_t h)
+{
+    return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_fp_f16_to_f32((uint16_t)h);
+}
+
+/* The twin, out of line: its body is long, and a kernel's loops over many fragment products
+ * must still unroll (clang declines past its size threshold). Values in and out, so that the
+ * accumulators stay in registers. */
+typedef struct { float v[4]; } wk_mma_acc;
+template <int BF>
+static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c, uint64_t a01,
+                                                                  uint64_t a23, uint64_t b01)
+{
+    const int hw = ((int)threadIdx.x % warpSize) & ~31; /* the group's first lane in the warp */
+    const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
+    float x0[16], x1[16], y0[16], y1[16]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
+#pragma unroll
+    for (int j = 0; j < 4; j++) { /* from lane (g, j): A; from lanes (2t, j), (2t+1, j): B */
+        const uint64_t p = WK_SHFL_IDX(a01, hw | g << 2 | j);
+        const uint64_t q = WK_SHFL_IDX(a23, hw | g << 2 | j);
+        const uint64_t u = WK_SHFL_IDX(b01, hw | (2 * t) << 2 | j);
+        const uint64_t v = WK_SHFL_IDX(b01, hw | (2 * t + 1) << 2 | j);
+#pragma unroll
+        for (int h = 0; h < 2; h++) { /* k = 2j + h and 2j + 8 + h */
+            x0[2 * j + h] = wk_mma_in<BF>((uint32_t)(p >> 16 * h) & 0xffffu);
+            x1[2 * j + h] = wk_mma_in<BF>((uint32_t)(p >> (32 + 16 * h)) & 0xffffu);
+            x0[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(q >> 16 * h) & 0xffffu);
+            x1[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(q >> (32 + 16 * h)) & 0xffffu);
+            y0[2 * j + h] = wk_mma_in<BF>((uint32_t)(u >> 16 * h) & 0xffffu);
+            y0[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(u >> (32 + 16 * h)) & 0xffffu);
+            y1[2 * j + h] = wk_mma_in<BF>((uint32_t)(v >> 16 * h) & 0xffffu);
+            y1[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(v >> (32 + 16 * h)) & 0xffffu);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+        c.v[0] = fmaf(x0[k], y0[k], c.v[0]);
+        c.v[1] = fmaf(x0[k], y1[k], c.v[1]);
+        c.v[2] = fmaf(x1[k], y0[k], c.v[2]);
+        c.v[3] = fmaf(x1[k], y1[k], c.v[3]);
+    }
+    return c;
+}
+
+template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
+{
+#if WK_MMA_NATIVE
+    if (BF)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
+    r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
+                        b[0] | (uint64_t)b[1] << 32);
+    c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
+#endif
+}
+
+#if WK_MMA_NATIVE
+/* The shared-memory address of p (a pointer into shared memory), for ldmatrix. */
+WK_DEV uint32_t wk_smem_addr(const void *p)
+{
+    uint32_t r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+/* r[i] <- matrix i of four 8 x 8 matrices of 16-bit values: lane 8i + j gives the address of
+ * row j of matrix i (16 bytes, 16-byte aligned); lane (g, t) receives row g, columns 2t..2t+1
+ * (wk_ldsm_x4), or rows 2t..2t+1 of column g (wk_ldsm_x4_t, the transpose). */
+WK_DEV void wk_ldsm_x4(uint32_t *r, const void *row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(wk_smem_addr(row)));
+}
+WK_DEV void wk_ldsm_x4_t(uint32_t *r, const void *row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(wk_smem_addr(row)));
+}
 #endif
 
 #endif /* WK_GPU_H */

@@ -230,3 +230,276 @@ MM_KERNELS(f64, WK_DT_F64)
 MM_KERNELS(f16, WK_DT_F16)
 MM_KERNELS(bf16, WK_DT_BF16)
 MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */
+
+/* ---------------------------------------------------------------- on matrix units
+ *   gemm_t<cfg>_<dt>: the same arguments and result, for f16, bf16 and f8e4m3 (widened to f16
+ *   as it is staged: every e4m3 value is an f16 value, so f8e4m3 runs at the f16 rate), with the
+ *   16 x 8 x 16 fragment products of gpu.h (wk_mma_16816: mma.sync on NVIDIA sm_80+, the
+ *   shuffle twin elsewhere). f32 accumulation, one rounding on store.
+ *   cfg "l": block tile 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16.
+ * Scheme (256 threads = 8 warps of 32 lanes, 2 along m x 4 along n; BK = 32):
+ *   - each operand tile is staged in shared memory as 16-bit values in the operand's own
+ *     contiguous direction: [e][k] (rows of BK + 8) when it is contiguous along k (row-major A,
+ *     transposed B), [k][e] (rows of BM + 8) when contiguous along m / n (transposed A,
+ *     row-major B); a thread moves 8-element chunks, one vector access each where the host's
+ *     mode says so (bit 1, as for the kernels above), element by element with bounds checks
+ *     otherwise (zeros outside the operand);
+ *   - fragments come from shared memory by ldmatrix (plain for [e][k], .trans for [k][e]) on
+ *     NVIDIA sm_80+, by plain 16-bit reads elsewhere: both give the registers of gpu.h's layout.
+ *     The padding of 8 elements puts the 8 rows of an 8 x 8 matrix in distinct banks (row
+ *     strides of 80, 144 and 272 bytes);
+ *   - double buffering as above: the next tile goes to registers during the products, then to
+ *     the other shared buffer; one barrier per k step.
+ * A 64-lane wave holds two of the 32-lane warps (gpu.h's matrix-unit note). */
+#define MT_BK 32
+#define MT_PAD 8
+
+/* The 16-bit operand of a storage dtype: f16 and bf16 as they are, f8e4m3 widened to f16. */
+template <int D> struct mt_in;
+template <> struct mt_in<WK_DT_F16> {
+    enum { BF = 0 };
+    WK_DEV uint16_t h(uint16_t v) { return v; }
+};
+template <> struct mt_in<WK_DT_BF16> {
+    enum { BF = 1 };
+    WK_DEV uint16_t h(uint16_t v) { return v; }
+};
+template <> struct mt_in<WK_DT_F8E4M3> {
+    enum { BF = 0 };
+    WK_DEV uint16_t h(uint8_t v) { return wk_fp_f8e4m3_to_f16(v); }
+};
+
+/* One operand tile's loader. The operand X is E x K: element (e, k) at x[e*se + k*sk]; tile t
+ * covers e in [e0, e0 + BM), k in [t*BK, t*BK + BK). KC = 1: read along k, staged [e][k];
+ * KC = 0: read along e, staged [k][e]. It holds only the prefetched chunks: the operand's
+ * pointer, strides and sizes come with each call from the kernel's arguments (so they need not
+ * occupy registers across the products), and a chunk's place in the tile from threadIdx. */
+template <int D, int BM, int KC> struct mt_loader {
+    typedef typename wk_t<D>::S S;
+    enum { CH = BM * MT_BK / 8 / WK_BLOCK, LD = KC ? MT_BK + MT_PAD : BM + MT_PAD };
+    wk_pack<S, 8> r[CH]; /* the prefetched chunks, packed (8 or 16 bytes each) */
+
+    /* chunk i's first element within the tile: (e, k) */
+    static __device__ __forceinline__ int ce(int i)
+    {
+        const int c = (int)threadIdx.x + i * WK_BLOCK;
+        return KC ? c / (MT_BK / 8) : c % (BM / 8) * 8;
+    }
+    static __device__ __forceinline__ int ck(int i)
+    {
+        const int c = (int)threadIdx.x + i * WK_BLOCK;
+        return KC ? c % (MT_BK / 8) * 8 : c / (BM / 8);
+    }
+
+    /* r <- the chunks of the tile at k0 (zeros outside the operand); vec: the contiguous
+     * stride is 1 and every chunk aligned (the host's mode bit 1). */
+    __device__ __forceinline__ void load(const S *x, int64_t se, int64_t sk, int64_t E, int64_t K,
+                                         int64_t e0, int mode, int64_t k0)
+    {
+        const bool vec = (mode & 2) != 0;
+#pragma unroll
+        for (int i = 0; i < CH; i++) {
+            const int64_t e = e0 + ce(i), k = k0 + ck(i);
+            if (KC) {
+                if (vec && e < E && k + 8 <= K) {
+                    r[i].raw = ((const wk_pack<S, 8> *)(x + e * se + k))->raw;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        r[i].v[j] = e < E && k + j < K ? x[e * se + (k + j) * sk] : (S)0;
+                }
+            } else {
+                if (vec && k < K && e + 8 <= E) {
+                    r[i].raw = ((const wk_pack<S, 8> *)(x + e + k * sk))->raw;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        r[i].v[j] = k < K && e + j < E ? x[(e + j) * se + k * sk] : (S)0;
+                }
+            }
+        }
+    }
+
+    /* The chunks as 16-bit values, one 16-byte store each (raw zeros are +0 in every dtype). */
+    __device__ __forceinline__ void store(uint16_t *s) const
+    {
+#pragma unroll
+        for (int i = 0; i < CH; i++) {
+            wk_pack<uint16_t, 8> q;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                q.v[j] = mt_in<D>::h(r[i].v[j]);
+            uint16_t *d = KC ? s + ce(i) * LD + ck(i) : s + ck(i) * LD + ce(i);
+            ((wk_pack<uint16_t, 8> *)d)->raw = q.raw;
+        }
+    }
+};
+
+/* r[0..3] <- four 8 x 8 matrices of a staged tile s (row length LD) in fragment layout: matrix
+ * i at e0 + eo_i, k0 + ko_i, with (eo, ko) = (8 (i & 1), 8 (i >> 1)) for an A fragment
+ * (AO = 1: a[0..3] of m16 x k16) and (8 (i >> 1), 8 (i & 1)) for two B fragments (AO = 0:
+ * b[0..1] of columns e0..e0+7, then of e0+8..e0+15). */
+template <int KC, int LD, int AO>
+WK_DEV void mt_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
+{
+    const int l = (int)threadIdx.x & 31;
+#if WK_MMA_NATIVE
+    const int i = l >> 3;
+    const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
+    if (KC)
+        wk_ldsm_x4(r, s + (e0 + eo + (l & 7)) * LD + k0 + ko);
+    else
+        wk_ldsm_x4_t(r, s + (k0 + ko + (l & 7)) * LD + e0 + eo);
+#else
+    const int g = l >> 2, t = l & 3;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
+        const int e = e0 + eo + g, k = k0 + ko + 2 * t;
+        const uint32_t lo = KC ? s[e * LD + k] : s[k * LD + e];
+        const uint32_t hi = KC ? s[e * LD + k + 1] : s[(k + 1) * LD + e];
+        r[i] = lo | hi << 16;
+    }
+#endif
+}
+
+/* acc += the products of one staged k tile (As: the A tile, Bs: the B tile, one stage) for the
+ * warp tile at (wm, wn): BK / 16 steps of FM x FN fragment products. */
+template <int D, int BM, int AKC, int BKC, int FM, int FN>
+WK_DEV void mt_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
+{
+    enum { LDA = AKC ? MT_BK + MT_PAD : BM + MT_PAD, LDB = BKC ? MT_BK + MT_PAD : BM + MT_PAD };
+#pragma unroll
+    for (int kk = 0; kk < MT_BK; kk += 16) {
+        uint32_t af[FM][4], bf[FN][2];
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+            mt_frag<AKC, LDA, 1>(af[i], As, wm + i * 16, kk);
+#pragma unroll
+        for (int j = 0; j < FN; j += 2) {
+            uint32_t r[4];
+            mt_frag<BKC, LDB, 0>(r, Bs, wn + j * 8, kk);
+            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
+    }
+}
+
+/* The pipeline: two shared stages and two register sets (p, q), so that a tile's global loads
+ * are issued two tile-products before it is stored to shared memory (one product of a 128 x 128
+ * x 32 tile is shorter than a global load's latency on an H200). Step 2u: products of stage 0
+ * (tile 2u) while tile 2u+2 loads into p; then q (tile 2u+1) to stage 1. Step 2u+1: products of
+ * stage 1 while tile 2u+3 loads into q; then p to stage 0. Each stage is written only after the
+ * barrier that follows its last read. */
+template <int D, int BM, int AKC, int BKC>
+WK_DEV void mt_body(uint16_t *smem, MM_ARGS(D))
+{
+    typedef mt_loader<D, BM, AKC> LA;
+    typedef mt_loader<D, BM, BKC> LB;
+    enum { WM = BM / 2, WN = BM / 4, FM = WM / 16, FN = WN / 8,
+           SZ = BM * (MT_BK + MT_PAD) > MT_BK * (BM + MT_PAD) ? BM * (MT_BK + MT_PAD)
+                                                              : MT_BK * (BM + MT_PAD) };
+    uint16_t *const A0 = smem, *const A1 = smem + SZ, *const B0 = smem + 2 * SZ,
+                   *const B1 = smem + 3 * SZ;
+
+    const int64_t z = blockIdx.z;
+    const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BM;
+    LA pa, qa;
+    LB pb, qb;
+#define MT_LOAD(la, lb, t)                                                                     \
+    do {                                                                                       \
+        la.load(a + z * a_bs, a_rs, a_cs, M, K, m0, amode, (t) * MT_BK);                       \
+        lb.load(b + z * b_bs, b_cs, b_rs, N, K, n0, bmode, (t) * MT_BK);                       \
+    } while (0)
+    const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
+
+    float acc[FM][FN][4];
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                acc[i][j][q] = 0.0f;
+
+    const int64_t tiles = (K + MT_BK - 1) / MT_BK; /* every condition below is block-uniform */
+    if (tiles > 0) {
+        MT_LOAD(pa, pb, 0);
+        pa.store(A0);
+        pb.store(B0);
+    }
+    if (tiles > 1)
+        MT_LOAD(qa, qb, 1);
+    __syncthreads();
+    for (int64_t t = 0; t < tiles; t += 2) {
+        if (t + 2 < tiles)
+            MT_LOAD(pa, pb, t + 2);
+        mt_tile<D, BM, AKC, BKC, FM, FN>(acc, A0, B0, wm, wn);
+        if (t + 1 < tiles) {
+            qa.store(A1);
+            qb.store(B1);
+        }
+        __syncthreads();
+        if (t + 1 >= tiles)
+            break;
+        if (t + 3 < tiles)
+            MT_LOAD(qa, qb, t + 3);
+        mt_tile<D, BM, AKC, BKC, FM, FN>(acc, A1, B1, wm, wn);
+        if (t + 2 < tiles) {
+            pa.store(A0);
+            pb.store(B0);
+        }
+        __syncthreads();
+    }
+
+#undef MT_LOAD
+    typename wk_t<D>::S *cz = c + z * c_bs;
+    const int l = (int)threadIdx.x & 31, g = l >> 2, tq = l & 3;
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t r = m0 + wm + i * 16 + g + 8 * h;
+            if (r >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+                    const int64_t col = n0 + wn + j * 8 + 2 * tq + q;
+                    if (col < N)
+                        cz[r * ldc + col] = wk_t<D>::st(acc[i][j][2 * h + q]);
+                }
+        }
+}
+
+/* The shared buffers (two stages of both operands) and the choice of staging layouts. */
+template <int D, int BM> WK_DEV void mt_gemm(MM_ARGS(D))
+{
+    enum { SZ = BM * (MT_BK + MT_PAD) > MT_BK * (BM + MT_PAD) ? BM * (MT_BK + MT_PAD)
+                                                              : MT_BK * (BM + MT_PAD) };
+    __shared__ uint16_t smem[4 * SZ] __attribute__((aligned(16)));
+    if (amode & 1) {
+        if (bmode & 1)
+            mt_body<D, BM, 0, 0>(smem, MM_PASS);
+        else
+            mt_body<D, BM, 0, 1>(smem, MM_PASS);
+    } else {
+        if (bmode & 1)
+            mt_body<D, BM, 1, 0>(smem, MM_PASS);
+        else
+            mt_body<D, BM, 1, 1>(smem, MM_PASS);
+    }
+}
+
+#define MT_KERNELS(NAME, DT)                                                                   \
+    WK_KERNEL gemm_tl_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 128>(MM_PASS); }                      \
+    WK_KERNEL gemm_ts_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 64>(MM_PASS); }
+
+MT_KERNELS(f16, WK_DT_F16)
+MT_KERNELS(bf16, WK_DT_BF16)
+MT_KERNELS(f8e4m3, WK_DT_F8E4M3)

@@ -4,7 +4,10 @@
  * exhaustive checks: every f16/bf16/f8e4m3 bit pattern decodes to the value its fields say,
  * decode-then-encode gives the same bits, and every rounding boundary (the midpoint between two
  * neighbours, and the floats just either side of it) rounds to nearest, ties to even.
+ * Also the internal f8e4m3 -> f16 widening of src/core/fpconv.h (the matrix-unit GEMM's): known
+ * answers, and for every byte the f16 that decodes to the f8e4m3 value (NaN: 0x7e00 signed).
  * Run: ctest -R test_dtype */
+#include "core/fpconv.h"
 #include "testlib.h"
 #include <math.h>
 #include <string.h>
@@ -256,6 +259,32 @@ static void exhaustive(const char *name, int nbits, int ebits, int mbits, int bi
     TEST_CHECK(bad_round == 0, "%s: %d rounding boundaries wrong", name, bad_round);
 }
 
+/* wk_fp_f8e4m3_to_f16: exact, since f16 holds every e4m3 value (subnormals included). */
+static void test_f8_to_f16(void)
+{
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x00), 0x0000);
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x80), 0x8000); /* -0 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x38), 0x3C00); /* 1 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0xC0), 0xC000); /* -2 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x7E), 0x5F00); /* 448 = 1.75 * 2^8 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x08), 0x2400); /* 2^-6, the smallest normal */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x01), 0x1800); /* 2^-9, the smallest subnormal */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x03), 0x1E00); /* 3 * 2^-9 = 1.5 * 2^-8 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x07), 0x2300); /* 7 * 2^-9 = 1.75 * 2^-7 */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0x7F), 0x7E00); /* NaN */
+    TEST_EQ_INT(wk_fp_f8e4m3_to_f16(0xFF), 0xFE00);
+    for (int b = 0; b < 256; b++) {
+        const float want = wk_f8e4m3_to_f32((uint8_t)b);
+        const uint16_t h = wk_fp_f8e4m3_to_f16((uint8_t)b);
+        const float got = wk_f16_to_f32(h);
+        if (isnan(want))
+            TEST_CHECK(h == ((b & 0x80) ? 0xFE00 : 0x7E00), "f8e4m3 0x%02x -> f16 0x%04x", b, h);
+        else
+            TEST_CHECK(bits32(got) == bits32(want), "f8e4m3 0x%02x -> f16 0x%04x = %g, want %g",
+                       b, h, (double)got, (double)want);
+    }
+}
+
 int main(void)
 {
     test_facts();
@@ -266,5 +295,6 @@ int main(void)
     exhaustive("f16", 16, 5, 10, 15, 1, enc_f16, dec_f16);
     exhaustive("bf16", 16, 8, 7, 127, 1, enc_bf16, dec_bf16);
     exhaustive("f8e4m3", 8, 4, 3, 7, 0, enc_f8, dec_f8);
+    test_f8_to_f16();
     return testlib_summary();
 }

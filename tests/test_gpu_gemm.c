@@ -1,17 +1,25 @@
 /* test_gpu_gemm.c: the GPU GEMM of src/gpu/gpu_matmul.c (wk_gpu_gemm, shared by matmul and the
  * convolutions), called directly, against a float64 triple loop on the host.
  *
- * Shapes: m, n, k from {1, 7, 33, 130, 257} in odd combinations, k = 0 (zeros), and one shape
- * large enough for the portable kernel's 128 x 128 tiles; batch 3. Operand layouts: row-major,
+ * Shapes: m, n, k from {1, 7, 15, 17, 33, 129, 130, 257} in odd combinations, k = 0 (zeros),
+ * k = 300 (many k steps of both the FMA kernels' 8 and the matrix-unit kernels' 32, and a tail),
+ * and shapes large enough for the portable kernels' 128 x 128 tiles; batch 3 (and 1). f16, bf16
+ * and f8e4m3 take the matrix-unit kernels where the device has them (NVIDIA sm_80+, and the simt
+ * device through gpu.h's twin), the FMA kernels elsewhere. Operand layouts: row-major,
  * transposed, strided (every other column, padded rows), batch stride 0 (one matrix for every
  * batch), and a base one element off (no vector loads). C has padded rows (ldc > n) and a gap
  * between batches; the cells outside the product must keep their sentinel. Every case runs in
  * both modes: the vendor BLAS where present (cuBLAS / rocBLAS), and the portable kernel
- * (WK_OPTION_PORTABLE_GEMM), in f32 f64 f16 bf16, and f8e4m3 (portable kernel in both modes).
+ * (WK_OPTION_PORTABLE_GEMM), in f32 f64 f16 bf16, and f8e4m3 (portable kernel in both modes);
+ * without a vendor library (the simt device) the two modes are the same and run once.
  * Tolerance: |got - want| <= 2 ((k + 2) u_acc + u_out) sum_k |a_ik b_kj| + tiny, the standard
  * bound of a k-term sum in precision u_acc (f64: 2^-53, else f32: 2^-24) rounded once to the
  * output (u_out = half an ulp of the dtype; below the normal range, half the smallest
- * subnormal, u_abs, instead).
+ * subnormal, u_abs, instead). It also holds for the matrix units: their products of two f16 or
+ * bf16 values are exact in f32, and each of their f32 additions (in whatever order and inner
+ * rounding, truncation included) errs by less than 2 u_acc of the partial sum's magnitude.
+ * WICK_TEST_QUICK=1 (the sanitizer runs of tools/device/mma.sh): the portable kernel only, in
+ * f16, bf16 and f8e4m3 (the matrix-unit kernels), without the three 1300 x 1300 cases.
  * Skips (exit 0) when no CUDA or ROCm device is present. Run: ctest -R test_gpu_gemm */
 #include "gpu/blas_api.h"
 #include "testlib.h"
@@ -173,15 +181,20 @@ done:
     free(cg);
 }
 
+static int quick; /* WICK_TEST_QUICK */
+
 static void run_device(wk_device *dev, const char *mode)
 {
     static const int64_t shapes[][3] = {
         {1, 1, 1},     {7, 33, 130},  {257, 130, 33}, {33, 257, 7},   {130, 7, 257},
         {1, 257, 130}, {257, 1, 33},  {130, 130, 1},  {33, 33, 33},   {7, 33, 0},
+        {15, 17, 129}, {129, 15, 17}, {17, 129, 15},  {1, 129, 17},   {129, 1, 300},
     };
     const wk_dtype dts[] = {WK_DTYPE_F32, WK_DTYPE_F64, WK_DTYPE_F16, WK_DTYPE_BF16,
                             WK_DTYPE_F8E4M3};
     for (int d = 0; d < 5; d++) {
+        if (quick && (dts[d] == WK_DTYPE_F32 || dts[d] == WK_DTYPE_F64))
+            continue;
         const int before = testlib_failed();
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int l = 0; l < L_COUNT; l++) /* each layout on A, and on B in a rotation */
@@ -189,9 +202,15 @@ static void run_device(wk_device *dev, const char *mode)
                          (l + (int)s) % L_COUNT);
         /* one batch, and a problem with enough 128 x 128 tiles for the large configuration */
         run_case(dev, mode, dts[d], 1, 130, 257, 33, L_TRANS, L_ROW);
-        run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_ROW, L_ROW);
-        run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_TRANS, L_TRANS);
-        run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_OFF1, L_STRIDED);
+        run_case(dev, mode, dts[d], 1, 130, 257, 300, L_ROW, L_TRANS);
+        run_case(dev, mode, dts[d], 2, 257, 130, 300, L_TRANS, L_ROW);
+        /* 144 large tiles with 4 k steps of 32: the large configuration on a 132-SM GPU */
+        run_case(dev, mode, dts[d], 1, 1536, 1536, 100, L_ROW, L_TRANS);
+        if (!quick) {
+            run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_ROW, L_ROW);
+            run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_TRANS, L_TRANS);
+            run_case(dev, mode, dts[d], 3, 1300, 1300, 9, L_OFF1, L_STRIDED);
+        }
         printf("%s %s: %s\n", mode, wk_dtype_name(dts[d]),
                testlib_failed() == before ? "ok" : "FAILED");
     }
@@ -202,6 +221,8 @@ int main(void)
     const char *specs[TESTLIB_MAX_DEVICES];
     const int n = testlib_devices(specs);
     int gpus = 0;
+    const char *q = getenv("WICK_TEST_QUICK");
+    quick = q && *q && strcmp(q, "0") != 0;
     const int portable0 = wk_get_option(WK_OPTION_PORTABLE_GEMM);
     for (int i = 0; i < n; i++) {
         if (strcmp(specs[i], "cpu") == 0)
@@ -215,7 +236,8 @@ int main(void)
         const char *vendor = wk_gpu_blas_name(dev);
         printf("%s: %s; vendor library: %s\n", specs[i], wk_device_name(dev),
                vendor ? vendor : "none (the portable kernel serves both modes)");
-        run_device(dev, vendor ? vendor : "portable");
+        if (vendor && !quick)
+            run_device(dev, vendor);
         wk_set_option(WK_OPTION_PORTABLE_GEMM, 1);
         run_device(dev, "portable");
         wk_set_option(WK_OPTION_PORTABLE_GEMM, portable0);

@@ -140,4 +140,21 @@ WK_FP_FN float wk_fp_f8e4m3_to_f32(uint8_t b)
     return wk_fp_from_bits(sign | ((e + 120u) << 23) | (m << 20));
 }
 
+/* float8 E4M3FN -> f16 bits, exact (every e4m3 value is an f16 value; f16's quiet NaN 0x7e00
+ * with the sign for NaN): the matrix-unit GEMM of kernels/matmul.cu widens f8e4m3 operands with
+ * it. Normal: the exponent rebiased 7 -> 15, the mantissa moved up 7 bits; subnormal m * 2^-9
+ * (m = 1..7) is normal in f16: 2^(p - 9) (1 + the bits of m below its top bit p). */
+WK_FP_FN uint16_t wk_fp_f8e4m3_to_f16(uint8_t b)
+{
+    const uint32_t sign = ((uint32_t)b & 0x80u) << 8, em = (uint32_t)b & 0x7fu;
+    if (em == 0x7fu)
+        return (uint16_t)(sign | 0x7e00u);
+    if (em >= 8u) /* (e << 3 | m) + (8 << 3), shifted up 7: (e + 8) << 10 | m << 7 */
+        return (uint16_t)(sign | ((em + 64u) << 7));
+    if (em == 0u)
+        return (uint16_t)sign;
+    const uint32_t p = em >= 4u ? 2u : em >= 2u ? 1u : 0u; /* the top bit of m */
+    return (uint16_t)(sign | ((6u + p) << 10) | ((em << (10u - p)) & 0x3ffu));
+}
+
 #endif /* WK_FPCONV_H */

@@ -237,6 +237,7 @@ static wk_status gpu_memset_zero(wk_device *dev, void *dst, size_t bytes)
 
 /* ---- device facts for the op half */
 int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
+const char *wk_gpu_arch(const wk_device *dev) { return wk_gpu_dev(dev)->props.arch; }
 int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_count; }
 
 /* ---- the two vtables: the same functions, a different driver behind device_count/open */

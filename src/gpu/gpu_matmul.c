@@ -13,9 +13,13 @@
 #include "gpu_ops.h"
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64) */
+/* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64), on the FMA units
+ * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts: BK 32, 8-element chunks) */
 #define MM_BK 8
+#define MT_V 8
 #define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -36,6 +40,22 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
     return mode | (vec ? 2 : 0);
 }
 
+/* Whether f16, bf16 and f8e4m3 take the matrix-unit kernels (gemm_t*): on NVIDIA sm_80 and later,
+ * where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin runs (that is how
+ * their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD, where the MFMA shapes are
+ * not written yet, and older NVIDIA) the twin would compile and be correct, but it needs 16
+ * shuffles per 16 x 8 x 16 product where the FMA kernels read operands from shared memory as
+ * vectors, so those stay. */
+static bool mm_matrix_units(const wk_device *dev, wk_dtype dt)
+{
+    if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16 && dt != WK_DTYPE_F8E4M3)
+        return false;
+    const char *arch = wk_gpu_arch(dev);
+    if (strncmp(arch, "simt", 4) == 0)
+        return true;
+    return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80;
+}
+
 /* The portable kernel over the whole problem, in launches of at most 65535 row tiles and
  * 65535 batches. */
 static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
@@ -47,13 +67,15 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
      * tiles) ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones. */
     const double tiles_l = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128);
     const bool big = tiles_l * (double)g->batch >= (double)sm;
-    const int64_t BM = big ? 128 : 64, V = BM * MM_BK / WK_GPU_BLOCK;
+    const bool mt = mm_matrix_units(dev, g->dt);
+    const int64_t BM = big ? 128 : 64, V = mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
     const int64_t gx = ceil_div(g->n, BM);
     if (gx > INT_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",
                       (long long)g->n);
     char name[32];
-    snprintf(name, sizeof name, "gemm_%s_%s", big ? "l" : "s", wk_gpu_dtype_kname(g->dt));
+    snprintf(name, sizeof name, "gemm_%s%s_%s", mt ? "t" : "", big ? "l" : "s",
+             wk_gpu_dtype_kname(g->dt));
     wk_status st = WK_OK;
     const int64_t rows = MM_GRID_YZ * BM;
     for (int64_t m0 = 0; st == WK_OK && m0 < g->m; m0 += rows) {

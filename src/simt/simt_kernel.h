@@ -55,6 +55,9 @@ template <class T> static inline T wk_simt_shfl_t(T v, int arg, uint64_t (*op)(u
 }
 #define wk_simt_shfl_down_t(v, d) wk_simt_shfl_t((v), (d), wk_simt_shfl_down)
 #define wk_simt_shfl_xor_t(v, m) wk_simt_shfl_t((v), (m), wk_simt_shfl_xor)
+#define wk_simt_shfl_idx_t(v, s) wk_simt_shfl_t((v), (s), wk_simt_shfl_idx)
+#define __shfl_sync(mask, v, s) wk_simt_shfl_idx_t((v), (s))
+#define __shfl(v, s) wk_simt_shfl_idx_t((v), (s))
 #define __shfl_xor_sync(mask, v, m) wk_simt_shfl_xor_t((v), (m))
 #define __shfl_xor(v, m) wk_simt_shfl_xor_t((v), (m))
 #define __shfl_down_sync(mask, v, d) wk_simt_shfl_down_t((v), (d))

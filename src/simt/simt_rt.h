@@ -29,6 +29,7 @@ extern unsigned char wk_simt_dyn_shared[WK_SIMT_DYN_SHARED];
 void wk_simt_syncthreads(void);
 uint64_t wk_simt_shfl_down(uint64_t v, int delta);
 uint64_t wk_simt_shfl_xor(uint64_t v, int mask);
+uint64_t wk_simt_shfl_idx(uint64_t v, int src); /* lane src (mod the warp size)'s value */
 uint64_t wk_simt_ballot(int pred);
 
 unsigned wk_simt_atomic_cas32(unsigned *p, unsigned cmp, unsigned val);

@@ -42,7 +42,7 @@
 #define MAX_THREADS 1024
 
 enum { L_RUN, L_BAR, L_WARP, L_DONE };
-enum { OP_SHFL_DOWN = 1, OP_BALLOT = 2, OP_SHFL_XOR = 3 };
+enum { OP_SHFL_DOWN = 1, OP_BALLOT = 2, OP_SHFL_XOR = 3, OP_SHFL_IDX = 4 };
 
 typedef struct lane {
     wk_simt_lane pub; /* first: wk_simt_self points here */
@@ -295,6 +295,11 @@ uint64_t wk_simt_shfl_xor(uint64_t v, int mask)
     return warp_op(OP_SHFL_XOR, v, mask, __builtin_return_address(0));
 }
 
+uint64_t wk_simt_shfl_idx(uint64_t v, int src)
+{
+    return warp_op(OP_SHFL_IDX, v, src, __builtin_return_address(0));
+}
+
 uint64_t wk_simt_ballot(int pred)
 {
     return warp_op(OP_BALLOT, (uint64_t)(pred != 0), 0, __builtin_return_address(0));
@@ -328,6 +333,9 @@ static bool warp_resolve(int w)
         lane *l = lanes[i];
         if (l->op == OP_BALLOT) {
             l->res = ballot;
+        } else if (l->op == OP_SHFL_IDX) { /* CUDA's __shfl_sync: the source lane modulo W */
+            const long src = (long)(((unsigned)l->delta) % (unsigned)W);
+            l->res = lo + src < hi ? lanes[lo + src]->val : l->val;
         } else if (l->op == OP_SHFL_XOR) {
             const long src = (long)((i - lo) ^ l->delta); /* outside the warp (or block): own */
             l->res = l->delta >= 0 && src < W && lo + src < hi ? lanes[lo + src]->val : l->val;

@@ -67,6 +67,15 @@ WK_KERNEL hz_warp_facts(unsigned *shfl, uint64_t *ballot, int *width)
         *width = warpSize;
 }
 
+/* Indexed shuffle: out[t] = the 64-bit value (t << 32 | (t + 7)) of lane (5 l + 3) mod W of
+ * t's warp, l being t's lane. */
+WK_KERNEL hz_shfl_idx(uint64_t *out)
+{
+    const unsigned t = threadIdx.x, l = t % (unsigned)warpSize;
+    const uint64_t v = (uint64_t)t << 32 | (t + 7u);
+    out[t] = WK_SHFL_IDX(v, (int)((5u * l + 3u) % (unsigned)warpSize));
+}
+
 /* Order of execution: each thread takes a ticket. */
 WK_KERNEL hz_tickets(unsigned *counter, unsigned *ticket)
 {

@@ -1,7 +1,8 @@
 /* test_simt_hazards.c: the simt device's runtime checked with planted bugs (tests/simt/hazards.cu):
  * each hazard is reported (WK_ERR_DEVICE, a message naming it) and never hangs, its correct twin
  * runs clean; warp shuffles and ballots are checked against hand-computed values at 32 and 64
- * lanes; the lane order is shuffled, differs between seeds and reproduces with one seed.
+ * lanes (the indexed shuffle with 64-bit values too); the lane order is shuffled, differs
+ * between seeds and reproduces with one seed.
  * Expected values are literals or formulas written here, not wick's output. In the ASan build
  * (kernels under ASan, not the simt hooks) the out-of-bounds and race cases are left to ASan and
  * skipped here with a line saying so. */
@@ -95,6 +96,21 @@ static void test_warp_facts(int warp)
     wk_simt_mem_free(sh);
     wk_simt_mem_free(bal);
     wk_simt_mem_free(width);
+}
+
+static void test_shfl_idx(int warp)
+{
+    uint64_t *out = dalloc(256 * sizeof(uint64_t));
+    void *args[] = {&out};
+    TEST_EQ_STATUS(launch("hz_shfl_idx", 1, warp, 5, args), WK_OK);
+    int bad = 0;
+    for (unsigned t = 0; t < 256; t++) {
+        const unsigned base = t - t % (unsigned)warp;
+        const unsigned src = base + (5u * (t - base) + 3u) % (unsigned)warp;
+        bad += out[t] != ((uint64_t)src << 32 | (src + 7u));
+    }
+    TEST_CHECK(bad == 0, "warp %d: %d lanes with a wrong indexed shuffle", warp, bad);
+    wk_simt_mem_free(out);
 }
 
 /* Tickets in execution order: not the thread order, different for another seed, the same again
@@ -212,6 +228,7 @@ int main(void)
         test_clean(widths[i]);
         test_sync_hazards(widths[i]);
         test_warp_facts(widths[i]);
+        test_shfl_idx(widths[i]);
         test_memory_hazards(widths[i]);
     }
     test_order();

@@ -1,0 +1,99 @@
+#!/bin/sh
+# mma.sh OUTDIR: the portable GEMM on tensor cores (issue 12, item 1) on cuda:0 of an sm_80+ GPU
+# (written for one H200). From the repository root: sh tools/device/mma.sh "$OUT"
+#   0. configure and build build-gpu (CUDA, sm_90 unless WICK_CUDA_ARCHS says otherwise; plus
+#      WICK_CMAKE_EXTRA, as tools/gpu_check.sh), only the targets used here; the registers and
+#      spills of the matrix-unit kernels (cuobjdump -res-usage);
+#   1. tests: test_gpu_gemm (cuBLAS and portable modes, every dtype, odd shapes, transposed,
+#      strided, batched), test_dtype (the f8e4m3 -> f16 widening); wick check on cuda:0 for
+#      matmul and the convolutions (which share the GEMM) with WICK_GEMM=portable, with the
+#      kernels compiled at run time (WICK_FORCE_RTC=1: NVRTC meets gpu.h's inline PTX), and
+#      with cuBLAS (unchanged path, for reference);
+#   2. compute-sanitizer memcheck and racecheck on test_gpu_gemm (WICK_TEST_QUICK=1: the
+#      portable kernel in f16, bf16, f8e4m3);
+#   3. bench: the matmul rows of bench/gpu_compare_ops.py (cuBLAS and portable, bf16 / f16 /
+#      f32 at 4096^3 and batched 64 x 512x128x512, f8e4m3 portable) beside PyTorch;
+#   4. the summary table last (also OUTDIR/mma/summary.txt; logs beside it).
+# About 2-3 minutes after the build on an H200.
+set -u
+R=${1:-${OUT:-gpu-out}}
+O=$R/mma
+mkdir -p "$O"
+B=build-gpu
+S=$O/summary.txt
+: >"$S"
+step() { printf '%-52s %s\n' "$1" "$2" | tee -a "$S"; }
+export PATH="$PATH:/usr/local/cuda/bin"
+t0=$(date +%s)
+
+# ---- 0. build
+if cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON -DWICK_HIP=OFF -DWICK_SIMT=OFF \
+     -DWICK_CUDA_ARCHS="${WICK_CUDA_ARCHS:-90}" ${WICK_CMAKE_EXTRA:-} >"$O/configure.log" 2>&1 &&
+   cmake --build $B -j"$(nproc)" --target wick_cli test_gpu_gemm test_dtype wick_gpu_bench_ops \
+     >"$O/build.log" 2>&1; then
+  step build "ok ($(( $(date +%s) - t0 )) s)"
+  t1=$(date +%s)
+else
+  step build FAIL; tail -15 "$O/configure.log"; grep -E "error|Error" "$O/build.log" | head -30
+  cat "$S"; exit 1
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$O/gpu.txt" 2>&1
+step gpu "$(head -1 "$O/gpu.txt") commit $(git rev-parse --short HEAD 2>/dev/null)"
+FB=$(find $B -name matmul.fatbin | head -1)
+if [ -n "$FB" ] && command -v cuobjdump >/dev/null 2>&1; then
+  cuobjdump -res-usage "$FB" >"$O/res_usage.txt" 2>&1
+  # one line per matrix-unit kernel: name, registers, stack, shared
+  awk '/Function gemm_t/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
+    "$O/res_usage.txt" >"$O/res_mma.txt"
+  step "registers (gemm_tl_f16)" "$(grep -m1 'gemm_tl_f16' "$O/res_mma.txt")"
+fi
+
+# ---- 1. tests
+for t in test_gpu_gemm test_dtype; do
+  timeout 600 $B/$t >"$O/$t.log" 2>&1
+  step "$t" "rc=$? $(tail -1 "$O/$t.log")"
+  grep -m8 FAIL "$O/$t.log"
+done
+OPS=matmul,conv1d,conv2d,conv_transpose1d,conv_transpose2d
+for mode in portable portable_rtc cublas; do
+  case $mode in
+    portable) env="WICK_GEMM=portable" ;;
+    portable_rtc) env="WICK_GEMM=portable WICK_FORCE_RTC=1" ;;
+    *) env="" ;;
+  esac
+  env $env timeout 300 $B/wick check --device cuda:0 --op $OPS -v >"$O/parity_$mode.txt" 2>&1
+  step "wick check --op matmul,conv* ($mode)" "rc=$? $(grep summary "$O/parity_$mode.txt" | sed 's/.*summary/summary/')"
+  grep -m6 'FAIL' "$O/parity_$mode.txt" | grep -v summary
+done
+
+# ---- 2. sanitizers
+SAN=$(command -v compute-sanitizer)
+if [ -n "$SAN" ]; then
+  WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 400 "$SAN" --tool memcheck --report-api-errors no \
+    --error-exitcode 99 $B/test_gpu_gemm >"$O/memcheck_test_gpu_gemm.log" 2>&1
+  step "memcheck test_gpu_gemm (quick)" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_test_gpu_gemm.log" | tail -1)"
+  WICK_TEST_QUICK=1 timeout 400 "$SAN" --tool racecheck --error-exitcode 99 $B/test_gpu_gemm \
+    >"$O/racecheck_test_gpu_gemm.log" 2>&1
+  step "racecheck test_gpu_gemm (quick)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck_test_gpu_gemm.log" | tail -1)"
+else
+  step "compute-sanitizer" "not found"
+fi
+
+# ---- 3. bench: every row whose name contains "matmul_"
+if python3 -c "import torch" >/dev/null 2>&1; then
+  timeout 600 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 matmul_ \
+    >"$O/bench_matmul.log" 2>&1
+  step "gpu_compare_ops.py matmul_" "rc=$?"
+else
+  timeout 600 $B/wick_gpu_bench_ops --device cuda:0 matmul_ >"$O/bench_matmul.log" 2>&1
+  step "wick_gpu_bench_ops matmul_ (python3 has no torch)" "rc=$?"
+fi
+
+# ---- 4. summary
+step "time after the build" "$(( $(date +%s) - t1 )) s"
+echo
+echo "== matmul rows (TFLOP/s; wick/torch = torch time / wick time) =="
+sed -n '/^op /,$p' "$O/bench_matmul.log"
+echo
+echo "== $O/summary.txt =="
+cat "$S"
