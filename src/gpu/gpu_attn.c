@@ -71,8 +71,11 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
     const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
     /* resident blocks per multiprocessor of the kernel picked (kernels/attn.cu: 2 for the
-     * register-capped ones, 1 for "4w" and 8 queries); WICK_ATTN_OCC=1 picks "4w" */
-    const bool wide = qb == 4 && attn_env("WICK_ATTN_OCC", 2) == 1;
+     * register-capped ones, 1 for "4w" and 8 queries). 2 to 4 queries per kv head take "4w"
+     * (WICK_ATTN_OCC=2: the capped kernel): on the H200 (2026-11-28) the capped kernel spills
+     * and "4w" was faster at every length (GQA 4:1, 32k f16: 90 us against 99-140 us for the
+     * other settings; the llama example's decode 280 against 254 tokens/s) */
+    const bool wide = qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
     const int64_t occ = qb == 8 || wide ? 1 : 2;
     const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
