@@ -55,7 +55,8 @@ if command -v readelf >/dev/null 2>&1; then
 fi
 
 # Size: the embedded code objects (every ahead-of-time CUDA and AMD target) must keep the shared
-# library under 40 MB (the AMD bundles are zstd-compressed; see cmake/gpu.cmake).
+# library under 40 MB (the AMD bundles are zstd-compressed, see cmake/gpu.cmake; the debug info is
+# zlib-compressed by the linker, see CMakeLists.txt).
 SO=$(ls "$LIBDIR"/libwick.so.*.*.* 2>/dev/null | head -n 1)
 [ -n "$SO" ] || SO=$(ls "$LIBDIR"/libwick.so* | head -n 1)
 BYTES=$(wc -c <"$SO")
