@@ -3,7 +3,8 @@
  *   comm.c        the public front end: argument checks, groups, dispatch to a transport
  *   comm_cpu.c    the CPU transport: ranks of one process meet in shared memory
  *   comm_reduce.c the CPU reductions, one dtype table, rank order fixed
- *   comm_nccl.c   NCCL / RCCL opened with dlopen, our own declarations
+ *   comm_nccl.c   the NCCL / RCCL transport (modes: guarded, non-blocking, blocking)
+ *   comm_nccl_lib.c, comm_nccl.h  NCCL / RCCL opened with dlopen, our own declarations
  *   comm_copy.c   wk_storage_copy_between */
 #ifndef WK_COMM_IMPL_H
 #define WK_COMM_IMPL_H

@@ -1,175 +1,32 @@
-/* comm_nccl.c: the NCCL (CUDA) and RCCL (ROCm) transport. The library is opened with dlopen at
- * first use (WICK_NCCL_LIB / WICK_RCCL_LIB: a file, or a directory holding libnccl.so.2 /
- * librccl.so.1; else the loader's search path) and its entry points looked up by name. The few
- * types are declared here from NCCL's public API (enum values, the 128-byte unique id, the
- * config struct as of 2.14, which later versions accept by its size and version fields); no
- * NCCL header is used.
+/* comm_nccl.c: the NCCL (CUDA) and RCCL (ROCm) transport, through the library that
+ * comm_nccl_lib.c opens (comm_nccl.h).
  *
- * Communicators are non-blocking (config.blocking = 0): every call returns at once and its
- * progress is polled with ncclCommGetAsyncError, so init, group ends and wk_comm_synchronize can
- * give up after the communicator's timeout, abort it (ncclCommAbort) and return WK_ERR_TIMEOUT
- * instead of hanging. Collectives are queued on the device's wick stream. */
-#include "comm_impl.h"
+ * The init is non-blocking (config.blocking = 0): it returns at once and its progress is polled
+ * with ncclCommGetAsyncError, so a rank that never joins ends in WK_ERR_TIMEOUT, the
+ * communicator aborted (ncclCommAbort), instead of a hang. What the calls after it use depends
+ * on the mode (WICK_NCCL_BLOCKING, see nc_mode): by default each communicator is then split into
+ * a blocking one, connected before the init returns, so that a collective enqueues in the
+ * calling thread (a non-blocking communicator hands every group to a new NCCL thread: ~25 us a
+ * call). wk_comm_synchronize waits for the stream with the timeout in every mode. Collectives
+ * are queued on the device's wick stream. */
+#include "comm_nccl.h"
 #include "gpu/gpu_driver.h"
-#include <dlfcn.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-
-/* ---- NCCL's public API, declared by value */
-typedef int nc_result; /* ncclResult_t */
-enum { NC_SUCCESS = 0, NC_INVALID_ARGUMENT = 4, NC_INVALID_USAGE = 5, NC_REMOTE_ERROR = 6,
-       NC_IN_PROGRESS = 7 };
-enum { NC_INT8 = 0, NC_UINT8 = 1, NC_INT32 = 2, NC_UINT32 = 3, NC_INT64 = 4, NC_UINT64 = 5,
-       NC_FLOAT16 = 6, NC_FLOAT32 = 7, NC_FLOAT64 = 8, NC_BFLOAT16 = 9, NC_FLOAT8E4M3 = 10 };
-typedef struct nc_unique_id {
-    char internal[WK_COMM_ID_BYTES];
-} nc_unique_id;
-typedef void *nc_comm;
-typedef struct nc_config { /* ncclConfig_t as of NCCL 2.14 */
-    size_t size;
-    unsigned int magic;
-    unsigned int version;
-    int blocking, cga_cluster_size, min_ctas, max_ctas;
-    const char *net_name;
-} nc_config;
-#define NC_VERSION(x, y, z) ((x) * 10000 + (y) * 100 + (z)) /* NCCL_VERSION for 2.9 and later */
-
-typedef struct nc_api {
-    nc_result (*GetVersion)(int *);
-    nc_result (*GetUniqueId)(nc_unique_id *);
-    nc_result (*CommInitRank)(nc_comm *, int, nc_unique_id, int);
-    nc_result (*CommDestroy)(nc_comm);
-    nc_result (*CommAbort)(nc_comm);
-    nc_result (*CommGetAsyncError)(nc_comm, nc_result *);
-    const char *(*GetErrorString)(nc_result);
-    nc_result (*AllReduce)(const void *, void *, size_t, int, int, nc_comm, void *);
-    nc_result (*AllGather)(const void *, void *, size_t, int, nc_comm, void *);
-    nc_result (*ReduceScatter)(const void *, void *, size_t, int, int, nc_comm, void *);
-    nc_result (*Broadcast)(const void *, void *, size_t, int, int, nc_comm, void *);
-    nc_result (*Send)(const void *, size_t, int, int, nc_comm, void *);
-    nc_result (*Recv)(void *, size_t, int, int, nc_comm, void *);
-    nc_result (*GroupStart)(void);
-    nc_result (*GroupEnd)(void);
-    /* optional: NCCL 2.14+ (non-blocking communicators), 2.13+ (last error) */
-    nc_result (*CommInitRankConfig)(nc_comm *, int, nc_unique_id, int, nc_config *);
-    nc_result (*CommFinalize)(nc_comm);
-    const char *(*GetLastError)(nc_comm);
-} nc_api;
-
-typedef struct nc_lib {
-    const char *title;   /* "NCCL", "RCCL" */
-    const char *env;     /* WICK_NCCL_LIB */
-    const char *file;    /* libnccl.so.2 */
-    const char *alt;     /* libnccl.so */
-    bool rccl;
-    pthread_once_t once;
-    bool ok;
-    int version;
-    char desc[48];
-    char reason[512];
-    nc_api api;
-} nc_lib;
-
-static nc_lib libs[2] = {
-    {.title = "NCCL", .env = "WICK_NCCL_LIB", .file = "libnccl.so.2", .alt = "libnccl.so",
-     .once = PTHREAD_ONCE_INIT},
-    {.title = "RCCL", .env = "WICK_RCCL_LIB", .file = "librccl.so.1", .alt = "librccl.so",
-     .rccl = true, .once = PTHREAD_ONCE_INIT},
-};
-
-static void *open_lib(nc_lib *L)
-{
-    const char *p = getenv(L->env);
-    char path[1024];
-    if (p && *p) {
-        struct stat st;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            snprintf(path, sizeof path, "%s/%s", p, L->file);
-        else
-            snprintf(path, sizeof path, "%s", p);
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *e = dlerror();
-            snprintf(L->reason, sizeof L->reason, "%s not found: %s=%s: dlopen: %s", L->title,
-                     L->env, p, e ? e : "?");
-        }
-        return h;
-    }
-    void *h = dlopen(L->file, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        h = dlopen(L->alt, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(L->reason, sizeof L->reason, "%s not found (dlopen %s: %s); set %s to its path",
-                 L->title, L->file, e ? e : "?", L->env);
-    }
-    return h;
-}
-
-static void load(nc_lib *L)
-{
-    void *h = open_lib(L);
-    if (!h)
-        return;
-    static const struct { size_t off; const char *sym; bool optional; } syms[] = {
-#define S(f, s, o) {offsetof(nc_api, f), s, o}
-        S(GetVersion, "ncclGetVersion", 0), S(GetUniqueId, "ncclGetUniqueId", 0),
-        S(CommInitRank, "ncclCommInitRank", 0), S(CommDestroy, "ncclCommDestroy", 0),
-        S(CommAbort, "ncclCommAbort", 0), S(CommGetAsyncError, "ncclCommGetAsyncError", 0),
-        S(GetErrorString, "ncclGetErrorString", 0), S(AllReduce, "ncclAllReduce", 0),
-        S(AllGather, "ncclAllGather", 0), S(ReduceScatter, "ncclReduceScatter", 0),
-        S(Broadcast, "ncclBroadcast", 0), S(Send, "ncclSend", 0), S(Recv, "ncclRecv", 0),
-        S(GroupStart, "ncclGroupStart", 0), S(GroupEnd, "ncclGroupEnd", 0),
-        S(CommInitRankConfig, "ncclCommInitRankConfig", 1),
-        S(CommFinalize, "ncclCommFinalize", 1), S(GetLastError, "ncclGetLastError", 1),
-#undef S
-    };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        void *p = dlsym(h, syms[i].sym);
-        if (!p && !syms[i].optional) {
-            snprintf(L->reason, sizeof L->reason, "%s: the library lacks %s (too old?)", L->title,
-                     syms[i].sym);
-            memset(&L->api, 0, sizeof L->api);
-            return; /* the library stays open, as the GPU drivers do */
-        }
-        memcpy((char *)&L->api + syms[i].off, &p, sizeof p);
-    }
-    if (L->api.GetVersion(&L->version) != NC_SUCCESS)
-        L->version = 0;
-    snprintf(L->desc, sizeof L->desc, "%s %d.%d.%d", L->rccl ? "rccl" : "nccl",
-             L->version / 10000, L->version / 100 % 100, L->version % 100);
-    L->ok = true;
-}
-
-static void load_nccl(void) { load(&libs[0]); }
-static void load_rccl(void) { load(&libs[1]); }
-
-static nc_lib *lib_for(wk_backend_kind kind)
-{
-    nc_lib *L = kind == WK_BACKEND_ROCM ? &libs[1] : &libs[0];
-    pthread_once(&L->once, kind == WK_BACKEND_ROCM ? load_rccl : load_nccl);
-    return L;
-}
-
-static wk_status lib_check(nc_lib **out, wk_backend_kind kind, const char *op)
-{
-    nc_lib *L = lib_for(kind);
-    if (!L->ok)
-        return wk_err(WK_ERR_NO_DEVICE, "%s: %s", op, L->reason);
-    *out = L;
-    return WK_OK;
-}
 
 /* ---- one communicator */
 typedef struct nc_rank {
     nc_lib *L;
-    nc_comm comm; /* NULL once aborted */
+    nc_comm comm;  /* NULL once aborted */
+    nc_comm p2p;   /* guarded mode: the non-blocking communicator that send/recv use (comm is
+                    * its blocking split); NULL otherwise (comm serves every call) */
+    nc_comm child; /* guarded mode: the blocking split of comm while it is made (NCCL writes it
+                    * from its own thread when the split ends) */
+    bool blocking; /* comm was made with config.blocking = 1 */
 } nc_rank;
 
 static wk_status nc_fail(const nc_lib *L, nc_comm comm, nc_result r, const char *what, int rank)
@@ -229,26 +86,32 @@ static void abort_rank(wk_comm *c, wk_status s, const char *msg)
 {
     nc_rank *nr = c->impl;
     wk_comm_mark_failed(c, s, msg);
-    if (nr->comm) {
-        void *stream;
+    void *stream;
+    if (nr->comm || nr->p2p)
         (void)bind_dev(c->dev, &stream);
+    if (nr->comm)
         nr->L->api.CommAbort(nr->comm);
-        nr->comm = NULL;
-    }
+    if (nr->p2p)
+        nr->L->api.CommAbort(nr->p2p);
+    nr->comm = nr->p2p = NULL;
 }
 
-/* WICK_NCCL_BLOCKING=1: blocking communicators (NCCL's default): lower host time per call,
- * but a peer that never joins or dies hangs the init or the enqueue (docs/semantics.md). */
-static int blocking_wanted(void)
+/* The communicators' mode, read at each init from WICK_NCCL_BLOCKING (docs/semantics.md):
+ *   unset   guarded: a non-blocking init (timeout), then a blocking communicator split from it;
+ *   "0"     non-blocking throughout: every enqueue is polled against the timeout too;
+ *   "1"     blocking throughout (NCCL's default): the init waits without a timeout. */
+typedef enum { NC_GUARDED, NC_NONBLOCKING, NC_BLOCKING } nc_mode;
+
+static nc_mode mode_wanted(void)
 {
     const char *e = getenv("WICK_NCCL_BLOCKING");
-    return e && !strcmp(e, "1");
+    return !e || !*e ? NC_GUARDED : !strcmp(e, "1") ? NC_BLOCKING : NC_NONBLOCKING;
 }
 
-static nc_config make_config(void)
+static nc_config make_config(int blocking)
 {
     nc_config cfg = {.size = sizeof(nc_config), .magic = 0xcafebeef,
-                     .version = NC_VERSION(2, 14, 0), .blocking = blocking_wanted(),
+                     .version = NC_VERSION(2, 14, 0), .blocking = blocking,
                      .cga_cluster_size = INT_MIN,
                      .min_ctas = INT_MIN, .max_ctas = INT_MIN, .net_name = NULL};
     return cfg;
@@ -264,9 +127,11 @@ static wk_status start_init(wk_comm *c, nc_lib *L, const nc_unique_id *id)
     nc_rank *nr = c->impl;
     nc_result r;
     if (L->api.CommInitRankConfig) {
-        nc_config cfg = make_config();
+        nr->blocking = mode_wanted() == NC_BLOCKING;
+        nc_config cfg = make_config(nr->blocking);
         r = L->api.CommInitRankConfig(&nr->comm, c->nranks, *id, c->rank, &cfg);
     } else {
+        nr->blocking = true;
         r = L->api.CommInitRank(&nr->comm, c->nranks, *id, c->rank); /* blocking: no timeout */
     }
     if (r != NC_SUCCESS && r != NC_IN_PROGRESS)
@@ -307,6 +172,109 @@ static wk_status finish_init(wk_comm **cs, int n, nc_lib *L)
     return s;
 }
 
+/* Waits until dev's stream is idle or deadline (ms) passes: WK_OK, WK_ERR_TIMEOUT or the
+ * driver's failure. */
+static wk_status stream_idle(wk_device *dev, int64_t deadline)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    if (!g->drv->query)
+        return g->drv->sync(g->ctx);
+    const int64_t t0 = now_us();
+    for (;;) {
+        bool idle = false;
+        wk_status s = g->drv->query(g->ctx, &idle);
+        if (s != WK_OK || idle)
+            return s;
+        if (wk_comm_now_ms() >= deadline)
+            return WK_ERR_TIMEOUT;
+        backoff(t0);
+    }
+}
+
+/* Guarded mode, after a non-blocking init that every rank of cs[0..n) joined: each rank's
+ * communicator is split (same ranks, same order) into a blocking one for the collectives, and
+ * all_reduces of a few sizes on the new ones connect the algorithms NCCL picks for them (NCCL
+ * connects an algorithm at its first call; done here, while every rank is in the init, so that
+ * a later call on them does not wait for a peer in the enqueue). The non-blocking parent stays
+ * for send/recv, whose connections NCCL makes per peer at first use (polled with the timeout,
+ * as in non-blocking mode). Without ncclCommSplit (NCCL < 2.18) the ranks keep the non-blocking
+ * communicators for everything. On failure the caller aborts every rank's communicators. */
+static wk_status to_blocking(wk_comm **cs, int n, nc_lib *L)
+{
+    if (!L->api.CommSplit || mode_wanted() != NC_GUARDED || ((nc_rank *)cs[0]->impl)->blocking)
+        return WK_OK;
+    static const size_t sizes[] = {1, (size_t)1 << 16, (size_t)1 << 23}; /* f32: 4 B .. 32 MiB */
+    const size_t nsz = sizeof sizes / sizeof sizes[0];
+    wk_storage **one = wk_calloc((size_t)n, sizeof *one);
+    wk_status s = one ? WK_OK : wk_err(WK_ERR_OUT_OF_MEMORY, "wk_comm_init: out of host memory");
+    for (int i = 0; i < n && s == WK_OK; i++)
+        s = wk_storage_zeros(&one[i], cs[i]->dev, WK_DTYPE_F32, sizes[nsz - 1]);
+    const int64_t deadline = wk_comm_now_ms() + cs[0]->timeout_ms;
+    if (s == WK_OK) {
+        /* the split runs as the parents' job: non-blocking, polled on them like their init */
+        nc_config cfg = make_config(1);
+        nc_result r = NC_SUCCESS;
+        L->api.GroupStart();
+        for (int i = 0; i < n && (r == NC_SUCCESS || r == NC_IN_PROGRESS); i++) {
+            void *stream;
+            if ((s = bind_dev(cs[i]->dev, &stream)) != WK_OK)
+                break;
+            nc_rank *nr = cs[i]->impl;
+            r = L->api.CommSplit(nr->comm, 0, cs[i]->rank, &nr->child, &cfg);
+        }
+        nc_result re = L->api.GroupEnd();
+        if (s == WK_OK && (r != NC_SUCCESS && r != NC_IN_PROGRESS))
+            s = nc_fail(L, NULL, r, "ncclCommSplit", cs[0]->rank);
+        else if (s == WK_OK && re != NC_SUCCESS && re != NC_IN_PROGRESS)
+            s = nc_fail(L, NULL, re, "ncclGroupEnd (split)", cs[0]->rank);
+        for (int i = 0; i < n && s == WK_OK; i++) {
+            nc_rank *nr = cs[i]->impl;
+            const nc_result a = poll_comm(L, nr->comm, deadline);
+            if (a == NC_IN_PROGRESS)
+                s = wk_err(WK_ERR_TIMEOUT, "wk_comm_init: %s: rank %d of %d: the split into a "
+                           "blocking communicator did not end within %lld ms; aborted", L->desc,
+                           cs[i]->rank, cs[i]->nranks, (long long)cs[i]->timeout_ms);
+            else if (a != NC_SUCCESS)
+                s = nc_fail(L, nr->comm, a, "ncclCommSplit", cs[i]->rank);
+            else if (!nr->child)
+                s = wk_err(WK_ERR_DEVICE, "%s: ncclCommSplit (rank %d) made no communicator",
+                           L->desc, cs[i]->rank);
+        }
+    }
+    for (size_t k = 0; k < nsz && s == WK_OK; k++) {
+        nc_result r = NC_SUCCESS;
+        L->api.GroupStart();
+        for (int i = 0; i < n && r == NC_SUCCESS; i++) {
+            void *stream;
+            if ((s = bind_dev(cs[i]->dev, &stream)) != WK_OK)
+                break;
+            r = L->api.AllReduce(one[i]->data, one[i]->data, sizes[k], NC_FLOAT32, 0,
+                                 ((nc_rank *)cs[i]->impl)->child, stream);
+        }
+        const nc_result re = L->api.GroupEnd();
+        if (s == WK_OK && (r != NC_SUCCESS || re != NC_SUCCESS))
+            s = nc_fail(L, ((nc_rank *)cs[0]->impl)->child, r != NC_SUCCESS ? r : re,
+                        "all_reduce (connect)", cs[0]->rank);
+        for (int i = 0; i < n && s == WK_OK; i++)
+            if ((s = stream_idle(cs[i]->dev, deadline)) == WK_ERR_TIMEOUT)
+                s = wk_err(s, "wk_comm_init: %s: rank %d of %d: the connecting all_reduce did not "
+                           "finish within %lld ms; aborted", L->desc, cs[i]->rank, cs[i]->nranks,
+                           (long long)cs[i]->timeout_ms);
+    }
+    for (int i = 0; i < n && one; i++)
+        wk_storage_free(one[i]);
+    wk_free(one);
+    if (s == WK_OK) /* the children take the collectives, the parents keep send/recv */
+        for (int i = 0; i < n; i++) {
+            nc_rank *nr = cs[i]->impl;
+            nr->p2p = nr->comm;
+            nr->comm = nr->child;
+            nr->child = NULL;
+            nr->blocking = true;
+        }
+    return s; /* on failure the caller aborts comm and child */
+}
+
 /* A fresh NCCL unique id. */
 static wk_status new_id(const nc_lib *L, nc_unique_id *id)
 {
@@ -318,7 +286,7 @@ static wk_status new_id(const nc_lib *L, nc_unique_id *id)
 wk_status wk_comm_nccl_unique_id(wk_comm_id *out, wk_backend_kind kind)
 {
     nc_lib *L = NULL;
-    wk_status s = lib_check(&L, kind, "wk_comm_unique_id");
+    wk_status s = wk_nccl_lib(&L, kind, "wk_comm_unique_id");
     nc_unique_id id;
     if (s == WK_OK)
         s = new_id(L, &id);
@@ -330,7 +298,7 @@ wk_status wk_comm_nccl_unique_id(wk_comm_id *out, wk_backend_kind kind)
 static wk_status nc_init_rank(wk_comm *c, const wk_comm_id *id)
 {
     nc_lib *L = NULL;
-    wk_status s = lib_check(&L, c->dev->kind, "wk_comm_init_rank");
+    wk_status s = wk_nccl_lib(&L, c->dev->kind, "wk_comm_init_rank");
     if (s != WK_OK)
         return s;
     static const char cpu_magic[16] = "wick cpu commid";
@@ -347,9 +315,13 @@ static wk_status nc_init_rank(wk_comm *c, const wk_comm_id *id)
     s = start_init(c, L, &nid);
     if (s == WK_OK)
         s = finish_init(&c, 1, L);
+    if (s == WK_OK)
+        s = to_blocking(&c, 1, L);
     if (s != WK_OK) {
-        if (nr->comm)
+        if (nr->comm) /* first: its abort ends NCCL's jobs on it, the split's included */
             L->api.CommAbort(nr->comm);
+        if (nr->child)
+            L->api.CommAbort(nr->child);
         wk_free(nr);
         c->impl = NULL;
     }
@@ -359,7 +331,7 @@ static wk_status nc_init_rank(wk_comm *c, const wk_comm_id *id)
 static wk_status nc_init_all(wk_comm **cs, int n)
 {
     nc_lib *L = NULL;
-    wk_status s = lib_check(&L, cs[0]->dev->kind, "wk_comm_init_all");
+    wk_status s = wk_nccl_lib(&L, cs[0]->dev->kind, "wk_comm_init_all");
     nc_unique_id id;
     if (s == WK_OK)
         s = new_id(L, &id);
@@ -382,16 +354,35 @@ static wk_status nc_init_all(wk_comm **cs, int n)
             s = nc_fail(L, NULL, r, "ncclGroupEnd (init)", 0);
         if (s == WK_OK)
             s = finish_init(cs, n, L);
+        if (s == WK_OK)
+            s = to_blocking(cs, n, L);
     }
     if (s != WK_OK)
         for (int i = 0; i < n; i++) {
             nc_rank *nr = cs[i]->impl;
-            if (nr && nr->comm)
+            if (nr && nr->comm) /* first: its abort ends NCCL's jobs on it */
                 L->api.CommAbort(nr->comm);
+            if (nr && nr->child)
+                L->api.CommAbort(nr->child);
             wk_free(nr);
             cs[i]->impl = NULL;
         }
     return s;
+}
+
+/* Finalizes and destroys comm, or aborts it (abort set, or the finalize failed or timed out). */
+static void close_comm(const nc_lib *L, nc_comm comm, bool abort, int64_t timeout_ms)
+{
+    if (!abort && L->api.CommFinalize) {
+        nc_result r = L->api.CommFinalize(comm);
+        if (r == NC_SUCCESS || r == NC_IN_PROGRESS)
+            r = poll_comm(L, comm, wk_comm_now_ms() + timeout_ms);
+        abort = r != NC_SUCCESS;
+    }
+    if (abort)
+        L->api.CommAbort(comm);
+    else
+        L->api.CommDestroy(comm);
 }
 
 static void nc_destroy(wk_comm *c, bool abort)
@@ -400,20 +391,17 @@ static void nc_destroy(wk_comm *c, bool abort)
     if (!nr)
         return;
     const nc_lib *L = nr->L;
-    if (nr->comm) {
+    if (nr->comm || nr->p2p) {
         void *stream;
         (void)bind_dev(c->dev, &stream);
-        bool aborted = abort;
-        if (!aborted && L->api.CommFinalize) {
-            nc_result r = L->api.CommFinalize(nr->comm);
-            if (r == NC_SUCCESS || r == NC_IN_PROGRESS)
-                r = poll_comm(L, nr->comm, wk_comm_now_ms() + c->timeout_ms);
-            aborted = r != NC_SUCCESS;
-        }
-        if (aborted)
-            L->api.CommAbort(nr->comm);
-        else
-            L->api.CommDestroy(nr->comm);
+        /* a blocking finalize would wait without a timeout for work that a lost peer hangs */
+        if (!abort && nr->blocking &&
+            stream_idle(c->dev, wk_comm_now_ms() + c->timeout_ms) != WK_OK)
+            abort = true;
+        if (nr->comm)
+            close_comm(L, nr->comm, abort, c->timeout_ms);
+        if (nr->p2p)
+            close_comm(L, nr->p2p, abort, c->timeout_ms);
     }
     wk_free(nr);
     c->impl = NULL;
@@ -475,26 +463,42 @@ static nc_result issue(const nc_lib *L, const wk_comm_op *op, nc_comm comm, void
     return NC_INVALID_ARGUMENT;
 }
 
-static wk_status nc_run(wk_comm_op *ops, int n)
+/* The communicator that runs op: send/recv go through the non-blocking one in guarded mode. */
+static nc_comm op_comm(const wk_comm_op *op)
 {
-    const nc_lib *L = ((nc_rank *)ops[0].comm->impl)->L;
+    const nc_rank *nr = op->comm->impl;
+    const bool p2p = op->kind == WK_COLL_SEND || op->kind == WK_COLL_RECV;
+    return p2p && nr->p2p ? nr->p2p : nr->comm;
+}
+
+/* 1 for the ops that run in the second NCCL group: send/recv on a non-blocking communicator
+ * beside blocking ones (NCCL takes no group that mixes the two kinds). */
+static int op_part(const wk_comm_op *op)
+{
+    return op_comm(op) == ((const nc_rank *)op->comm->impl)->p2p;
+}
+
+/* Runs the ops of part `part` of ops[0..n) as one NCCL group and waits until NCCL has taken
+ * them (a non-blocking communicator's group is polled with the timeout). */
+static wk_status run_part(const nc_lib *L, wk_comm_op *ops, int n, int part)
+{
     wk_status s = WK_OK;
-    for (int i = 0; i < n && s == WK_OK; i++)
-        if (!((nc_rank *)ops[i].comm->impl)->comm)
-            s = wk_err(WK_ERR_DEVICE, "%s: rank %d: the communicator was aborted",
-                       wk_coll_name(ops[i].kind), ops[i].comm->rank);
-    if (s != WK_OK)
-        return s;
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= op_part(&ops[i]) == part;
+    if (!any)
+        return WK_OK;
     L->api.GroupStart();
     for (int i = 0; i < n && s == WK_OK; i++) {
+        if (op_part(&ops[i]) != part)
+            continue;
         void *stream = NULL;
         s = bind_dev(ops[i].comm->dev, &stream);
         if (s != WK_OK)
             break;
-        nc_rank *nr = ops[i].comm->impl;
-        nc_result r = issue(L, &ops[i], nr->comm, stream);
+        nc_result r = issue(L, &ops[i], op_comm(&ops[i]), stream);
         if (r != NC_SUCCESS && r != NC_IN_PROGRESS)
-            s = nc_fail(L, nr->comm, r, wk_coll_name(ops[i].kind), ops[i].comm->rank);
+            s = nc_fail(L, op_comm(&ops[i]), r, wk_coll_name(ops[i].kind), ops[i].comm->rank);
     }
     nc_result r = L->api.GroupEnd();
     if (s != WK_OK)
@@ -503,11 +507,13 @@ static wk_status nc_run(wk_comm_op *ops, int n)
         return nc_fail(L, NULL, r, "ncclGroupEnd", ops[0].comm->rank);
     /* wait until NCCL has taken every op of the group (not until the transfers finish) */
     for (int i = 0; i < n; i++) {
-        wk_comm *c = ops[i].comm;
-        nc_rank *nr = c->impl;
-        if (!nr->comm)
+        if (op_part(&ops[i]) != part)
             continue;
-        nc_result a = poll_comm(L, nr->comm, wk_comm_now_ms() + c->timeout_ms);
+        wk_comm *c = ops[i].comm;
+        nc_comm comm = op_comm(&ops[i]);
+        if (!comm)
+            continue;
+        nc_result a = poll_comm(L, comm, wk_comm_now_ms() + c->timeout_ms);
         if (a == NC_SUCCESS)
             continue;
         char msg[256];
@@ -519,7 +525,7 @@ static wk_status nc_run(wk_comm_op *ops, int n)
             if (s == WK_OK)
                 s = wk_err(WK_ERR_TIMEOUT, "%s", msg);
         } else {
-            wk_status e = nc_fail(L, nr->comm, a, wk_coll_name(ops[i].kind), c->rank);
+            wk_status e = nc_fail(L, comm, a, wk_coll_name(ops[i].kind), c->rank);
             snprintf(msg, sizeof msg, "%s", wk_last_error());
             abort_rank(c, e, msg);
             if (s == WK_OK)
@@ -527,6 +533,19 @@ static wk_status nc_run(wk_comm_op *ops, int n)
         }
     }
     return s;
+}
+
+/* The collectives first, then (guarded mode) the sends and receives: every rank issues its
+ * parts in that order, so no rank waits in one part for a peer that is in the other. */
+static wk_status nc_run(wk_comm_op *ops, int n)
+{
+    const nc_lib *L = ((nc_rank *)ops[0].comm->impl)->L;
+    for (int i = 0; i < n; i++)
+        if (!((nc_rank *)ops[i].comm->impl)->comm)
+            return wk_err(WK_ERR_DEVICE, "%s: rank %d: the communicator was aborted",
+                          wk_coll_name(ops[i].kind), ops[i].comm->rank);
+    wk_status s = run_part(L, ops, n, 0);
+    return s != WK_OK ? s : run_part(L, ops, n, 1);
 }
 
 /* Waits for the device's stream with the communicator's timeout, watching NCCL's async error. */
@@ -541,9 +560,13 @@ static wk_status nc_sync(wk_comm *c)
     char msg[256];
     const int64_t t0 = now_us();
     for (;;) {
-        nc_result a = NC_SUCCESS;
-        if (nr->comm && L->api.CommGetAsyncError(nr->comm, &a) == NC_SUCCESS &&
-            a != NC_SUCCESS && a != NC_IN_PROGRESS) {
+        nc_result a = NC_SUCCESS, b = NC_SUCCESS;
+        if (nr->comm && L->api.CommGetAsyncError(nr->comm, &a) == NC_SUCCESS && nr->p2p &&
+            (a == NC_SUCCESS || a == NC_IN_PROGRESS))
+            (void)L->api.CommGetAsyncError(nr->p2p, &b);
+        if (a == NC_SUCCESS || a == NC_IN_PROGRESS)
+            a = b;
+        if (a != NC_SUCCESS && a != NC_IN_PROGRESS) {
             wk_status e = nc_fail(L, nr->comm, a, "wk_comm_synchronize: async error", c->rank);
             snprintf(msg, sizeof msg, "%s", wk_last_error());
             abort_rank(c, e, msg);
