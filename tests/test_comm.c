@@ -721,7 +721,8 @@ static void test_failures_cpu(wk_device **devs)
     wk_comm_destroy(c[1]);
 }
 
-/* GPU: nonblocking NCCL init with a rank missing, then a collective with a rank missing. */
+/* GPU: NCCL init with a rank missing, then a collective with a rank missing, then a send that
+ * is never received. */
 static void test_failures_gpu(wk_device **devs)
 {
     const int64_t to = 3000;
@@ -750,6 +751,21 @@ static void test_failures_gpu(wk_device **devs)
     TEST_EQ_STATUS(wk_comm_synchronize(c[0]), WK_ERR_TIMEOUT); /* sticky */
     wk_comm_abort(c[1]);
     wk_comm_destroy(c[0]); /* aborted already: frees */
+    /* a send whose receiver never posts it (the first send/recv of the communicators, so NCCL
+     * connects the pair at this call) */
+    if (TEST_EQ_STATUS(wk_comm_init_all(c, devs, 2, to), WK_OK) == 1) {
+        t0 = now_ms();
+        st = wk_comm_send(c[0], s, 0, 8, 1);
+        if (st == WK_OK)
+            st = wk_comm_synchronize(c[0]);
+        ms = now_ms() - t0;
+        TEST_EQ_STATUS(st, WK_ERR_TIMEOUT);
+        TEST_CHECK(ms < to + 5000, "the NCCL send gave up after %.0f ms", ms);
+        printf("failure (gpu): send never received: %s after %.0f ms: %s\n", wk_status_string(st),
+               ms, wk_last_error());
+        wk_comm_abort(c[1]);
+        wk_comm_destroy(c[0]);
+    }
     wk_storage_free(s);
 }
 
