@@ -28,8 +28,9 @@
  * Decode steps (one token) read the token, its position and the attention's key count from a
  * small device buffer (step_upload): the rope row is gathered (index_select), the cache row
  * scattered (scatter_set) and the attention told its length (wk_decode_attention_lens) from
- * there, so on one GPU the first step is captured as a graph and every later step is one
- * replay of it (--graph 0: issued op by op; the logits are the same bits either way).
+ * there, so on GPUs the first step is captured as a graph per device (the all_reduces
+ * included) and every later step is one replay of each (--graph 0: issued op by op; the logits
+ * are the same bits either way).
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
  * f32. */
@@ -310,7 +311,7 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *x1, int64_t T)
 typedef struct llama {
     model *r;
     int n;
-    int graph; /* decode steps replay a captured graph (one GPU, --graph 1) */
+    int graph; /* decode steps replay captured graphs (GPUs, --graph 1) */
 } llama;
 
 /* p[i] (count f32 on rank i's device) <- the sum over ranks of p[i], on every rank: one
@@ -430,30 +431,40 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
     }
 }
 
-/* A decode step on one GPU as one graph replay: the first call captures the step's ops
- * (embedding to logits), every call replays them. The step's inputs are in m->step, so the
- * one graph serves every position. Returns the logits storage that the replays write, or NULL
- * when the device has no graphs (then L->graph is cleared and steps run eagerly). */
-static const wk_storage *decode_replay(llama *L)
+/* A decode step as graph replays, one graph per rank (GPUs): the first call captures the
+ * step's ops (embedding to logits) on every rank's device at once, the all_reduces included
+ * (NCCL records its kernels into the captures), every call replays them. The step's inputs are
+ * in each rank's m->step, so the graphs serve every position. Returns 1 with each rank's
+ * m->glogits written by the replays, or 0 when the devices have no graphs (then L->graph is
+ * cleared and steps run eagerly). */
+static int decode_replay(llama *L)
 {
-    model *m = &L->r[0];
-    if (!m->graph) {
-        wk_storage *x = NULL, *p = NULL;
-        const wk_status st = wk_graph_begin(m->dev);
-        if (st == WK_ERR_NOT_SUPPORTED) {
-            fprintf(stderr, "llama: %s: %s; decode steps run eagerly\n", wk_device_name(m->dev),
-                    wk_last_error());
-            L->graph = 0;
-            return NULL;
+    if (!L->r[0].graph) {
+        for (int i = 0; i < L->n; i++) {
+            const wk_status st = wk_graph_begin(L->r[i].dev);
+            if (st == WK_ERR_NOT_SUPPORTED && i == 0) {
+                fprintf(stderr, "llama: %s: %s; decode steps run eagerly\n",
+                        wk_device_name(L->r[i].dev), wk_last_error());
+                L->graph = 0;
+                return 0;
+            }
+            CK(st);
         }
-        CK(st);
-        forward_blocks(L, NULL, 1, &x, &p);
-        m->glogits = logits_dev(m, x, 1, 1);
-        wk_storage_free(x);
-        CK(wk_graph_end(m->dev, &m->graph));
+        wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
+        if (!x)
+            die("out of memory");
+        forward_blocks(L, NULL, 1, x, p);
+        for (int i = 0; i < L->n; i++) {
+            L->r[i].glogits = logits_dev(&L->r[i], x[i], 1, 1);
+            wk_storage_free(x[i]);
+        }
+        free(x);
+        for (int i = 0; i < L->n; i++)
+            CK(wk_graph_end(L->r[i].dev, &L->r[i].graph));
     }
-    CK(wk_graph_launch(m->graph));
-    return m->glogits;
+    for (int i = 0; i < L->n; i++)
+        CK(wk_graph_launch(L->r[i].graph));
+    return 1;
 }
 
 /* Feeds T tokens at positions pos..pos+T-1 and returns their logits on the host: all T rows
@@ -473,10 +484,11 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
         die("out of memory");
     if (T == 1)
         step_upload(L, ids[0]);
-    const wk_storage *glg = T == 1 && L->graph ? decode_replay(L) : NULL;
-    if (glg) {
-        logits_part(&L->r[0], glg, 1, logits);
-        L->r[0].pos += 1;
+    if (T == 1 && L->graph && decode_replay(L)) {
+        for (int i = 0; i < L->n; i++) {
+            logits_part(&L->r[i], L->r[i].glogits, 1, logits);
+            L->r[i].pos += 1;
+        }
         return logits;
     }
     wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
@@ -512,7 +524,7 @@ static void usage(void)
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
             "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
-            "                  [--graph 1|0]   decode steps as graph replays on one GPU (default 1)\n"
+            "                  [--graph 1|0]   decode steps as graph replays on GPUs (default 1)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
     exit(2);
 }
@@ -739,9 +751,12 @@ int main(int argc, char **argv)
         L.r[i].comm = comms[i];
     }
     const model *m = &L.r[0];
-    /* graphs: one GPU (the CPU runs ops at the call; tensor parallel steps stay eager; a GPU
-     * without graphs falls back to eager steps at the first one) */
-    L.graph = o.graph && n == 1 && wk_device_backend(m->dev) != WK_BACKEND_CPU;
+    /* graphs: GPUs, one or several (the CPU runs ops at the call; a GPU without graphs falls
+     * back to eager steps at the first one) */
+    L.graph = o.graph;
+    for (int i = 0; i < n; i++)
+        if (wk_device_backend(devs[i]) == WK_BACKEND_CPU)
+            L.graph = 0;
     char where[256];
     if (n > 1)
         snprintf(where, sizeof where, "%s (tensor parallel, %s)", o.devices,
