@@ -16,7 +16,7 @@ set -u
 R=${OUT:-comm-out}
 O=$R/logs
 mkdir -p "$O"
-B=build-comm
+B=${WICK_BUILD_DIR:-build-comm}
 J=$(nproc)
 S=$R/summary.txt
 : >"$S"
@@ -49,10 +49,16 @@ timeout 400 $B/test_comm --device cuda >"$O/test_comm_cuda.log" 2>&1
 rc=$?
 step "test_comm --device cuda" "rc=$rc $(tail -1 "$O/test_comm_cuda.log") [$(( $(date +%s) - t0 )) s]"
 grep -E "^(FAIL|skip|failure|transport|collectives)" "$O/test_comm_cuda.log" | head -30
+t0=$(date +%s)
+WICK_NCCL_BLOCKING=0 timeout 400 $B/test_comm --device cuda >"$O/test_comm_cuda_nb.log" 2>&1
+step "test_comm --device cuda, non-blocking" "rc=$? $(tail -1 "$O/test_comm_cuda_nb.log") [$(( $(date +%s) - t0 )) s]"
+grep -E "^(FAIL|failure)" "$O/test_comm_cuda_nb.log" | head -10
 
 MAX=${COMM_MAX_MIB:-1024}
 timeout 300 $B/wick_comm_bench --ranks 2 --max-mib "$MAX" >"$O/bench_wick.log" 2>&1
 step "wick_comm_bench" "rc=$?"
+WICK_NCCL_BLOCKING=0 timeout 300 $B/wick_comm_bench --ranks 2 --max-mib "${COMM_NB_MAX_MIB:-64}" >"$O/bench_wick_nb.log" 2>&1
+step "wick_comm_bench, non-blocking" "rc=$?"
 PYTHONUNBUFFERED=1 timeout 300 python3 bench/comm_torch.py --ranks 2 --max-mib "$MAX" >"$O/bench_torch.log" 2>&1
 step "comm_torch.py" "rc=$?"
 
@@ -67,6 +73,8 @@ step "comm_torch.py" "rc=$?"
                       (k in wb) ? wb[k] : "-", (k in tb) ? tb[k] : "-",
                       ((k in wb) && (k in tb) && tb[k] > 0) ? sprintf("%.2f", wb[k] / tb[k]) : "-" } }' \
       "$O/bench_wick.log" "$O/bench_torch.log"
+  echo "non-blocking communicators (WICK_NCCL_BLOCKING=0), wick b2b us:"
+  awk '$1 == "RESULT" { printf "  %s %s", $3, $5 } END { print "" }' "$O/bench_wick_nb.log"
   echo "(b2b: the mean of back-to-back calls with one synchronize, as nccl-tests; busbw in GB/s = algbw * 2(n-1)/n from it; ratio = wick / torch)"
 } >"$R/comm_table.txt"
 cp "$O/test_comm_cuda.log" "$O/bench_wick.log" "$O/bench_torch.log" "$R/" 2>/dev/null

@@ -16,15 +16,19 @@
 #      tests/models/llama_ref.py bench-model into LLAMA_TP_DIR, default /tmp/wick_llama_tp,
 #      4.3 GiB, kept for the next run): logits of a 32-token prompt and 16 forced steps on 1 GPU
 #      and on 2, compared (max over rows of max |a - b| / max |a|, and rows whose argmax differs);
-#   5. wick_llama --bench 512,128 --reps LLAMA_TP_REPS (default 3) on cuda:0 and on cuda:0,cuda:1,
-#      then one table: pp512 and tg128 tokens/s on 1 and 2 GPUs and the ratio.
+#      On 2 GPUs also with --graph 0 (decode steps issued op by op instead of replayed as one
+#      graph per GPU): those logits must be the same bits as the replays';
+#   5. wick_llama --bench 512,128 --reps LLAMA_TP_REPS (default 3) on cuda:0 and on cuda:0,cuda:1
+#      (graphs, the default), then on 2 GPUs with --graph 0 and with --graph 0 and
+#      WICK_NCCL_BLOCKING=0 (non-blocking communicators: the mode before graphs and guarded
+#      communicators), then one table: pp512 and tg128 tokens/s on 1 and 2 GPUs and the ratio.
 # Needs python3 with numpy and gguf (as tools/device/llama.sh: ./.whl/py is added to PYTHONPATH
 # when `import gguf` fails). Knobs: WICK_CMAKE_EXTRA (more configure arguments).
 set -u
 R=${OUT:-llama-tp-out}
 O=$R/logs
 mkdir -p "$O"
-B=build-tp
+B=${WICK_BUILD_DIR:-build-tp}
 J=$(nproc)
 S=$R/summary.txt
 : >"$S"
@@ -84,6 +88,13 @@ r1=$?
 timeout 200 $BIN "$M" --ctx 256 --devices cuda:0,cuda:1 --prompt "$P" --force "$F" --logits "$O/logits_2.f32" \
   >"$O/logits_2.log" 2>&1
 r2=$?
+timeout 200 $BIN "$M" --ctx 256 --devices cuda:0,cuda:1 --graph 0 --prompt "$P" --force "$F" \
+  --logits "$O/logits_2e.f32" >"$O/logits_2e.log" 2>&1
+if [ $? = 0 ] && cmp -s "$O/logits_2.f32" "$O/logits_2e.f32"; then
+  step "8B 2 GPUs: graph vs --graph 0" "same bits ($(grep -o 'decode [a-z ]*' "$O/logits_2.log" | head -1))"
+else
+  step "8B 2 GPUs: graph vs --graph 0" "FAIL: differ or rc != 0 ($(tail -1 "$O/logits_2e.log"))"
+fi
 if [ $r1 = 0 ] && [ $r2 = 0 ]; then
   python3 - "$O/logits_1.f32" "$O/logits_2.f32" >"$O/logits_cmp.txt" 2>&1 <<'EOF'
 import sys
@@ -106,18 +117,23 @@ timeout 240 $BIN "$M" --bench 512,128 --reps "$REPS" --device cuda:0 >"$O/bench_
 step "bench 1 GPU" "rc=$? $(grep '^bench' "$O/bench_1.log")"
 timeout 240 $BIN "$M" --bench 512,128 --reps "$REPS" --devices cuda:0,cuda:1 >"$O/bench_2.log" 2>&1
 step "bench 2 GPUs" "rc=$? $(grep '^bench' "$O/bench_2.log")"
-WICK_NCCL_BLOCKING=1 timeout 240 $BIN "$M" --bench 512,128 --reps "$REPS" --devices cuda:0,cuda:1 >"$O/bench_2b.log" 2>&1
-step "bench 2 GPUs, WICK_NCCL_BLOCKING=1" "rc=$? $(grep '^bench' "$O/bench_2b.log")"
+timeout 240 $BIN "$M" --bench 512,128 --reps "$REPS" --devices cuda:0,cuda:1 --graph 0 >"$O/bench_2e.log" 2>&1
+step "bench 2 GPUs, --graph 0" "rc=$? $(grep '^bench' "$O/bench_2e.log")"
+WICK_NCCL_BLOCKING=0 timeout 240 $BIN "$M" --bench 512,128 --reps "$REPS" --devices cuda:0,cuda:1 --graph 0 \
+  >"$O/bench_2n.log" 2>&1
+step "bench 2 GPUs, --graph 0, non-blocking" "rc=$? $(grep '^bench' "$O/bench_2n.log")"
 {
   echo
   echo "wick_llama, Llama-3-8B-shaped Q4_0, $(head -1 "$O/gpu.txt" | cut -d, -f2 | sed 's/^ //'), commit $(cat "$O/commit.txt" 2>/dev/null)"
-  printf '%-8s %14s %14s %8s\n' test "1 GPU tok/s" "2 GPUs tok/s" ratio
+  printf '%-8s %12s %12s %7s %14s %7s %18s %7s\n' test "1 GPU" "2 GPUs" ratio "2, --graph 0" ratio "2, g0 non-blocking" ratio
   for t in pp512 tg128; do
-    a=$(sed -n "s/.* $t \([0-9.]*\) .*/\1/p" "$O/bench_1.log")
-    b=$(sed -n "s/.* $t \([0-9.]*\) .*/\1/p" "$O/bench_2.log")
-    awk -v t=$t -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { printf "%-8s %14.2f %14.2f %8s\n", t, a, b, (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "-" }'
+    v() { sed -n "s/.* $t \([0-9.]*\) .*/\1/p" "$1"; }
+    a=$(v "$O/bench_1.log"); b=$(v "$O/bench_2.log"); c=$(v "$O/bench_2e.log"); d=$(v "$O/bench_2n.log")
+    awk -v t=$t -v a="${a:-0}" -v b="${b:-0}" -v c="${c:-0}" -v d="${d:-0}" 'function r(x) { return (a > 0 && x > 0) ? sprintf("%.2f", x / a) : "-" }
+      BEGIN { printf "%-8s %12.2f %12.2f %7s %14.2f %7s %18.2f %7s\n", t, a, b, r(b), c, r(c), d, r(d) }'
   done
   echo "(--bench 512,128: pp512 one 512-token prefill, tg128 128 single-token steps, each from an"
-  echo " empty cache, mean of $REPS reps after a warm-up; 2 GPUs: one host thread issues both ranks' ops)"
+  echo " empty cache, mean of $REPS reps after a warm-up; tokens/s; 2 GPUs: one host thread issues both ranks' ops;"
+  echo " decode steps replay one graph per GPU unless --graph 0)"
 } >"$R/llama_tp_table.txt"
 echo; cat "$S"; cat "$R/llama_tp_table.txt"
