@@ -172,6 +172,8 @@ static wk_status finish_init(wk_comm **cs, int n, nc_lib *L)
     return s;
 }
 
+static nc_result issue(const nc_lib *L, const wk_comm_op *op, nc_comm comm, void *stream);
+
 /* Waits until dev's stream is idle or deadline (ms) passes: WK_OK, WK_ERR_TIMEOUT or the
  * driver's failure. */
 static wk_status stream_idle(wk_device *dev, int64_t deadline)
@@ -193,7 +195,7 @@ static wk_status stream_idle(wk_device *dev, int64_t deadline)
 
 /* Guarded mode, after a non-blocking init that every rank of cs[0..n) joined: each rank's
  * communicator is split (same ranks, same order) into a blocking one for the collectives, and
- * all_reduces of a few sizes on the new ones connect the algorithms NCCL picks for them (NCCL
+ * each collective at a few sizes on the new ones connects the algorithms NCCL picks (NCCL
  * connects an algorithm at its first call; done here, while every rank is in the init, so that
  * a later call on them does not wait for a peer in the enqueue). The non-blocking parent stays
  * for send/recv, whose connections NCCL makes per peer at first use (polled with the timeout,
@@ -203,7 +205,8 @@ static wk_status to_blocking(wk_comm **cs, int n, nc_lib *L)
 {
     if (!L->api.CommSplit || mode_wanted() != NC_GUARDED || ((nc_rank *)cs[0]->impl)->blocking)
         return WK_OK;
-    static const size_t sizes[] = {1, (size_t)1 << 16, (size_t)1 << 23}; /* f32: 4 B .. 32 MiB */
+    /* f32 elements, 4 B .. 32 MiB in all; every rank has room for n x total / n */
+    static const size_t sizes[] = {1, (size_t)1 << 16, (size_t)1 << 23};
     const size_t nsz = sizeof sizes / sizeof sizes[0];
     wk_storage **one = wk_calloc((size_t)n, sizeof *one);
     wk_status s = one ? WK_OK : wk_err(WK_ERR_OUT_OF_MEMORY, "wk_comm_init: out of host memory");
@@ -241,25 +244,36 @@ static wk_status to_blocking(wk_comm **cs, int n, nc_lib *L)
                            L->desc, cs[i]->rank);
         }
     }
-    for (size_t k = 0; k < nsz && s == WK_OK; k++) {
+    static const wk_coll_kind kinds[] = {WK_COLL_ALL_REDUCE, WK_COLL_ALL_GATHER,
+                                         WK_COLL_REDUCE_SCATTER, WK_COLL_BROADCAST};
+    for (size_t k = 0; k < nsz * 4 && s == WK_OK; k++) {
+        /* in place, zeros: all_gather and reduce_scatter take count per rank */
+        const wk_coll_kind kind = kinds[k % 4];
+        const size_t total = sizes[k / 4];
+        const bool per_rank = kind == WK_COLL_ALL_GATHER || kind == WK_COLL_REDUCE_SCATTER;
+        const size_t count = per_rank ? (total / (size_t)n > 0 ? total / (size_t)n : 1) : total;
         nc_result r = NC_SUCCESS;
         L->api.GroupStart();
-        for (int i = 0; i < n && r == NC_SUCCESS; i++) {
+        for (int i = 0; i < n && (r == NC_SUCCESS || r == NC_IN_PROGRESS); i++) {
             void *stream;
             if ((s = bind_dev(cs[i]->dev, &stream)) != WK_OK)
                 break;
-            r = L->api.AllReduce(one[i]->data, one[i]->data, sizes[k], NC_FLOAT32, 0,
-                                 ((nc_rank *)cs[i]->impl)->child, stream);
+            char *base = one[i]->data, *part = base + (size_t)cs[i]->rank * count * 4;
+            const wk_comm_op op = {
+                .kind = kind, .comm = cs[i], .dt = WK_DTYPE_F32, .red = WK_REDUCE_SUM, .peer = 0,
+                .send = kind == WK_COLL_ALL_GATHER ? part : base,
+                .recv = kind == WK_COLL_REDUCE_SCATTER ? part : base, .count = count};
+            r = issue(L, &op, ((nc_rank *)cs[i]->impl)->child, stream);
         }
         const nc_result re = L->api.GroupEnd();
         if (s == WK_OK && (r != NC_SUCCESS || re != NC_SUCCESS))
             s = nc_fail(L, ((nc_rank *)cs[0]->impl)->child, r != NC_SUCCESS ? r : re,
-                        "all_reduce (connect)", cs[0]->rank);
+                        "connecting collectives", cs[0]->rank);
         for (int i = 0; i < n && s == WK_OK; i++)
             if ((s = stream_idle(cs[i]->dev, deadline)) == WK_ERR_TIMEOUT)
-                s = wk_err(s, "wk_comm_init: %s: rank %d of %d: the connecting all_reduce did not "
+                s = wk_err(s, "wk_comm_init: %s: rank %d of %d: the connecting %s did not "
                            "finish within %lld ms; aborted", L->desc, cs[i]->rank, cs[i]->nranks,
-                           (long long)cs[i]->timeout_ms);
+                           wk_coll_name(kind), (long long)cs[i]->timeout_ms);
     }
     for (int i = 0; i < n && one; i++)
         wk_storage_free(one[i]);
