@@ -26,7 +26,7 @@
  *     shared reads of a warp are contiguous 16-byte vectors without bank conflicts.
  * Products use fma (fmaf / fma): IEEE fused multiply-add, exact on both vendors, allowed under
  * -fmad=false / -ffp-contract=off (which only stop the compiler from fusing on its own). */
-#include "gpu.h"
+#include "mma.h"
 
 #define MM_BK 8
 #define MM_PAD 4 /* shared row padding (elements): no bank conflicts on the mode-0 stores */
@@ -335,34 +335,6 @@ template <int D, int BM, int KC> struct mt_loader {
     }
 };
 
-/* r[0..3] <- four 8 x 8 matrices of a staged tile s (row length LD) in fragment layout: matrix
- * i at e0 + eo_i, k0 + ko_i, with (eo, ko) = (8 (i & 1), 8 (i >> 1)) for an A fragment
- * (AO = 1: a[0..3] of m16 x k16) and (8 (i >> 1), 8 (i & 1)) for two B fragments (AO = 0:
- * b[0..1] of columns e0..e0+7, then of e0+8..e0+15). */
-template <int KC, int LD, int AO>
-WK_DEV void mt_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
-{
-    const int l = (int)threadIdx.x & 31;
-#if WK_MMA_NATIVE
-    const int i = l >> 3;
-    const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
-    if (KC)
-        wk_ldsm_x4(r, s + (e0 + eo + (l & 7)) * LD + k0 + ko);
-    else
-        wk_ldsm_x4_t(r, s + (k0 + ko + (l & 7)) * LD + e0 + eo);
-#else
-    const int g = l >> 2, t = l & 3;
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
-        const int e = e0 + eo + g, k = k0 + ko + 2 * t;
-        const uint32_t lo = KC ? s[e * LD + k] : s[k * LD + e];
-        const uint32_t hi = KC ? s[e * LD + k + 1] : s[(k + 1) * LD + e];
-        r[i] = lo | hi << 16;
-    }
-#endif
-}
-
 /* acc += the products of one staged k tile (As: the A tile, Bs: the B tile, one stage) for the
  * warp tile at (wm, wn): BK / 16 steps of FM x FN fragment products. */
 template <int D, int BM, int AKC, int BKC, int FM, int FN>
@@ -374,11 +346,11 @@ WK_DEV void mt_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs,
         uint32_t af[FM][4], bf[FN][2];
 #pragma unroll
         for (int i = 0; i < FM; i++)
-            mt_frag<AKC, LDA, 1>(af[i], As, wm + i * 16, kk);
+            wk_mma_frag<AKC, LDA, 1>(af[i], As, wm + i * 16, kk);
 #pragma unroll
         for (int j = 0; j < FN; j += 2) {
             uint32_t r[4];
-            mt_frag<BKC, LDB, 0>(r, Bs, wn + j * 8, kk);
+            wk_mma_frag<BKC, LDB, 0>(r, Bs, wn + j * 8, kk);
             bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
         }
 #pragma unroll

@@ -45,6 +45,8 @@ static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
 
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
 {
+    if (wk_gpu_flash_fits(a))
+        return wk_gpu_flash(dev, a);
     const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
     const size_t qsz = wk_dtype_size(a->qdt), ksz = wk_dtype_size(a->kvdt);
     const void *q = wk_gpu_at(a->q, lq->offset, qsz);

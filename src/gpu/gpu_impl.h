@@ -87,6 +87,10 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
+/* gpu_flash.c: the prefill kernel (kernels/flash.cu) takes a: 16-bit q, k, v of one dtype, D 64 or
+ * 128, Lq >= 64, no lens, aligned rows (WICK_ATTN_FLASH=0: never). */
+bool wk_gpu_flash_fits(const wk_attn_args *a);
+wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a);
 /* gpu_graph.c: graph capture and replay (contracts in src/core/backend.h) */
 wk_status wk_gpu_graph_begin(wk_device *dev);
 wk_status wk_gpu_graph_end(wk_device *dev, void **graph);

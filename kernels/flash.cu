@@ -1,0 +1,210 @@
+/* flash.cu: attention over many query tokens (prefill) on the matrix units, module "flash";
+ * host side src/gpu/gpu_flash.c, which takes wk_decode_attention / _lens calls whose q, k and v
+ * are all f16 or all bf16, D 64 or 128, Lq >= 64, rows aligned for 16-byte loads.
+ *
+ *   flash_<dt>_<D>(q, k, v, out, g, scale)
+ *       grid (ceil(Lq / 128), Hq, B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
+ *       a 64-lane wave holds two, gpu.h's matrix-unit note). Group w owns query rows
+ *       r0 = 128 x blockIdx.x + 16 w .. r0 + 15 of head h, batch b; kv head h / (Hq / Hkv).
+ *       Its q rows stay in registers as A fragments (D / 16 of them). The keys the block can see
+ *       (causal: up to the position of its last row, Lk - Lq + row; else all Lk) pass in tiles
+ *       of 64: K and V rows staged in shared memory as 16-bit values (rows of D + 8: the 8 rows
+ *       of an 8 x 8 fragment matrix in distinct banks), then per group:
+ *         S = q K^T (16 x 64, f32, the 16 x 8 x 16 products of gpu.h: mma.sync on NVIDIA sm_80+,
+ *           the shuffle twin elsewhere; K fragments by ldmatrix / plain reads);
+ *         scores x scale x log2(e); masked (key >= Lk, or causal and key > Lk - Lq + row) to
+ *           -inf; online softmax per row in base 2: the tile maximum over the row's 4 lanes
+ *           (xor shuffles 1, 2), m' = max(m, tile max), the row's sum l and accumulators O
+ *           rescaled by 2^(m - m'), p = 2^(s - m');
+ *         O += P V with P as A fragments straight from the S accumulators (the C layout of two
+ *           adjacent 16 x 8 tiles is the A layout of one 16 x 16), in two 16-bit terms: P_hi =
+ *           P rounded to the dtype, P_lo = (P - P_hi) rounded, both multiplied by V (products
+ *           of 16-bit values are exact in f32), so P carries about 16 bits (bf16) or 22 bits
+ *           (f16) instead of 8 or 11: the result stays within the f32 attention's bound
+ *           (docs/semantics.md).
+ *       Finally O / l, rounded once to the dtype, rows < Lq stored. Every group runs the same
+ *       trip count and reaches every shuffle and barrier; the shuffles stay inside a 32-lane
+ *       group.
+ * A NaN score gives p = NaN and a NaN row (as the other paths). */
+#include "mma.h"
+
+/* All int64 so that the host mirror (gpu_flash.c) has no padding. */
+struct flash_geom {
+    int64_t nb, hq, hkv, lq, lk;
+    int64_t qs[3], ks[3], vs[3]; /* strides of dims B, H, L (the last dim has stride 1) */
+    int64_t causal;
+};
+
+#define FL_BR 128 /* query rows per block: 8 groups of 16 */
+#define FL_BC 64  /* keys per tile */
+#define FL_PAD 8
+
+template <int BF> WK_DEV uint16_t fl_round(float x)
+{
+    return BF ? wk_fp_f32_to_bf16(x) : wk_fp_f32_to_f16(x);
+}
+
+/* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
+ * (the lower index in the low half, as the fragments hold them). */
+template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t *lo)
+{
+    const uint16_t ah = fl_round<BF>(a), bh = fl_round<BF>(b);
+    const uint16_t al = fl_round<BF>(a - wk_mma_in<BF>(ah)), bl = fl_round<BF>(b - wk_mma_in<BF>(bh));
+    *hi = (uint32_t)ah | (uint32_t)bh << 16;
+    *lo = (uint32_t)al | (uint32_t)bl << 16;
+}
+
+template <int DT, int D>
+WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
+                       const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
+                       const flash_geom &g, float scale)
+{
+    enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8 };
+    __shared__ uint16_t Ks[FL_BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Vs[FL_BC * LD] __attribute__((aligned(16)));
+    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
+    const int64_t h = blockIdx.y, b = blockIdx.z, hk = h / (g.hq / g.hkv);
+    const int64_t r0 = (int64_t)blockIdx.x * FL_BR + w * 16;
+    const uint16_t *qb = q + b * g.qs[0] + h * g.qs[1];
+    const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1], *vb = v + b * g.vs[0] + hk * g.vs[1];
+
+    /* the group's q rows as A fragments (zeros past Lq) */
+    uint32_t qf[KC][4];
+#pragma unroll
+    for (int c = 0; c < KC; c++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int64_t row = r0 + gr + (i & 1) * 8;
+            const int col = c * 16 + (i >> 1) * 8 + 2 * t;
+            const uint16_t *p = qb + row * g.qs[2] + col;
+            qf[c][i] = row < g.lq ? (uint32_t)p[0] | (uint32_t)p[1] << 16 : 0u;
+        }
+
+    float o[DN][4], m[2] = {-wk_inf_f32(), -wk_inf_f32()}, lsum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < DN; j++)
+        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    const float sl2 = scale * 1.4426950408889634f;
+    const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
+    const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
+    const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
+
+    for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
+        __syncthreads(); /* the previous tile's reads are done */
+        /* stage K and V rows k0 .. k0 + 63: 16-byte chunks, zeros past Lk */
+        for (int c = (int)threadIdx.x; c < FL_BC * D / 8; c += WK_BLOCK) {
+            const int row = c / (D / 8), col = c % (D / 8) * 8;
+            wk_pack<uint16_t, 8> kv, vv;
+            if (k0 + row < g.lk) {
+                kv.raw = ((const wk_pack<uint16_t, 8> *)(kb + (k0 + row) * g.ks[2] + col))->raw;
+                vv.raw = ((const wk_pack<uint16_t, 8> *)(vb + (k0 + row) * g.vs[2] + col))->raw;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    kv.v[e] = vv.v[e] = 0;
+            }
+            ((wk_pack<uint16_t, 8> *)(Ks + row * LD + col))->raw = kv.raw;
+            ((wk_pack<uint16_t, 8> *)(Vs + row * LD + col))->raw = vv.raw;
+        }
+        __syncthreads();
+
+        /* S = q K^T for the 8 key tiles of 8 */
+        float s[FL_BC / 8][4];
+#pragma unroll
+        for (int j = 0; j < FL_BC / 8; j++)
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+        for (int c = 0; c < KC; c++)
+#pragma unroll
+            for (int j = 0; j < FL_BC / 8; j += 2) {
+                uint32_t r[4];
+                wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
+                const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+                wk_mma_16816<BF>(s[j], qf[c], b0);
+                wk_mma_16816<BF>(s[j + 1], qf[c], b1);
+            }
+
+        /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
+        float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
+#pragma unroll
+        for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t key = k0 + j * 8 + 2 * t + (e & 1), row = r0 + gr + (e >> 1) * 8;
+                const bool vis = key < g.lk && (!g.causal || key <= shift + row);
+                s[j][e] = vis ? s[j][e] * sl2 : -wk_inf_f32();
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+            }
+        float alpha[2], mn[2];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
+            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
+            const float mnew = fmaxf(m[i], mx[i]);
+            mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* a row with no visible key yet */
+            alpha[i] = exp2f(m[i] - mn[i]);
+            m[i] = mnew;
+            lsum[i] *= alpha[i];
+        }
+#pragma unroll
+        for (int j = 0; j < DN; j++) {
+            o[j][0] *= alpha[0], o[j][1] *= alpha[0];
+            o[j][2] *= alpha[1], o[j][3] *= alpha[1];
+        }
+#pragma unroll
+        for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                s[j][e] = exp2f(s[j][e] - mn[e >> 1]);
+                lsum[e >> 1] += s[j][e];
+            }
+
+        /* O += P V, P in two 16-bit terms, 16 keys per product */
+#pragma unroll
+        for (int kk = 0; kk < FL_BC / 16; kk++) {
+            uint32_t ph[4], pl[4];
+            fl_split<BF>(s[2 * kk][0], s[2 * kk][1], &ph[0], &pl[0]);
+            fl_split<BF>(s[2 * kk][2], s[2 * kk][3], &ph[1], &pl[1]);
+            fl_split<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1], &ph[2], &pl[2]);
+            fl_split<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3], &ph[3], &pl[3]);
+#pragma unroll
+            for (int j = 0; j < DN; j += 2) {
+                uint32_t r[4];
+                wk_mma_frag<0, LD, 0>(r, Vs, j * 8, kk * 16);
+                const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+                wk_mma_16816<BF>(o[j], ph, b0);
+                wk_mma_16816<BF>(o[j], pl, b0);
+                wk_mma_16816<BF>(o[j + 1], ph, b1);
+                wk_mma_16816<BF>(o[j + 1], pl, b1);
+            }
+        }
+    }
+
+    /* the row sums over their 4 lanes, then O / l, rounded once */
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        lsum[i] += WK_SHFL_XOR(lsum[i], 1);
+        lsum[i] += WK_SHFL_XOR(lsum[i], 2);
+    }
+    uint16_t *ob = out + ((b * g.hq + h) * g.lq) * D;
+#pragma unroll
+    for (int j = 0; j < DN; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int64_t row = r0 + gr + (e >> 1) * 8;
+            if (row < g.lq)
+                ob[row * D + j * 8 + 2 * t + (e & 1)] = fl_round<BF>(o[j][e] / lsum[e >> 1]);
+        }
+}
+
+#define FLASH(DN_, DT, D)                                                                       \
+    WK_KERNEL flash_##DN_##_##D(const void *q, const void *k, const void *v, void *out,         \
+                                flash_geom g, float scale)                                      \
+    {                                                                                           \
+        flash_body<DT, D>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,        \
+                          (uint16_t *)out, g, scale);                                           \
+    }
+FLASH(f16, WK_DT_F16, 64)
+FLASH(f16, WK_DT_F16, 128)
+FLASH(bf16, WK_DT_BF16, 64)
+FLASH(bf16, WK_DT_BF16, 128)
