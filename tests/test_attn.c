@@ -14,6 +14,8 @@
  *     rounded at 2^-24, whose errors grow like sqrt(D + Lk) 2^-24 ~ 4e-6 relative (1.6e-11
  *     squared), bounded with a wide margin by 1e-8 (worst case, all errors aligned:
  *     (D + Lk) 2^-24 ~ 3e-4, 1e-7 squared: the margin is not that);
+ *   - prefill shapes (Lq 64 .. 300, Lk up to 1000, D 64 and 128, GQA, causal or not): on a GPU
+ *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), same bound;
  *   - a NaN in q gives NaN in its row only;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
@@ -271,6 +273,18 @@ int main(void)
                     if (!quick || (a + b) % 3 == 0) /* quick: 3 of the 9 dtype pairs */
                         ref_case(dev, dts[a], dts[b], &cases[c], 0);
         ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+        /* prefill: many query tokens (f16/f16 and bf16/bf16 with D 64 or 128 take the GPU's
+         * matrix-unit kernel, kernels/flash.cu: partial blocks of 128 rows, Lk > Lq, GQA) */
+        static const acase pre[] = {
+            {1, 4, 2, 64, 64, 64, 1},   {2, 4, 2, 200, 237, 128, 1}, {1, 2, 2, 130, 130, 64, 0},
+            {1, 8, 2, 300, 300, 128, 1}, {1, 2, 1, 100, 1000, 64, 1},
+        };
+        static const wk_dtype pq[4] = {WK_DTYPE_F16, WK_DTYPE_BF16, WK_DTYPE_F32, WK_DTYPE_F16};
+        static const wk_dtype pk[4] = {WK_DTYPE_F16, WK_DTYPE_BF16, WK_DTYPE_F32, WK_DTYPE_BF16};
+        for (int a = 0; a < (quick ? 2 : 4); a++)
+            for (size_t c = 0; c < sizeof pre / sizeof pre[0]; c++)
+                ref_case(dev, pq[a], pk[a], &pre[c], 0);
+        ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[1], 1); /* a NaN row */
         for (int a = 0; a < (quick ? 1 : 3); a++)
             lens_cases(dev, dts[a], dts[a]);
         lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);

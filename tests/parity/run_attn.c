@@ -4,7 +4,9 @@
  * (k and v narrowed views of one larger (B, H, Lmax, D) cache), transposed (q a permuted
  * (B, Lq, H, D) tensor, three query tokens, causal), broadcast (k and v with batch stride 0),
  * offset (storage offsets, not causal), empty (no query token), large (Lk 3000, D 128, GQA 8:2,
- * two query tokens: several splits on a GPU); the rank families are shapes this op rejects
+ * two query tokens: several splits on a GPU), large_t (prefill: q a permuted (1, 160, 4, 64)
+ * tensor, Lk 200, GQA 4:2, causal; on a GPU the f16 and bf16 rows run kernels/flash.cu); the
+ * rank families are shapes this op rejects
  * (WK_ERR_SHAPE, checked). Values: q and k in [-2, 2], v in [-1, 1]. Tolerance PT_SUM.
  * The row "decode_attention_lens" (target u32) runs the same cases through
  * wk_decode_attention_lens with per-entry key counts (entry b: Lk - 7 b, at least Lq; the
@@ -44,6 +46,9 @@ void pt_run_attn(pt_ctx *c, pt_rng *r)
     case PF_OFFSET: g.qoff = 5, g.koff = 7, g.causal = 0, g.d = 8; break;
     case PF_EMPTY: g.lq = 0; break;
     case PF_LARGE: g.b = 1, g.hq = 8, g.hkv = 2, g.lq = 2, g.lk = 3000, g.lmax = 3000, g.d = 128; break;
+    case PF_LARGE_T: /* prefill: 160 query tokens (f16 and bf16 take the GPU's flash kernel) */
+        g.b = 1, g.hq = 4, g.hkv = 2, g.lq = 160, g.lk = 200, g.lmax = 200, g.d = 64, g.qperm = 1;
+        break;
     case PF_RANK0: case PF_RANK1: case PF_RANK2: case PF_RANK3: case PF_RANK5: case PF_RANK6: {
         /* rank != 4: WK_ERR_SHAPE on every backend */
         pt_case_begin(c);
