@@ -17,7 +17,13 @@
  *     measured here (clone of 1 GiB: 2 GiB moved). Eager: best of 3 trials of 50 calls after 2
  *     warm-ups (the host's launches included); graph: 50 calls captured once, best of 3
  *     replays (device time). Options: --attn-only (no small-op rows), --small (L 512, no
- *     bandwidth: a smoke run on the simt device). */
+ *     bandwidth: a smoke run on the simt device).
+ *   - --prefill: instead, prefill attention (Lq = Lk = L query tokens and keys, causal): q
+ *     (1, 32, L, D), k and v (1, 8, L, D), D 64 and 128, L 2048, 4096, 8192, f16 and bf16 (the
+ *     matrix-unit kernel, kernels/flash.cu); ms per call (best of 3 trials of 5 after a
+ *     warm-up) and TFLOP/s counting 4 L^2 D / 2 multiply-adds x 2 per head (the causal half),
+ *     as FlashAttention's benchmarks count. Lines "PREFILL dt D L ms tflops" for
+ *     bench/gpu_compare_prefill.py. With --small: L 128 and 256 only. */
 #include "bench.h"
 #include <math.h>
 #include <string.h>
@@ -229,10 +235,58 @@ static double attn_time(const attn_case *c, double *graph, double *bytes)
     return best;
 }
 
+/* --prefill: seconds per causal prefill attention call, q (1, 32, L, D), k, v (1, 8, L, D). */
+static double prefill_time(wk_dtype dt, int64_t d, int64_t L)
+{
+    const int64_t hq = 32, hkv = 8;
+    wk_storage *q, *k, *v, *o;
+    wk_layout lq, lk;
+    CHECK(wk_rand_uniform(&q, dev, dt, (size_t)(hq * L * d), -1, 1));
+    CHECK(wk_rand_uniform(&k, dev, dt, (size_t)(hkv * L * d), -1, 1));
+    CHECK(wk_rand_uniform(&v, dev, dt, (size_t)(hkv * L * d), -1, 1));
+    CHECK(wk_layout_contiguous(&lq, 4, (const int64_t[]){1, hq, L, d}));
+    CHECK(wk_layout_contiguous(&lk, 4, (const int64_t[]){1, hkv, L, d}));
+    const float scale = 1.0f / sqrtf((float)d);
+    double best = 1e30;
+    for (int trial = 0; trial < 4; trial++) {
+        const int reps = trial ? 5 : 1;
+        CHECK(wk_device_synchronize(dev));
+        const double t0 = now();
+        for (int i = 0; i < reps; i++) {
+            CHECK(wk_decode_attention(&o, q, &lq, k, &lk, v, &lk, scale, 1));
+            wk_storage_free(o);
+        }
+        CHECK(wk_device_synchronize(dev));
+        const double t = (now() - t0) / reps;
+        if (trial && t < best)
+            best = t;
+    }
+    wk_storage_free(q);
+    wk_storage_free(k);
+    wk_storage_free(v);
+    return best;
+}
+
+static void prefill_rows(int small)
+{
+    static const wk_dtype dts[2] = {WK_DTYPE_F16, WK_DTYPE_BF16};
+    static const int64_t ds[2] = {64, 128}, ls[3] = {2048, 4096, 8192}, lsmall[2] = {128, 256};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < (small ? 2 : 3); c++) {
+                const int64_t L = small ? lsmall[c] : ls[c];
+                const double t = prefill_time(dts[a], ds[b], L);
+                const double flop = 4.0 * 32 * (double)L * (double)L * (double)ds[b] / 2;
+                printf("PREFILL %s %lld %lld %.3f %.1f\n", wk_dtype_name(dts[a]), (long long)ds[b],
+                       (long long)L, t * 1e3, flop / t / 1e12);
+                fflush(stdout);
+            }
+}
+
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0";
-    int attn_only = 0, small = 0;
+    int attn_only = 0, small = 0, prefill = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             spec = argv[++i];
@@ -240,9 +294,16 @@ int main(int argc, char **argv)
             attn_only = 1;
         else if (strcmp(argv[i], "--small") == 0) /* a smoke run (L 512): the simt device */
             small = 1;
+        else if (strcmp(argv[i], "--prefill") == 0)
+            prefill = 1;
     }
     CHECK(wk_device_open(&dev, spec));
     printf("device %s\n", wk_device_name(dev));
+    if (prefill) {
+        prefill_rows(small);
+        wk_device_close(dev);
+        return 0;
+    }
     const double bw = small ? 1e9 : copy_bandwidth();
     printf("copy bandwidth %.0f GB/s\n", bw / 1e9);
 
