@@ -44,14 +44,48 @@ template <int BF> WK_DEV uint16_t fl_round(float x)
     return BF ? wk_fp_f32_to_bf16(x) : wk_fp_f32_to_f16(x);
 }
 
+/* lo and hi rounded to the dtype (to nearest even), packed (lo in the low half). NVIDIA sm_80+:
+ * one cvt instruction (IEEE rounding, subnormals kept: the same bits as gpu.h's conversion). */
+template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
+{
+#if WK_MMA_NATIVE
+    uint32_t r;
+    if (BF)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (uint32_t)fl_round<BF>(lo) | (uint32_t)fl_round<BF>(hi) << 16;
+#endif
+}
+
+/* The two values of a packed pair, widened exactly. */
+template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
+{
+    if (BF) {
+        *lo = __uint_as_float(p << 16);
+        *hi = __uint_as_float(p & 0xffff0000u);
+        return;
+    }
+#if WK_MMA_NATIVE
+    asm("{ .reg .f16 a, b; mov.b32 {a, b}, %2; cvt.f32.f16 %0, a; cvt.f32.f16 %1, b; }"
+        : "=f"(*lo), "=f"(*hi)
+        : "r"(p));
+#else
+    *lo = wk_mma_in<0>(p & 0xffffu);
+    *hi = wk_mma_in<0>(p >> 16);
+#endif
+}
+
 /* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
  * (the lower index in the low half, as the fragments hold them). */
 template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t *lo)
 {
-    const uint16_t ah = fl_round<BF>(a), bh = fl_round<BF>(b);
-    const uint16_t al = fl_round<BF>(a - wk_mma_in<BF>(ah)), bl = fl_round<BF>(b - wk_mma_in<BF>(bh));
-    *hi = (uint32_t)ah | (uint32_t)bh << 16;
-    *lo = (uint32_t)al | (uint32_t)bl << 16;
+    float ah, bh;
+    *hi = fl_pack2<BF>(a, b);
+    fl_widen2<BF>(*hi, &ah, &bh);
+    *lo = fl_pack2<BF>(a - ah, b - bh);
 }
 
 template <int DT, int D>
@@ -88,6 +122,8 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
     const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
     const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
+    const int64_t wlast = (int64_t)blockIdx.x * FL_BR +
+                          ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
 
     for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
         __syncthreads(); /* the previous tile's reads are done */
@@ -108,6 +144,11 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         }
         __syncthreads();
 
+        /* no row of the wave sees this tile (causal: past its last row): nothing to add. Per
+         * wave, not per group: a 64-lane wave holds two groups, and the shuffles below need
+         * all its lanes */
+        if (g.causal && k0 > shift + wlast)
+            continue;
         /* S = q K^T for the 8 key tiles of 8 */
         float s[FL_BC / 8][4];
 #pragma unroll
@@ -126,13 +167,23 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 
         /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
         float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
+        /* every key of the tile visible to every row of the group: no mask (a uniform branch) */
+        const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + r0);
+        /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
+        int lim[2];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            int64_t v = g.lk - k0;
+            if (g.causal && shift + r0 + gr + i * 8 + 1 - k0 < v)
+                v = shift + r0 + gr + i * 8 + 1 - k0;
+            lim[i] = whole || v > FL_BC ? FL_BC : v < 0 ? 0 : (int)v;
+        }
 #pragma unroll
         for (int j = 0; j < FL_BC / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int64_t key = k0 + j * 8 + 2 * t + (e & 1), row = r0 + gr + (e >> 1) * 8;
-                const bool vis = key < g.lk && (!g.causal || key <= shift + row);
-                s[j][e] = vis ? s[j][e] * sl2 : -wk_inf_f32();
+                const int key = j * 8 + 2 * t + (e & 1);
+                s[j][e] = key < lim[e >> 1] ? s[j][e] * sl2 : -wk_inf_f32();
                 mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
             }
         float alpha[2], mn[2];
