@@ -45,7 +45,8 @@ template <int BF> WK_DEV uint16_t fl_round(float x)
 }
 
 /* lo and hi rounded to the dtype (to nearest even), packed (lo in the low half). NVIDIA sm_80+:
- * one cvt instruction (IEEE rounding, subnormals kept: the same bits as gpu.h's conversion). */
+ * one cvt instruction (IEEE rounding, subnormals kept, as gpu.h's conversion; a NaN may carry
+ * another payload, which changes nothing here: a NaN p makes its row NaN either way). */
 template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
 {
 #if WK_MMA_NATIVE
