@@ -13,9 +13,15 @@
  * element koff(R, r) of x; alpha and beta are contiguous (D elements; the host copies a strided
  * or broadcast one first). A group of G threads (a power of two, 1..256) takes one row; blocks
  * loop over row groups uniformly, so every thread reaches every __syncthreads.
- *   norm_<rms|layer>_<dt>_r<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
+ *   norm_<rms|layer>_<dt>_f<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
  *       cached in registers (x read once, out written once): D a multiple of N = 16/sizeof(S),
- *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV;
+ *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV. layer_norm takes mean
+ *       and variance in one reduction: each thread its own mean of x - K and centred sum of
+ *       squares over its registers, merged across the group with Chan's pairwise formula
+ *       (nm_chan_op); mean = K + the merged mean, var = M2 / D. The same values as the two
+ *       passes up to rounding (a constant row still gives its value as the mean exactly);
+ *   norm_<rms|layer>_<dt>_r<KV>  the same with layer_norm's two reductions (sum, then the sum of
+ *       squares about the mean), the kernels before (WICK_ROWS=old picks them);
  *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
  *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
  * beta is ignored (may be NULL) by rms_norm. */

@@ -8,10 +8,14 @@
  * contiguous first); row r starts at element koff(R, r) of x, R the collapsed outer dims. A group
  * of G threads (a power of two, 1..256, uniform) takes one row; a block holds 256/G groups and
  * loops over row groups, so every thread of a block reaches every __syncthreads.
- *   softmax_<dt>_r<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
+ *   softmax_<dt>_f<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
  *       `lane` holds the 16-byte vectors lane + k*G (k < KV) of its row; x is read once and out
  *       written once (the near-copy-bandwidth case). Needs: D a multiple of N = 16/sizeof(S),
- *       every row start 16-byte aligned, D/N <= G*KV.
+ *       every row start 16-byte aligned, D/N <= G*KV. One reduction (online softmax): each
+ *       thread its max m_t and sum of exp(x - m_t), merged across the group (sm_merge_op);
+ *       out = exp(x - m_t) * exp(m_t - m) / s (one more rounding than exp(x - m) where m_t < m);
+ *   softmax_<dt>_r<KV>  the same with two reductions (max, then sum of exp(x - m)), the kernels
+ *       before (WICK_ROWS=old).
  *   softmax_<dt>_s(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
  *       (max, sum, write), re-reading x (a row being re-read by its block is in L2); 16-byte
  *       loads when vec (same conditions as above, without the length limit), scalar otherwise. */
