@@ -55,9 +55,18 @@ struct nm_chan_op {
     }
 };
 
-/* Register-cached rows: KV vectors of N elements per thread. ONE (layer_norm only): mean and
+/* A plain sum as a wk_row_allmerge merge (rms_norm's sum of squares). */
+struct nm_sum1_op {
+    template <class C> __device__ __forceinline__ void operator()(C (&a)[1], const C (&b)[1]) const
+    {
+        a[0] = a[0] + b[0];
+    }
+};
+
+/* Register-cached rows: KV vectors of N elements per thread. ONE: layer_norm's mean and
  * variance in one reduction (nm_chan_op over per-thread partials, each thread's own two passes
- * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2)). */
+ * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2));
+ * rms_norm's one sum through wk_row_allmerge (ONE) or wk_row_allreduce (the kernels before). */
 template <int DT, bool LAYER, int KV, bool ONE>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
@@ -67,7 +76,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
     /* the reductions' buffers, used alternately (ONE: 3 values per partial) */
-    __shared__ C red[2][ONE ? 3 : 1][WK_BLOCK];
+    __shared__ C red[2][LAYER && ONE ? 3 : 1][WK_BLOCK];
     int ph = 0;
     const int64_t nv = D / N;
     const C n = (C)D, eps = (C)epsf;
@@ -136,6 +145,11 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph][0]);
             ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
+        } else if (ONE) { /* rms_norm's one sum through the unrolled wk_row_allmerge */
+            C p[1] = {s};
+            wk_row_allmerge(p, G, nm_sum1_op(), red[ph]);
+            ph ^= 1;
+            sc = nm_sqrt(p[0] / n + eps);
         } else {
             s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
             ph ^= 1;
@@ -257,7 +271,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
  * nm_kv_max). Two sets:
  *   norm_<rms|layer>_<dt>_r<KV>  the kernels before the one-reduction layer_norm (WICK_ROWS=old);
- *   norm_<rms|layer>_<dt>_f<KV>  rms_norm the same code, layer_norm with ONE; both asked (B = 4)
+ *   norm_<rms|layer>_<dt>_f<KV>  with ONE (see nm_rows_reg); both asked (B = 4)
  *       to fit 4 blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or
  *       less (ptxas, sm_90: no spills), else B = 1 (no request). */
 #define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
@@ -272,7 +286,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
                                                 const void *beta, void *out, int64_t M,        \
                                                 int64_t D, int32_t G, wk_klay<1> R, float eps) \
     {                                                                                          \
-        nm_rows_reg<DT, L, KV, L>(x, alpha, beta, out, M, D, G, R, eps);                       \
+        nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
 #define WK_NORM_S1(on, L, dtn, DT)                                                             \
     WK_KERNEL norm_##on##_##dtn##_s(const void *x, const void *alpha, const void *beta,         \
