@@ -273,7 +273,8 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
  *   norm_<rms|layer>_<dt>_r<KV>  the kernels before the one-reduction layer_norm (WICK_ROWS=old);
  *   norm_<rms|layer>_<dt>_f<KV>  with ONE (see nm_rows_reg); both asked (B = 4)
  *       to fit 4 blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or
- *       less (ptxas, sm_90: no spills), else B = 1 (no request). */
+ *       less (ptxas, sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills), else B = 1
+ *       (no request). */
 #define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
     WK_KERNEL norm_##on##_##dtn##_r##KV(const void *x, const void *alpha, const void *beta,     \
                                         void *out, int64_t M, int64_t D, int32_t G,            \
@@ -303,7 +304,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
     WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)                   \
     WK_NORM_F1(rms, false, dtn, DT, KV, B) WK_NORM_F1(layer, true, dtn, DT, KV, B)
 #define WK_NORM_S(dtn, DT) WK_NORM_S1(rms, false, dtn, DT) WK_NORM_S1(layer, true, dtn, DT)
-WK_NORM_R(f32, WK_DT_F32, 2, 4) WK_NORM_R(f32, WK_DT_F32, 4, 4) WK_NORM_R(f32, WK_DT_F32, 8, 1)
+WK_NORM_R(f32, WK_DT_F32, 2, 4) WK_NORM_R(f32, WK_DT_F32, 4, 4) WK_NORM_R(f32, WK_DT_F32, 8, 3)
 WK_NORM_R(f64, WK_DT_F64, 2, 4) WK_NORM_R(f64, WK_DT_F64, 4, 4) WK_NORM_R(f64, WK_DT_F64, 8, 1)
 WK_NORM_R(bf16, WK_DT_BF16, 2, 4) WK_NORM_R(bf16, WK_DT_BF16, 4, 1)
 WK_NORM_R(f16, WK_DT_F16, 2, 4) WK_NORM_R(f16, WK_DT_F16, 4, 1)

@@ -219,7 +219,8 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
  * sm_kv_max). Two sets: softmax_<dt>_r<KV>, two reductions (the kernels before, WICK_ROWS=old),
  * and softmax_<dt>_f<KV>, one (ONE), asked (B = 4) to fit 4 blocks per SM where a thread's
- * values take 64 bytes or less and ptxas (sm_90) fits them without spills, else B = 1. */
+ * values take 64 bytes or less and ptxas (sm_90) fits them without spills, bf16 KV 4 3 blocks
+ * (80 registers, no spills), else B = 1. */
 #define WK_SOFTMAX_R(dtn, DT, KV, B)                                                           \
     WK_KERNEL softmax_##dtn##_r##KV(const void *x, void *out, int64_t M, int64_t D, int32_t G,  \
                                     wk_klay<1> R)                                              \
@@ -244,7 +245,7 @@ WK_SOFTMAX_R(f32, WK_DT_F32, 2, 4) WK_SOFTMAX_R(f32, WK_DT_F32, 4, 4)
 WK_SOFTMAX_R(f32, WK_DT_F32, 8, 1)
 WK_SOFTMAX_R(f64, WK_DT_F64, 2, 4) WK_SOFTMAX_R(f64, WK_DT_F64, 4, 1)
 WK_SOFTMAX_R(f64, WK_DT_F64, 8, 1)
-WK_SOFTMAX_R(bf16, WK_DT_BF16, 2, 4) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4, 1)
+WK_SOFTMAX_R(bf16, WK_DT_BF16, 2, 4) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4, 3)
 WK_SOFTMAX_R(f16, WK_DT_F16, 2, 4) WK_SOFTMAX_R(f16, WK_DT_F16, 4, 1)
 WK_SOFTMAX_R(f8e4m3, WK_DT_F8E4M3, 2, 1)
 WK_SOFTMAX_S(bf16, WK_DT_BF16)

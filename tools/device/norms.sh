@@ -11,12 +11,13 @@
 #      -v: worst NMSE against the float64 reference per dtype) with the embedded code objects,
 #      with run-time compiled kernels (NVRTC) and with WICK_ROWS=old;
 #   3. compute-sanitizer memcheck and racecheck on test_fused_kat, memcheck on the parity rows of
-#      the three ops (rc 124: stopped at its 100 s cap);
+#      the three ops (rc 124: stopped at its cap);
 #   4. bench: the rows copy_f32_16384x4096 (the ceiling), softmax_f32/bf16, rms_norm_f32/bf16,
 #      layer_norm_f32/bf16 (16384 x 4096) and the streamed norm rows (D 1025, 65537) of
 #      bench/gpu_compare_ops.py beside PyTorch, twice; once with WICK_ROWS=old (the kernels
-#      before, same run); once with WICK_ROWS_KV=8 (f32 rows: 128 threads of 32 values per row,
-#      two rows per block) to see whether the other register plan is faster;
+#      before, same run); once with WICK_ROWS_KV=8 (f32 rows) and WICK_ROWS_KV=4 (bf16 rows):
+#      128 threads of 32 values per row, two rows per block, 3 blocks per SM: whether the other
+#      register plan is faster;
 #   5. the summary table last (also OUTDIR/norms/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -64,14 +65,14 @@ unset WICK_FORCE_RTC WICK_ROWS
 # ---- 3. sanitizers
 SAN=$(command -v compute-sanitizer)
 if [ -n "$SAN" ]; then
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 120 "$SAN" --tool memcheck \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 90 "$SAN" --tool memcheck \
     --report-api-errors no --error-exitcode 99 $B/test_fused_kat >"$O/memcheck.log" 2>&1
   step "memcheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck.log" | tail -1)"
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 120 "$SAN" --tool racecheck --error-exitcode 99 \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 90 "$SAN" --tool racecheck --error-exitcode 99 \
     $B/test_fused_kat >"$O/racecheck.log" 2>&1
   step "racecheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck.log" | tail -1)"
-  # the parity rows (every layout family, D from 1 up, both plans) under memcheck; capped at 100 s
-  WICK_GPU_NO_CACHE=1 timeout 100 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
+  # the parity rows (every layout family, D from 1 up, both plans) under memcheck; capped at 60 s
+  WICK_GPU_NO_CACHE=1 timeout 60 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
     $B/wick check --device cuda:0 --op $OPS >"$O/memcheck_parity.log" 2>&1
   step "memcheck wick check --op (3 ops)" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_parity.log" | tail -1)"
 else
@@ -92,6 +93,9 @@ step "gpu_compare_ops.py norms (WICK_ROWS=old)" "rc=$?"
 WICK_ROWS_KV=8 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
   softmax_f32 rms_norm_f32 layer_norm_f32 >"$O/bench_kv8.log" 2>&1
 step "gpu_compare_ops.py f32 norms (WICK_ROWS_KV=8)" "rc=$?"
+WICK_ROWS_KV=4 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+  softmax_bf16 rms_norm_bf16 layer_norm_bf16 >"$O/bench_kv4.log" 2>&1
+step "gpu_compare_ops.py bf16 norms (WICK_ROWS_KV=4)" "rc=$?"
 step "after the build" "$(( $(date +%s) - t1 )) s"
 
 # ---- 5. summary
@@ -106,7 +110,7 @@ pat='^(copy_f32|softmax_|rms_norm_|layer_norm_)'
 for k in 1 2; do echo "run $k:"; grep -E "$pat" "$O/bench_$k.log"; done | tee -a "$S"
 echo "WICK_ROWS=old (the two-reduction kernels, same run):" | tee -a "$S"
 grep -E "$pat" "$O/bench_old.log" | tee -a "$S"
-echo "WICK_ROWS_KV=8 (f32: two rows per block):" | tee -a "$S"
-grep -E "$pat" "$O/bench_kv8.log" | tee -a "$S"
+echo "WICK_ROWS_KV=8 (f32: two rows per block) and WICK_ROWS_KV=4 (bf16: two rows per block):" | tee -a "$S"
+grep -E "$pat" "$O/bench_kv8.log" "$O/bench_kv4.log" | sed 's/^.*bench_kv[48].log://' | tee -a "$S"
 echo
 cat "$S"
