@@ -52,7 +52,7 @@ typedef struct row {
 } row;
 
 enum { K_MATMUL, K_CONV1D, K_CONV2D, K_SOFTMAX, K_RMS, K_LAYER, K_INDEX_SELECT, K_GATHER,
-       K_SCATTER_ADD, K_UP_NEAREST, K_UP_BILINEAR, K_MAXPOOL, K_AVGPOOL, K_ARGSORT };
+       K_SCATTER_ADD, K_UP_NEAREST, K_UP_BILINEAR, K_MAXPOOL, K_AVGPOOL, K_ARGSORT, K_COPY };
 
 static void run_row(const row *r)
 {
@@ -83,6 +83,7 @@ static void run_row(const row *r)
     case K_MAXPOOL: CHECK(wk_max_pool2d(&o, r->a.s, &r->a.l, &pp)); break;
     case K_AVGPOOL: CHECK(wk_avg_pool2d(&o, r->a.s, &r->a.l, &pp)); break;
     case K_ARGSORT: CHECK(wk_arg_sort_last_dim(&o, r->a.s, &r->a.l, 1)); break;
+    case K_COPY: CHECK(wk_storage_clone(&o, r->a.s)); break;
     }
     wk_storage_free(o);
 }
@@ -214,10 +215,16 @@ int main(int argc, char **argv)
         emit(&r);
     }
 
-    /* fused ops on 16384 x 4096 f32 */
+    /* fused ops on 16384 x 4096 f32, and the device copy of the same bytes (their ceiling) */
     {
         int64_t dx[2] = {16384, 4096}, dv[1] = {4096};
         const double bytes = 2.0 * 4 * 16384 * 4096;
+        SEL("copy_f32_16384x4096")
+        {
+            row r = {"copy_f32_16384x4096", "byte", bytes, K_COPY, {0}, {0}, {0}, 0, 0};
+            r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
+            emit(&r);
+        }
         SEL("softmax_f32")
         {
             row r = {"softmax_f32", "byte", bytes, K_SOFTMAX, {0}, {0}, {0}, 0, 0};
@@ -242,9 +249,11 @@ int main(int argc, char **argv)
     }
 
     /* the norms' other paths (tools/device/numerics.sh compares them before/after a change):
-     * bf16 rows in registers, unaligned rows (D = 1025) and long rows (D = 65537) streamed */
+     * bf16 rows in registers, unaligned rows (D = 1025) and long rows (D = 65537) streamed;
+     * softmax bf16 in registers */
     {
-        static const struct { const char *name; wk_dtype dt; int64_t m, d; } nr[6] = {
+        static const struct { const char *name; wk_dtype dt; int64_t m, d; } nr[7] = {
+            {"softmax_bf16", WK_DTYPE_BF16, 16384, 4096},
             {"rms_norm_bf16", WK_DTYPE_BF16, 16384, 4096},
             {"layer_norm_bf16", WK_DTYPE_BF16, 16384, 4096},
             {"rms_norm_f32_d1025", WK_DTYPE_F32, 65536, 1025},
@@ -252,15 +261,17 @@ int main(int argc, char **argv)
             {"rms_norm_f32_d65537", WK_DTYPE_F32, 1024, 65537},
             {"layer_norm_f32_d65537", WK_DTYPE_F32, 1024, 65537},
         };
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
             SEL(nr[i].name)
             {
-                const int layer = nr[i].name[0] == 'l';
+                const int layer = nr[i].name[0] == 'l', softmax = nr[i].name[0] == 's';
                 int64_t dx[2] = {nr[i].m, nr[i].d}, dv[1] = {nr[i].d};
                 const double bytes = 2.0 * (double)wk_dtype_size(nr[i].dt) * (double)(nr[i].m * nr[i].d);
-                row r = {nr[i].name, "byte", bytes, layer ? K_LAYER : K_RMS, {0}, {0}, {0}, 0, 0};
+                row r = {nr[i].name, "byte", bytes, softmax ? K_SOFTMAX : layer ? K_LAYER : K_RMS,
+                         {0}, {0}, {0}, 0, 0};
                 r.a = rnd(nr[i].dt, 2, dx, -4, 4);
-                r.b = rnd(nr[i].dt, 1, dv, 0.5, 1.5);
+                if (!softmax)
+                    r.b = rnd(nr[i].dt, 1, dv, 0.5, 1.5);
                 if (layer)
                     r.c = rnd(nr[i].dt, 1, dv, -0.5, 0.5);
                 emit(&r);

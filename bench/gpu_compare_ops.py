@@ -61,15 +61,23 @@ def torch_row(name):
     if name == "conv1d_f32":
         x, w = rnd(32, 256, 4096), rnd(256, 256, 3, lo=-0.1, hi=0.1)
         return lambda: F.conv1d(x, w, padding=1)
-    if name == "softmax_f32":
-        x = rnd(16384, 4096, lo=-4, hi=4)
-        return lambda: torch.softmax(x, dim=-1)
-    if name == "rms_norm_f32":
-        x, a = rnd(16384, 4096, lo=-4, hi=4), rnd(4096, lo=0.5, hi=1.5)
-        return lambda: F.rms_norm(x, (4096,), a, 1e-5)
-    if name == "layer_norm_f32":
-        x, a, b = rnd(16384, 4096, lo=-4, hi=4), rnd(4096, lo=0.5, hi=1.5), rnd(4096, lo=-0.5, hi=0.5)
-        return lambda: F.layer_norm(x, (4096,), a, b, 1e-5)
+    if name == "copy_f32_16384x4096":
+        x = rnd(16384, 4096)
+        return lambda: x.clone()
+    rows = {"": (16384, 4096), "_d1025": (65536, 1025), "_d65537": (1024, 65537)}
+    for op in ("softmax", "rms_norm", "layer_norm"):
+        for dn in ("bf16", "f16", "f32"):
+            for suffix, (m, d) in rows.items():
+                if name != f"{op}_{dn}{suffix}":
+                    continue
+                dt = dts[dn]
+                x = rnd(m, d, dtype=dt, lo=-4, hi=4)
+                a, b = rnd(d, dtype=dt, lo=0.5, hi=1.5), rnd(d, dtype=dt, lo=-0.5, hi=0.5)
+                if op == "softmax":
+                    return lambda: torch.softmax(x, dim=-1)
+                if op == "rms_norm":
+                    return lambda: F.rms_norm(x, (d,), a, 1e-5)
+                return lambda: F.layer_norm(x, (d,), a, b, 1e-5)
     if name == "index_select_bf16":
         t = rnd(128256, 4096, dtype=torch.bfloat16)
         ids = torch.randint(0, 128256, (8192,), device="cuda")
@@ -129,6 +137,9 @@ def main():
             torch.cuda.empty_cache()
         scale, u = (1e12, "TFLOP/s") if unit == "flop" else (1e9, "GB/s")
         note = ""
+        copy = wick.get("copy_f32_16384x4096")
+        if unit == "byte" and copy and name != copy[0]:
+            note = f"{100 * (amount / t) / (copy[2] / copy[3]):.0f}% of wick copy"
         if name.startswith("portable_matmul_"):
             vendor = wick.get(name.replace("portable_", ""))
             if vendor:

@@ -13,9 +13,15 @@
  * element koff(R, r) of x; alpha and beta are contiguous (D elements; the host copies a strided
  * or broadcast one first). A group of G threads (a power of two, 1..256) takes one row; blocks
  * loop over row groups uniformly, so every thread reaches every __syncthreads.
- *   norm_<rms|layer>_<dt>_r<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
+ *   norm_<rms|layer>_<dt>_f<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
  *       cached in registers (x read once, out written once): D a multiple of N = 16/sizeof(S),
- *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV;
+ *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV. layer_norm takes mean
+ *       and variance in one reduction: each thread its own mean of x - K and centred sum of
+ *       squares over its registers, merged across the group with Chan's pairwise formula
+ *       (nm_chan_op); mean = K + the merged mean, var = M2 / D. The same values as the two
+ *       passes up to rounding (a constant row still gives its value as the mean exactly);
+ *   norm_<rms|layer>_<dt>_r<KV>  the same with layer_norm's two reductions (sum, then the sum of
+ *       squares about the mean), the kernels before (WICK_ROWS=old picks them);
  *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
  *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
  * beta is ignored (may be NULL) by rms_norm. */
@@ -31,8 +37,37 @@ template <bool LAYER, class C> WK_DEV C nm_apply(C v, C m, C sc, C a, C b)
     return LAYER ? (v - m) / sc * a + b : v / sc * a;
 }
 
-/* Register-cached rows: KV vectors of N elements per thread. */
-template <int DT, bool LAYER, int KV>
+/* Chan's pairwise merge of layer_norm partials {n, mu, M2}: n values whose mean (of x - K) is
+ * mu and whose centred sum of squares is M2. With d = mu_b - mu_a and w = n_b / n:
+ * mu = mu_a + d w, M2 = M2_a + M2_b + d^2 n_a w (Chan, Golub, LeVeque 1979); an empty side
+ * (n = 0, mu = M2 = 0) leaves the other unchanged, and equal means (a constant row: all 0)
+ * give mu exactly. d is a difference of means, so nothing overflows before sum((x - mean)^2)
+ * would. */
+struct nm_chan_op {
+    template <class C> __device__ __forceinline__ void operator()(C (&a)[3], const C (&b)[3]) const
+    {
+        const C n = a[0] + b[0];
+        const C w = n > 0 ? b[0] / n : (C)0;
+        const C d = b[1] - a[1];
+        a[2] = a[2] + b[2] + d * d * a[0] * w;
+        a[1] = a[1] + d * w;
+        a[0] = n;
+    }
+};
+
+/* A plain sum as a wk_row_allmerge merge (rms_norm's sum of squares). */
+struct nm_sum1_op {
+    template <class C> __device__ __forceinline__ void operator()(C (&a)[1], const C (&b)[1]) const
+    {
+        a[0] = a[0] + b[0];
+    }
+};
+
+/* Register-cached rows: KV vectors of N elements per thread. ONE: layer_norm's mean and
+ * variance in one reduction (nm_chan_op over per-thread partials, each thread's own two passes
+ * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2));
+ * rms_norm's one sum through wk_row_allmerge (ONE) or wk_row_allreduce (the kernels before). */
+template <int DT, bool LAYER, int KV, bool ONE>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
 {
@@ -40,7 +75,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
-    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    /* the reductions' buffers, used alternately (ONE: 3 values per partial) */
+    __shared__ C red[2][LAYER && ONE ? 3 : 1][WK_BLOCK];
     int ph = 0;
     const int64_t nv = D / N;
     const C n = (C)D, eps = (C)epsf;
@@ -77,10 +113,25 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                     s = s + (LAYER ? v[k][e] - K : v[k][e] * v[k][e]);
                 }
             }
-        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
-        ph ^= 1;
         C m = 0, sc;
-        if (LAYER) {
+        if (LAYER && ONE) {
+            const C cnt = (C)(kv * N);
+            C p[3] = {cnt, kv > 0 ? s / cnt : (C)0, 0};
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    if (k < kv) {
+                        const C c = v[k][e] - K - p[1];
+                        p[2] = p[2] + c * c;
+                    }
+            wk_row_allmerge(p, G, nm_chan_op(), red[ph]);
+            ph ^= 1;
+            m = K + p[1];
+            sc = nm_sqrt(p[2] / n + eps);
+        } else if (LAYER) {
+            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
+            ph ^= 1;
             m = K + s / n;
             C s2 = 0;
 #pragma unroll
@@ -91,10 +142,17 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         const C c = v[k][e] - m;
                         s2 = s2 + c * c;
                     }
-            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph]);
+            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph][0]);
             ph ^= 1;
             sc = nm_sqrt(s2 / n + eps);
+        } else if (ONE) { /* rms_norm's one sum through the unrolled wk_row_allmerge */
+            C p[1] = {s};
+            wk_row_allmerge(p, G, nm_sum1_op(), red[ph]);
+            ph ^= 1;
+            sc = nm_sqrt(p[0] / n + eps);
         } else {
+            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
+            ph ^= 1;
             sc = nm_sqrt(s / n + eps);
         }
 #pragma unroll
@@ -211,13 +269,25 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
 
 /* Register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
- * nm_kv_max). */
+ * nm_kv_max). Two sets:
+ *   norm_<rms|layer>_<dt>_r<KV>  the kernels before the one-reduction layer_norm (WICK_ROWS=old);
+ *   norm_<rms|layer>_<dt>_f<KV>  with ONE (see nm_rows_reg); both asked (B = 4)
+ *       to fit 4 blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or
+ *       less (ptxas, sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills), else B = 1
+ *       (no request). */
 #define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
     WK_KERNEL norm_##on##_##dtn##_r##KV(const void *x, const void *alpha, const void *beta,     \
                                         void *out, int64_t M, int64_t D, int32_t G,            \
                                         wk_klay<1> R, float eps)                               \
     {                                                                                          \
-        nm_rows_reg<DT, L, KV>(x, alpha, beta, out, M, D, G, R, eps);                          \
+        nm_rows_reg<DT, L, KV, false>(x, alpha, beta, out, M, D, G, R, eps);                   \
+    }
+#define WK_NORM_F1(on, L, dtn, DT, KV, B)                                                      \
+    WK_KERNEL_MINB(B) norm_##on##_##dtn##_f##KV(const void *x, const void *alpha,               \
+                                                const void *beta, void *out, int64_t M,        \
+                                                int64_t D, int32_t G, wk_klay<1> R, float eps) \
+    {                                                                                          \
+        nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
 #define WK_NORM_S1(on, L, dtn, DT)                                                             \
     WK_KERNEL norm_##on##_##dtn##_s(const void *x, const void *alpha, const void *beta,         \
@@ -230,14 +300,15 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         else                                                                                   \
             nm_rows_stream<DT, L, 1>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
-#define WK_NORM_R(dtn, DT, KV)                                                                 \
-    WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)
+#define WK_NORM_R(dtn, DT, KV, B)                                                              \
+    WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)                   \
+    WK_NORM_F1(rms, false, dtn, DT, KV, B) WK_NORM_F1(layer, true, dtn, DT, KV, B)
 #define WK_NORM_S(dtn, DT) WK_NORM_S1(rms, false, dtn, DT) WK_NORM_S1(layer, true, dtn, DT)
-WK_NORM_R(f32, WK_DT_F32, 2) WK_NORM_R(f32, WK_DT_F32, 4) WK_NORM_R(f32, WK_DT_F32, 8)
-WK_NORM_R(f64, WK_DT_F64, 2) WK_NORM_R(f64, WK_DT_F64, 4) WK_NORM_R(f64, WK_DT_F64, 8)
-WK_NORM_R(bf16, WK_DT_BF16, 2) WK_NORM_R(bf16, WK_DT_BF16, 4)
-WK_NORM_R(f16, WK_DT_F16, 2) WK_NORM_R(f16, WK_DT_F16, 4)
-WK_NORM_R(f8e4m3, WK_DT_F8E4M3, 2)
+WK_NORM_R(f32, WK_DT_F32, 2, 4) WK_NORM_R(f32, WK_DT_F32, 4, 4) WK_NORM_R(f32, WK_DT_F32, 8, 3)
+WK_NORM_R(f64, WK_DT_F64, 2, 4) WK_NORM_R(f64, WK_DT_F64, 4, 4) WK_NORM_R(f64, WK_DT_F64, 8, 1)
+WK_NORM_R(bf16, WK_DT_BF16, 2, 4) WK_NORM_R(bf16, WK_DT_BF16, 4, 1)
+WK_NORM_R(f16, WK_DT_F16, 2, 4) WK_NORM_R(f16, WK_DT_F16, 4, 1)
+WK_NORM_R(f8e4m3, WK_DT_F8E4M3, 2, 1)
 WK_NORM_S(bf16, WK_DT_BF16)
 WK_NORM_S(f16, WK_DT_F16)
 WK_NORM_S(f32, WK_DT_F32)

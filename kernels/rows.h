@@ -35,4 +35,47 @@ template <class C, class F> WK_DEV C wk_row_allreduce(C v, int G, const F &f, C 
     return v;
 }
 
+/* As wk_row_allreduce for a partial of NP values p[0..NP) (e.g. layer_norm's count, mean and
+ * centred sum of squares; softmax's max and scaled sum), merged by f(a, b): a = a (+) b, a
+ * merge that need not be a plain sum. Same shape and order: shuffles within gw = min(G,
+ * warpSize) lanes, one __syncthreads, then each thread merges its group's G/gw parts in index
+ * order (fixed on 32 and 64 lanes). Both loops are unrolled to their bounds (gw <= 64, so
+ * shuffle distances <= 32; G/gw <= WK_BLOCK/32 = 8, since G/gw > 1 only when gw = warpSize >=
+ * 32) with uniform predicates, so the shared-memory reads of the parts are issued together
+ * rather than one loop trip each (the row's latency chain between the barrier and the stores).
+ * buf: NP x WK_BLOCK shared values, alternated between calls as wk_row_allreduce's. */
+template <int NP, class C, class F> WK_DEV void wk_row_allmerge(C (&p)[NP], int G, const F &f,
+                                                                C (*buf)[WK_BLOCK])
+{
+    const int W = warpSize, tid = threadIdx.x;
+    const int gw = G < W ? G : W;
+#pragma unroll
+    for (int s = 32; s > 0; s >>= 1)
+        if (s < gw) { /* uniform: every lane of the warp shuffles */
+            C q[NP];
+#pragma unroll
+            for (int i = 0; i < NP; i++)
+                q[i] = WK_SHFL_DOWN(p[i], s);
+            f(p, q);
+        }
+    if (tid % gw == 0)
+#pragma unroll
+        for (int i = 0; i < NP; i++)
+            buf[i][tid / gw] = p[i];
+    __syncthreads();
+    const int np = G / gw, p0 = (tid / G) * np;
+#pragma unroll
+    for (int i = 0; i < NP; i++)
+        p[i] = buf[i][p0];
+#pragma unroll
+    for (int k = 1; k < WK_BLOCK / 32; k++)
+        if (k < np) {
+            C q[NP];
+#pragma unroll
+            for (int i = 0; i < NP; i++)
+                q[i] = buf[i][p0 + k];
+            f(p, q);
+        }
+}
+
 #endif

@@ -8,10 +8,14 @@
  * contiguous first); row r starts at element koff(R, r) of x, R the collapsed outer dims. A group
  * of G threads (a power of two, 1..256, uniform) takes one row; a block holds 256/G groups and
  * loops over row groups, so every thread of a block reaches every __syncthreads.
- *   softmax_<dt>_r<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
+ *   softmax_<dt>_f<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
  *       `lane` holds the 16-byte vectors lane + k*G (k < KV) of its row; x is read once and out
  *       written once (the near-copy-bandwidth case). Needs: D a multiple of N = 16/sizeof(S),
- *       every row start 16-byte aligned, D/N <= G*KV.
+ *       every row start 16-byte aligned, D/N <= G*KV. One reduction (online softmax): each
+ *       thread its max m_t and sum of exp(x - m_t), merged across the group (sm_merge_op);
+ *       out = exp(x - m_t) * exp(m_t - m) / s (one more rounding than exp(x - m) where m_t < m);
+ *   softmax_<dt>_r<KV>  the same with two reductions (max, then sum of exp(x - m)), the kernels
+ *       before (WICK_ROWS=old).
  *   softmax_<dt>_s(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
  *       (max, sum, write), re-reading x (a row being re-read by its block is in L2); 16-byte
  *       loads when vec (same conditions as above, without the length limit), scalar otherwise. */
@@ -29,8 +33,25 @@ struct sm_max_op { /* NaN never wins: the CPU's `if (v > m) m = v` */
         return b > a ? b : a;
     }
 };
-/* Register-cached rows: KV vectors of N elements per thread. */
-template <int DT, int KV>
+/* The merge of softmax partials {m, s}: values whose max is m and whose sum of exp(x - m) is s
+ * (online softmax): the larger max stays, the other side's sum is scaled by exp(lo - hi). Equal
+ * maxima (-inf included: sides of only -inf, s = 0) add without a scale, so no inf - inf
+ * appears here; a NaN sum (a NaN in the row, or a +inf max) stays NaN. */
+struct sm_merge_op {
+    template <class C> __device__ __forceinline__ void operator()(C (&a)[2], const C (&b)[2]) const
+    {
+        const bool bw = b[0] > a[0];
+        const C hi = bw ? b[0] : a[0], lo = bw ? a[0] : b[0];
+        const C shi = bw ? b[1] : a[1], slo = bw ? a[1] : b[1];
+        a[0] = hi;
+        a[1] = shi + (lo == hi ? slo : slo * sm_exp(lo - hi));
+    }
+};
+
+/* Register-cached rows: KV vectors of N elements per thread. ONE: one reduction (sm_merge_op
+ * over per-thread {m_t, sum exp(x - m_t)}; e = exp(x - m_t) exp(m_t - m)), else two (max, then
+ * sum of exp(x - m)). */
+template <int DT, int KV, bool ONE>
 WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t G,
                         const wk_klay<1> &R)
 {
@@ -38,7 +59,7 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
-    __shared__ C red[2][WK_BLOCK]; /* the reductions' buffers, used alternately */
+    __shared__ C red[2][ONE ? 2 : 1][WK_BLOCK]; /* the reductions' buffers, used alternately */
     int ph = 0;
     const int64_t nv = D / N;
 #pragma unroll 1
@@ -70,26 +91,46 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
                     m = sm_max_op()(m, v[k][e]);
                 }
             }
-        m = wk_row_allreduce(m, G, sm_max_op(), red[ph]);
-        ph ^= 1;
-        C s = 0;
+        C s = 0, f = 1; /* ONE: f = exp(m_t - m), the scale of this thread's exps */
+        if (ONE) {
+            /* a thread of only -inf (and NaN) values: exps taken against 0, so -inf gives 0
+             * (and NaN stays NaN) instead of exp(-inf - -inf) */
+            const C mt = m == sm_ninf<C>() ? (C)0 : m;
 #pragma unroll
-        for (int k = 0; k < KV; k++)
+            for (int k = 0; k < KV; k++)
 #pragma unroll
-            for (int e = 0; e < N; e++)
-                if (k < kv) {
-                    v[k][e] = sm_exp(v[k][e] - m);
-                    s = s + v[k][e];
-                }
-        s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
-        ph ^= 1;
+                for (int e = 0; e < N; e++)
+                    if (k < kv) {
+                        v[k][e] = sm_exp(v[k][e] - mt);
+                        s = s + v[k][e];
+                    }
+            C p[2] = {m, s};
+            wk_row_allmerge(p, G, sm_merge_op(), red[ph]);
+            ph ^= 1;
+            /* m == p[0] (-inf included) leaves the exps as they are */
+            f = m == p[0] ? (C)1 : sm_exp(m - p[0]);
+            s = p[1];
+        } else {
+            m = wk_row_allreduce(m, G, sm_max_op(), red[ph][0]);
+            ph ^= 1;
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    if (k < kv) {
+                        v[k][e] = sm_exp(v[k][e] - m);
+                        s = s + v[k][e];
+                    }
+            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
+            ph ^= 1;
+        }
 #pragma unroll
         for (int k = 0; k < KV; k++)
             if (k < kv) {
                 wk_pack<S, N> o;
 #pragma unroll
                 for (int e = 0; e < N; e++)
-                    o.v[e] = wk_t<DT>::st(v[k][e] / s);
+                    o.v[e] = wk_t<DT>::st((ONE ? v[k][e] * f : v[k][e]) / s);
                 yv[lane + k * G].raw = o.raw;
             }
     }
@@ -176,12 +217,20 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
 
 /* The register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
- * sm_kv_max). */
-#define WK_SOFTMAX_R(dtn, DT, KV)                                                              \
+ * sm_kv_max). Two sets: softmax_<dt>_r<KV>, two reductions (the kernels before, WICK_ROWS=old),
+ * and softmax_<dt>_f<KV>, one (ONE), asked (B = 4) to fit 4 blocks per SM where a thread's
+ * values take 64 bytes or less and ptxas (sm_90) fits them without spills, bf16 KV 4 3 blocks
+ * (80 registers, no spills), else B = 1. */
+#define WK_SOFTMAX_R(dtn, DT, KV, B)                                                           \
     WK_KERNEL softmax_##dtn##_r##KV(const void *x, void *out, int64_t M, int64_t D, int32_t G,  \
                                     wk_klay<1> R)                                              \
     {                                                                                          \
-        sm_rows_reg<DT, KV>(x, out, M, D, G, R);                                               \
+        sm_rows_reg<DT, KV, false>(x, out, M, D, G, R);                                        \
+    }                                                                                          \
+    WK_KERNEL_MINB(B) softmax_##dtn##_f##KV(const void *x, void *out, int64_t M, int64_t D,     \
+                                            int32_t G, wk_klay<1> R)                           \
+    {                                                                                          \
+        sm_rows_reg<DT, KV, true>(x, out, M, D, G, R);                                         \
     }
 #define WK_SOFTMAX_S(dtn, DT)                                                                  \
     WK_KERNEL softmax_##dtn##_s(const void *x, void *out, int64_t M, int64_t D, int32_t G,      \
@@ -192,11 +241,13 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
         else                                                                                   \
             sm_rows_stream<DT, 1>(x, out, M, D, G, R);                                         \
     }
-WK_SOFTMAX_R(f32, WK_DT_F32, 2) WK_SOFTMAX_R(f32, WK_DT_F32, 4) WK_SOFTMAX_R(f32, WK_DT_F32, 8)
-WK_SOFTMAX_R(f64, WK_DT_F64, 2) WK_SOFTMAX_R(f64, WK_DT_F64, 4) WK_SOFTMAX_R(f64, WK_DT_F64, 8)
-WK_SOFTMAX_R(bf16, WK_DT_BF16, 2) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4)
-WK_SOFTMAX_R(f16, WK_DT_F16, 2) WK_SOFTMAX_R(f16, WK_DT_F16, 4)
-WK_SOFTMAX_R(f8e4m3, WK_DT_F8E4M3, 2)
+WK_SOFTMAX_R(f32, WK_DT_F32, 2, 4) WK_SOFTMAX_R(f32, WK_DT_F32, 4, 4)
+WK_SOFTMAX_R(f32, WK_DT_F32, 8, 1)
+WK_SOFTMAX_R(f64, WK_DT_F64, 2, 4) WK_SOFTMAX_R(f64, WK_DT_F64, 4, 1)
+WK_SOFTMAX_R(f64, WK_DT_F64, 8, 1)
+WK_SOFTMAX_R(bf16, WK_DT_BF16, 2, 4) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4, 3)
+WK_SOFTMAX_R(f16, WK_DT_F16, 2, 4) WK_SOFTMAX_R(f16, WK_DT_F16, 4, 1)
+WK_SOFTMAX_R(f8e4m3, WK_DT_F8E4M3, 2, 1)
 WK_SOFTMAX_S(bf16, WK_DT_BF16)
 WK_SOFTMAX_S(f16, WK_DT_F16)
 WK_SOFTMAX_S(f32, WK_DT_F32)

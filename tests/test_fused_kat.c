@@ -1,11 +1,13 @@
 /* test_fused_kat.c: known answers for candle-nn's fused ops on every device: softmax_last_dim
  * (the max subtraction, -inf masks, strided rows), rms_norm and layer_norm (hand-computed rows,
  * the two-pass variance), rope / rope_i / rope_thd on D = 4 with chosen angles (cos/sin 2-D and
- * batched 3-D), arg_sort_last_dim (ties stay in index order, NaN last ascending and first
+ * batched 3-D), rows of 4096 (softmax rows masked with -inf over whole threads, constant
+ * layer_norm rows), arg_sort_last_dim (ties stay in index order, NaN last ascending and first
  * descending, exact i64 keys, a long row). A device whose wk_device_supports() says no must
  * answer WK_ERR_NOT_SUPPORTED. Run: ctest -R test_fused_kat */
 #include "testlib.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static wk_device *g_dev;
@@ -140,6 +142,71 @@ static void test_norms(void)
     wk_storage_free(sx);
     wk_storage_free(sa);
     wk_storage_free(sb);
+}
+
+/* Rows of 4096 f32 (16 values per GPU thread, 256 threads per row): the per-thread partials of
+ * the one-reduction softmax and layer_norm meet threads whose values are all -inf, a NaN in one
+ * thread, equal maxima in two threads, constant rows. Every expected value is exact. */
+static void test_long_rows(void)
+{
+    enum { D = 4096 };
+    float *x = malloc(sizeof(float) * 3 * D), *got = malloc(sizeof(float) * 3 * D);
+    float *a = malloc(sizeof(float) * D), *b = malloc(sizeof(float) * D);
+    if (!TEST_CHECK(x && got && a && b, "malloc")) {
+        free(x), free(got), free(a), free(b);
+        return;
+    }
+    /* softmax: row 0 all -inf but x[1234] = -7 -> one 1, zeros; row 1 all -inf but -3 at 5 and
+     * 4000 (two threads) -> 0.5 twice; row 2 finite with a NaN at 77 -> all NaN */
+    for (int j = 0; j < 3 * D; j++)
+        x[j] = j < 2 * D ? -INFINITY : (float)(j % 5) - 2;
+    x[1234] = -7, x[D + 5] = -3, x[D + 4000] = -3, x[2 * D + 77] = NAN;
+    const wk_layout l3 = testlib_layout2(3, D), l2 = testlib_layout2(2, D), lv = testlib_layout1(D);
+    wk_storage *s = testlib_upload(g_dev, WK_DTYPE_F32, x, 3 * D), *o = NULL;
+    if (s && ran(wk_softmax_last_dim(&o, s, &l3), WK_OP_SOFTMAX_LAST_DIM, WK_DTYPE_F32) &&
+        !testlib_download(got, 3 * D, o)) {
+        int bad = 0;
+        for (int j = 0; j < 3 * D; j++) {
+            const float want = j == 1234 ? 1.0f : j == D + 5 || j == D + 4000 ? 0.5f : 0.0f;
+            bad += j < 2 * D ? got[j] != want : !isnan(got[j]);
+        }
+        TEST_CHECK(bad == 0, "%s: softmax long masked rows: %d wrong elements", g_spec, bad);
+    }
+    wk_storage_free(o), o = NULL;
+    wk_storage_free(s);
+
+    /* layer_norm: constant rows (0.1 and -3700) give beta exactly; row [2, -2, 2, -2, ...] with
+     * eps 5: mean 0, var 4, sqrt(9) = 3, so out = +-(2/3) * 3 + beta */
+    for (int j = 0; j < D; j++) {
+        x[j] = 0.1f, x[D + j] = -3700.0f, x[2 * D + j] = j % 2 ? -2.0f : 2.0f;
+        a[j] = 3.0f, b[j] = (float)(j % 16) * 0.25f - 2.0f;
+    }
+    wk_storage *sa = testlib_upload(g_dev, WK_DTYPE_F32, a, D);
+    wk_storage *sb = testlib_upload(g_dev, WK_DTYPE_F32, b, D);
+    s = testlib_upload(g_dev, WK_DTYPE_F32, x, 3 * D);
+    if (s && sa && sb &&
+        ran(wk_layer_norm(&o, s, &l3, sa, &lv, sb, &lv, 5.0f), WK_OP_LAYER_NORM, WK_DTYPE_F32) &&
+        !testlib_download(got, 3 * D, o)) {
+        int bad = 0;
+        for (int j = 0; j < 2 * D; j++)
+            bad += got[j] != b[j % D];
+        TEST_CHECK(bad == 0, "%s: layer_norm constant rows of %d: %d elements not beta", g_spec,
+                   D, bad);
+        for (int j = 0; j < D; j++)
+            TEST_NEAR(got[2 * D + j], (j % 2 ? -2.0 : 2.0) + b[j], 1e-6);
+    }
+    wk_storage_free(o), o = NULL;
+    /* rms_norm of the constant rows: x / sqrt(x^2 + eps) * 3 with eps 0 -> 3 * sign(x) */
+    if (s && sa &&
+        ran(wk_rms_norm(&o, s, &l2, sa, &lv, 0.0f), WK_OP_RMS_NORM, WK_DTYPE_F32) &&
+        !testlib_download(got, 2 * D, o))
+        for (int j = 0; j < 2 * D; j += 97)
+            TEST_NEAR(got[j], j < D ? 3.0 : -3.0, 1e-5); /* sum of squares rounded */
+    wk_storage_free(o);
+    wk_storage_free(s);
+    wk_storage_free(sa);
+    wk_storage_free(sb);
+    free(x), free(got), free(a), free(b);
 }
 
 /* One rope call on f32 data. */
@@ -324,6 +391,7 @@ int main(void)
         printf("device %s\n", g_spec);
         test_softmax();
         test_norms();
+        test_long_rows();
         test_rope();
         test_arg_sort();
         test_arg_sort_long();

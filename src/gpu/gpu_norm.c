@@ -8,12 +8,16 @@
  *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): the register
  *     kernel "_r<KV>" with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer
  *     for the 16- and 8-bit types, so a thread keeps at most 32 values), the (G, KV) of least
- *     padding (ties: the smaller KV, fewer registers);
+ *     padding (ties: the smaller KV, fewer registers); softmax and layer_norm take the "_f<KV>"
+ *     kernels (one reduction per row: an online max/sum, Chan's mean/variance merge), rms_norm
+ *     has one reduction anyway ("_r<KV>");
  *   - else the streaming kernel "_s", 16-byte units when possible, scalar otherwise.
  * alpha/beta of another stride than 1 (e.g. broadcast) or misaligned are copied to scratch
  * first (D elements). Blocks loop over groups of rows, so the grid is capped. */
 #include "gpu_ops.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -84,12 +88,31 @@ static wk_status vec_operand(wk_device *dev, wk_dtype dt, const void *p, const w
     return WK_OK;
 }
 
+/* Benchmarking switches, read per call (so that one process can compare):
+ *   WICK_ROWS=old         softmax and layer_norm with two reductions per row (the "_r" kernels,
+ *                         the ones before the one-reduction "_f" kernels);
+ *   WICK_ROWS_KV=2|4|8    only that KV in the register plan (where it fits the row). */
+static bool rows_old(void)
+{
+    const char *e = getenv("WICK_ROWS");
+    return e && strcmp(e, "old") == 0;
+}
+
+static int rows_kv_only(void)
+{
+    const char *e = getenv("WICK_ROWS_KV");
+    return e ? atoi(e) : 0;
+}
+
 /* Register plan for nv 16-byte vectors per row: *G threads of *kv vectors; 0 if none fits. */
 static int reg_plan(int64_t nv, int kv_max, int32_t *G)
 {
     int best = 0;
     int64_t waste = 0;
+    const int only = rows_kv_only();
     for (int kv = 2; kv <= kv_max; kv *= 2) {
+        if (only && kv != only)
+            continue;
         const int32_t g = pow2_at_least(ceil_div(nv, kv));
         if ((int64_t)g * kv < nv)
             continue;
@@ -145,8 +168,10 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
     char name[48];
     const char *dn = wk_gpu_dtype_kname(dt);
     const char *kind = softmax ? "" : layer ? "layer_" : "rms_";
+    const char rk = rows_old() ? 'r' : 'f';
     if (kv)
-        snprintf(name, sizeof name, "%s%s%s_r%d", softmax ? "softmax_" : "norm_", kind, dn, kv);
+        snprintf(name, sizeof name, "%s%s%s_%c%d", softmax ? "softmax_" : "norm_", kind, dn, rk,
+                 kv);
     else
         snprintf(name, sizeof name, "%s%s%s_s", softmax ? "softmax_" : "norm_", kind, dn);
     int32_t v32 = vec ? 1 : 0; /* last argument: read by the "_s" kernels only */

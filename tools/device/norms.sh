@@ -1,0 +1,116 @@
+#!/bin/sh
+# norms.sh OUTDIR: softmax_last_dim, rms_norm and layer_norm on cuda:0 (wick issue 12, item 4:
+# the one-reduction "_f" row kernels of kernels/norm.cu and kernels/softmax.cu). From the
+# repository root on a machine with one NVIDIA GPU, CUDA, compute-sanitizer and PyTorch:
+#   sh tools/device/norms.sh OUTDIR
+#   1. build (build-gpu: CUDA code objects for WICK_CUDA_ARCHS, default 90; only the targets
+#      used here);
+#   2. tests on cuda:0 (and the CPU): test_fused_kat (known answers, rows of 4096 masked over
+#      whole threads, constant layer_norm rows) and test_bad_fused; test_fused_kat once more with
+#      WICK_ROWS=old (the two-reduction kernels); the parity rows of the three ops (wick check
+#      -v: worst NMSE against the float64 reference per dtype) with the embedded code objects,
+#      with run-time compiled kernels (NVRTC) and with WICK_ROWS=old;
+#   3. compute-sanitizer memcheck and racecheck on test_fused_kat, memcheck on the parity rows of
+#      the three ops (rc 124: stopped at its cap);
+#   4. bench: the rows copy_f32_16384x4096 (the ceiling), softmax_f32/bf16, rms_norm_f32/bf16,
+#      layer_norm_f32/bf16 (16384 x 4096) and the streamed norm rows (D 1025, 65537) of
+#      bench/gpu_compare_ops.py beside PyTorch, twice; once with WICK_ROWS=old (the kernels
+#      before, same run); once with WICK_ROWS_KV=8 (f32 rows) and WICK_ROWS_KV=4 (bf16 rows):
+#      128 threads of 32 values per row, two rows per block, 3 blocks per SM: whether the other
+#      register plan is faster;
+#   5. the summary table last (also OUTDIR/norms/summary.txt).
+set -u
+R=${1:-${OUT:-gpu-out}}
+O=$R/norms
+mkdir -p "$O"
+B=build-gpu
+S=$O/summary.txt
+: >"$S"
+step() { printf '%-50s %s\n' "$1" "$2" | tee -a "$S"; }
+export PATH="$PATH:/usr/local/cuda/bin"
+OPS=softmax_last_dim,rms_norm,layer_norm
+t0=$(date +%s)
+
+if cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON -DWICK_HIP=OFF -DWICK_SIMT=OFF \
+     -DWICK_CUDA_ARCHS="${WICK_CUDA_ARCHS:-90}" ${WICK_CMAKE_EXTRA:-} >"$O/configure.log" 2>&1 &&
+   cmake --build $B -j"$(nproc)" --target test_fused_kat test_bad_fused wick_cli wick_gpu_bench_ops \
+     >"$O/build.log" 2>&1; then
+  step build "ok ($(( $(date +%s) - t0 )) s)"
+else
+  step build FAIL; tail -15 "$O/configure.log"; grep -E "error|Error" "$O/build.log" | head -30
+  cat "$S"; exit 1
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$O/gpu.txt" 2>&1
+step gpu "$(head -1 "$O/gpu.txt") commit $(git rev-parse --short HEAD 2>/dev/null)"
+t1=$(date +%s)
+
+# ---- 2. tests and parity
+for t in test_fused_kat test_bad_fused; do
+  WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/$t >"$O/$t.log" 2>&1
+  step "$t (cpu, cuda:0)" "rc=$? $(tail -1 "$O/$t.log")"
+  grep -m5 FAIL "$O/$t.log"
+done
+WICK_ROWS=old WICK_TEST_DEVICES=cuda:0 timeout 200 $B/test_fused_kat >"$O/test_fused_kat_old.log" 2>&1
+step "test_fused_kat (cuda:0, WICK_ROWS=old)" "rc=$? $(tail -1 "$O/test_fused_kat_old.log")"
+for mode in embedded rtc old; do
+  unset WICK_FORCE_RTC WICK_ROWS
+  [ $mode = rtc ] && export WICK_FORCE_RTC=1
+  [ $mode = old ] && export WICK_ROWS=old
+  timeout 200 $B/wick check --device cuda:0 --op $OPS -v >"$O/parity_$mode.txt" 2>&1
+  step "wick check --op (3 ops) ($mode)" "rc=$? $(grep summary "$O/parity_$mode.txt" | sed 's/.*summary/summary/')"
+  grep -m5 FAIL "$O/parity_$mode.txt" | grep -v summary
+done
+unset WICK_FORCE_RTC WICK_ROWS
+
+# ---- 3. sanitizers
+SAN=$(command -v compute-sanitizer)
+if [ -n "$SAN" ]; then
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 90 "$SAN" --tool memcheck \
+    --report-api-errors no --error-exitcode 99 $B/test_fused_kat >"$O/memcheck.log" 2>&1
+  step "memcheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck.log" | tail -1)"
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 90 "$SAN" --tool racecheck --error-exitcode 99 \
+    $B/test_fused_kat >"$O/racecheck.log" 2>&1
+  step "racecheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck.log" | tail -1)"
+  # the parity rows (every layout family, D from 1 up, both plans) under memcheck; capped at 60 s
+  WICK_GPU_NO_CACHE=1 timeout 60 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
+    $B/wick check --device cuda:0 --op $OPS >"$O/memcheck_parity.log" 2>&1
+  step "memcheck wick check --op (3 ops)" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_parity.log" | tail -1)"
+else
+  step compute-sanitizer "not found"
+fi
+
+# ---- 4. bench beside PyTorch
+ROWS="copy_f32_16384x4096 softmax_ rms_norm_ layer_norm_"
+for k in 1 2; do
+  timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 $ROWS \
+    >"$O/bench_$k.log" 2>&1
+  step "gpu_compare_ops.py norms (run $k)" "rc=$?"
+done
+WICK_ROWS=old timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+  copy_f32_16384x4096 softmax_f32 softmax_bf16 rms_norm_f32 rms_norm_bf16 layer_norm_f32 \
+  layer_norm_bf16 >"$O/bench_old.log" 2>&1
+step "gpu_compare_ops.py norms (WICK_ROWS=old)" "rc=$?"
+WICK_ROWS_KV=8 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+  softmax_f32 rms_norm_f32 layer_norm_f32 >"$O/bench_kv8.log" 2>&1
+step "gpu_compare_ops.py f32 norms (WICK_ROWS_KV=8)" "rc=$?"
+WICK_ROWS_KV=4 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+  softmax_bf16 rms_norm_bf16 layer_norm_bf16 >"$O/bench_kv4.log" 2>&1
+step "gpu_compare_ops.py bf16 norms (WICK_ROWS_KV=4)" "rc=$?"
+step "after the build" "$(( $(date +%s) - t1 )) s"
+
+# ---- 5. summary
+echo
+echo "worst NMSE against the float64 reference (new kernels | WICK_ROWS=old), bound after the /:"
+grep -E 'cases  nmse' "$O/parity_embedded.txt" | grep -E 'bf16|f16|f32|f64' >"$O/nmse_new.txt"
+grep -E 'cases  nmse' "$O/parity_old.txt" | grep -E 'bf16|f16|f32|f64' >"$O/nmse_old.txt"
+paste "$O/nmse_new.txt" "$O/nmse_old.txt" | awk '{printf "  %-17s %-7s %-21s | %s\n", $1, $2, $7 " / " $9, $16}' | tee -a "$S"
+echo
+echo "beside PyTorch (GB/s; wick/torch > 1: wick faster; note: % of wick's copy of 16384x4096 f32):"
+pat='^(copy_f32|softmax_|rms_norm_|layer_norm_)'
+for k in 1 2; do echo "run $k:"; grep -E "$pat" "$O/bench_$k.log"; done | tee -a "$S"
+echo "WICK_ROWS=old (the two-reduction kernels, same run):" | tee -a "$S"
+grep -E "$pat" "$O/bench_old.log" | tee -a "$S"
+echo "WICK_ROWS_KV=8 (f32: two rows per block) and WICK_ROWS_KV=4 (bf16: two rows per block):" | tee -a "$S"
+grep -E "$pat" "$O/bench_kv8.log" "$O/bench_kv4.log" | sed 's/^.*bench_kv[48].log://' | tee -a "$S"
+echo
+cat "$S"
