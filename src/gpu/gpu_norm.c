@@ -8,9 +8,10 @@
  *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): the register
  *     kernel "_r<KV>" with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer
  *     for the 16- and 8-bit types, so a thread keeps at most 32 values), the (G, KV) of least
- *     padding (ties: the smaller KV, fewer registers); softmax and layer_norm take the "_f<KV>"
- *     kernels (one reduction per row: an online max/sum, Chan's mean/variance merge), rms_norm
- *     has one reduction anyway ("_r<KV>");
+ *     padding (ties: the larger KV, more rows per block; for f32 softmax the smaller), as measured
+ *     fastest (below); layer_norm and 16-bit softmax take the "_f<KV>" kernels (one reduction
+ *     per row: Chan's mean/variance merge, an online max/sum), f32 softmax the two-reduction
+ *     "_r<KV>" one, rms_norm has one reduction anyway ("_r<KV>");
  *   - else the streaming kernel "_s", 16-byte units when possible, scalar otherwise.
  * alpha/beta of another stride than 1 (e.g. broadcast) or misaligned are copied to scratch
  * first (D elements). Blocks loop over groups of rows, so the grid is capped. */
@@ -104,8 +105,10 @@ static int rows_kv_only(void)
     return e ? atoi(e) : 0;
 }
 
-/* Register plan for nv 16-byte vectors per row: *G threads of *kv vectors; 0 if none fits. */
-static int reg_plan(int64_t nv, int kv_max, int32_t *G)
+/* Register plan for nv 16-byte vectors per row: *G threads of *kv vectors; 0 if none fits.
+ * Ties of padding go to the larger KV when large (fewer threads per row, more rows per block),
+ * else to the smaller. */
+static int reg_plan(int64_t nv, int kv_max, bool large, int32_t *G)
 {
     int best = 0;
     int64_t waste = 0;
@@ -117,7 +120,7 @@ static int reg_plan(int64_t nv, int kv_max, int32_t *G)
         if ((int64_t)g * kv < nv)
             continue;
         const int64_t w = (int64_t)g * kv - nv;
-        if (!best || w < waste) {
+        if (!best || w < waste || (large && w == waste)) {
             best = kv;
             waste = w;
             *G = g;
@@ -155,8 +158,14 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
                (uintptr_t)ap % 16 == 0 && (uintptr_t)bp % 16 == 0; /* NULL is aligned */
     for (int k = 0; k < outer.rank; k++)
         vec = vec && outer.strides[k] % N == 0;
+    /* The plans measured fastest on an H200 (2026-11-28, bench/gpu_compare_ops.py, 16384 x 4096,
+     * tools/device/norms.sh): rms_norm and layer_norm in every dtype and softmax in 16-bit types
+     * take the largest KV among equal paddings (layer_norm f32: 3668 GB/s at KV 8 against 3006
+     * at KV 2; softmax bf16 1749 against 1410); f32 softmax keeps the smallest KV and its
+     * two-reduction kernel (3215 GB/s against 3001 for the one-reduction one, 1842 at KV 8). */
+    const bool f32_softmax = softmax && esz >= 4;
     int32_t G = 1;
-    const int kv = vec ? reg_plan(D / N, (int)(2 * esz < 8 ? 2 * esz : 8), &G) : 0;
+    const int kv = vec ? reg_plan(D / N, (int)(2 * esz < 8 ? 2 * esz : 8), !f32_softmax, &G) : 0;
     if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
         G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
 
@@ -168,7 +177,7 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
     char name[48];
     const char *dn = wk_gpu_dtype_kname(dt);
     const char *kind = softmax ? "" : layer ? "layer_" : "rms_";
-    const char rk = rows_old() ? 'r' : 'f';
+    const char rk = rows_old() || f32_softmax ? 'r' : 'f';
     if (kv)
         snprintf(name, sizeof name, "%s%s%s_%c%d", softmax ? "softmax_" : "norm_", kind, dn, rk,
                  kv);
