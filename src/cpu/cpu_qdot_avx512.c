@@ -1,9 +1,11 @@
-/* cpu_qdot_avx512.c: the quantized dot product (cpu_qdot.h) on AVX-512 with VNNI: 16 weight rows
- * at a time, two rows per 512-bit vector (32 bytes u of a sub-block each, cpu_qdot_unpack.h),
- * multiplied by the x codes with vpdpbusd (u8 x s8, four products summed per 32-bit lane, exact),
- * the lanes of each row's halves summed by a fixed tree of shuffles into one vector per half with
- * one lane per weight row, then the float combination of cpu_qdot.h lane by lane (so each output
- * gets exactly the scalar path's operations). Compiled with -mavx512f -mavx512bw -mavx512vl
+/* cpu_qdot_avx512.c: the quantized dot product (cpu_qdot.h) on AVX-512 with VNNI, 16 weight rows
+ * at a time. The one-sub-block types and q8_k (group): two rows per 512-bit vector (32 bytes u of
+ * a sub-block each, cpu_qdot_unpack.h), multiplied by the x codes with vpdpbusd (u8 x s8, four
+ * products summed per 32-bit lane, exact), the lanes of each row's halves summed by a fixed tree
+ * of shuffles into one vector per half with one lane per weight row. The K types q2_k .. q6_k
+ * (group_k): their packed fields transposed so that each 32-bit lane holds 4 bytes of one row,
+ * vpdpbusd against x's 4 codes broadcast, no tree. Then the float combination of cpu_qdot.h lane
+ * by lane (so each output gets exactly the scalar path's operations). Compiled with -mavx512f -mavx512bw -mavx512vl
  * -mavx512vnni -mf16c (cmake/cpu.cmake); called only on a CPU that has them (cpu_qdot.c). */
 #include "cpu_qdot.h"
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
@@ -93,7 +95,8 @@ static inline __attribute__((always_inline)) void ints_t(int qt, const __m128i T
     }
 }
 
-/* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored). */
+/* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored) of
+ * a one-sub-block type or q8_k (S = N = 1). */
 static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, const int qt,
                                                          int64_t j0, int64_t j1)
 {
@@ -129,31 +132,7 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
                 ev = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)eh));
             }
         }
-        /* the scale bytes of q2_k (0..15), q4_k / q5_k (4..15) and q6_k (192..207), one row
-         * per lane, transposed once per block */
-        const int tof = qt == 14 ? 192 : qt == 12 || qt == 13 ? 4 : 0;
-        const int tr = qt == 10 || qt == 12 || qt == 13 || qt == 14;
-        __m128i T[16];
-        if (tr) {
-            __m128i R[16];
-            for (int l = 0; l < 16; l++)
-                R[l] = _mm_loadu_si128((const __m128i *)(wl[l] + bo + tof));
-            transpose16(R, T);
-        }
         for (int s = 0; s < ty.sub; s++) {
-            __m512i S0 = _mm512_set1_epi32(1), S1 = S0, N0 = S0, N1 = S0;
-            if (tr) {
-                ints_t(qt, T, s, &S0, &S1, &N0, &N1);
-            } else if (ty.ints) {
-                int32_t sv[4][16];
-                for (int l = 0; l < 16; l++) {
-                    int32_t S[2], N[2];
-                    qd_ints(qt, wl[l] + bo, s, S, N);
-                    sv[0][l] = S[0], sv[1][l] = S[1], sv[2][l] = N[0], sv[3][l] = N[1];
-                }
-                S0 = _mm512_loadu_si512(sv[0]), S1 = _mm512_loadu_si512(sv[1]);
-                N0 = _mm512_loadu_si512(sv[2]), N1 = _mm512_loadu_si512(sv[3]);
-            }
             __m512i W[8];
             for (int i = 0; i < 8; i++) {
                 __m256i a = qdu_bytes(qt, wr[2 * i] + bo, s), b = qdu_bytes(qt, wr[2 * i + 1] + bo, s);
@@ -174,15 +153,10 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
                     H0 = _mm512_sub_epi32(H0, _mm512_set1_epi32(ty.c * xh0));
                     H1 = _mm512_sub_epi32(H1, _mm512_set1_epi32(ty.c * xh1));
                 }
-                const __m512i I = ty.ints ? _mm512_add_epi32(_mm512_mullo_epi32(S0, H0),
-                                                             _mm512_mullo_epi32(S1, H1))
-                                          : _mm512_add_epi32(H0, H1);
+                const __m512i I = _mm512_add_epi32(H0, H1); /* S = 1 */
                 __m512 a = _mm512_mul_ps(_mm512_cvtepi32_ps(I), dv);
-                if (ty.eof >= 0) {
-                    const __m512i M = ty.ints ? _mm512_add_epi32(
-                                                    _mm512_mullo_epi32(N0, _mm512_set1_epi32(xh0)),
-                                                    _mm512_mullo_epi32(N1, _mm512_set1_epi32(xh1)))
-                                              : _mm512_set1_epi32(xh0 + xh1);
+                if (ty.eof >= 0) { /* q4_1, q5_1: N = 1 */
+                    const __m512i M = _mm512_set1_epi32(xh0 + xh1);
                     a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(M), ev));
                 }
                 const __m512 t = _mm512_mul_ps(_mm512_set1_ps(jb->xd[xi]), a);
