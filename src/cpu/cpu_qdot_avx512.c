@@ -11,6 +11,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
 #include "cpu_qdot_types.h"
+#include "cpu_qdot_kscale.h"
 #include "cpu_qdot_unpack.h"
 
 const int wk_qdot_avx512_built = 1;
@@ -36,63 +37,18 @@ static inline __attribute__((always_inline)) void reduce(const __m512i P[8], __m
     *h1 = _mm512_shuffle_i32x4(r[0], r[1], 0xDD); /* lanes 1, 3 */
 }
 
-/* T[c] (16 bytes) = byte c of R[0..15]: a 16 x 16 byte transpose in four rounds of unpacks. */
-static inline __attribute__((always_inline)) void transpose16(const __m128i R[16], __m128i T[16])
-{
-    __m128i A[16], B[16], C[16];
-    for (int i = 0; i < 8; i++) { /* A[2i], A[2i+1]: columns 0..7, 8..15 of rows 2i, 2i+1 */
-        A[2 * i] = _mm_unpacklo_epi8(R[2 * i], R[2 * i + 1]);
-        A[2 * i + 1] = _mm_unpackhi_epi8(R[2 * i], R[2 * i + 1]);
-    }
-    for (int j = 0; j < 4; j++) { /* B[4j + q]: columns 4q..4q+3 of rows 4j..4j+3 */
-        B[4 * j] = _mm_unpacklo_epi16(A[4 * j], A[4 * j + 2]);
-        B[4 * j + 1] = _mm_unpackhi_epi16(A[4 * j], A[4 * j + 2]);
-        B[4 * j + 2] = _mm_unpacklo_epi16(A[4 * j + 1], A[4 * j + 3]);
-        B[4 * j + 3] = _mm_unpackhi_epi16(A[4 * j + 1], A[4 * j + 3]);
-    }
-    for (int h = 0; h < 2; h++) /* C[8h + p]: columns 2p, 2p+1 of rows 8h..8h+7 */
-        for (int q = 0; q < 4; q++) {
-            C[8 * h + 2 * q] = _mm_unpacklo_epi32(B[8 * h + q], B[8 * h + 4 + q]);
-            C[8 * h + 2 * q + 1] = _mm_unpackhi_epi32(B[8 * h + q], B[8 * h + 4 + q]);
-        }
-    for (int p = 0; p < 8; p++) {
-        T[2 * p] = _mm_unpacklo_epi64(C[p], C[8 + p]);
-        T[2 * p + 1] = _mm_unpackhi_epi64(C[p], C[8 + p]);
-    }
-}
-
-/* The integer sub-scales of sub-block s for the 16 lanes, from the block's scale bytes
- * transposed (T[c]: byte c of the scale field of each lane's row): the same values as
- * qd_ints (cpu_qdot_types.h) for q2_k, q4_k, q5_k, q6_k, without a scalar decode per lane. */
+/* The integer sub-scales S0, S1 and mins N0, N1 of sub-block s for the 16 lanes
+ * (cpu_qdot_kscale.h). */
 static inline __attribute__((always_inline)) void ints_t(int qt, const __m128i T[16], int s,
                                                           __m512i *S0, __m512i *S1, __m512i *N0,
                                                           __m512i *N1)
 {
-    const __m128i m4 = _mm_set1_epi8(15), m6 = _mm_set1_epi8(63);
-    if (qt == 14) { /* q6_k: int8 scales 2s + h */
-        *S0 = _mm512_cvtepi8_epi32(T[2 * s]);
-        *S1 = _mm512_cvtepi8_epi32(T[2 * s + 1]);
-        *N0 = *N1 = _mm512_setzero_si512();
-    } else if (qt == 10) { /* q2_k: byte 2s + h, scale low nibble, min high nibble */
-        *S0 = _mm512_cvtepu8_epi32(_mm_and_si128(T[2 * s], m4));
-        *S1 = _mm512_cvtepu8_epi32(_mm_and_si128(T[2 * s + 1], m4));
-        *N0 = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(T[2 * s], 4), m4));
-        *N1 = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(T[2 * s + 1], 4), m4));
-    } else { /* q4_k, q5_k: 6-bit scale and min of sub-block s (wk_qb_k4_scale) */
-        __m128i sc, mn;
-        if (s < 4) {
-            sc = _mm_and_si128(T[s], m6);
-            mn = _mm_and_si128(T[s + 4], m6);
-        } else {
-            const __m128i hi2 = _mm_set1_epi8(3), top = _mm_set1_epi8((char)0x30);
-            sc = _mm_or_si128(_mm_and_si128(T[s + 4], m4),
-                              _mm_and_si128(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(T[s - 4], 6), hi2), 4), top));
-            mn = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(T[s + 4], 4), m4),
-                              _mm_and_si128(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(T[s], 6), hi2), 4), top));
-        }
-        *S0 = *S1 = _mm512_cvtepu8_epi32(sc);
-        *N0 = *N1 = _mm512_cvtepu8_epi32(mn);
-    }
+    __m128i v[4];
+    qdk_ints(qt, T, s, v);
+    __m512i w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = qdk_signed(qt) ? _mm512_cvtepi8_epi32(v[i]) : _mm512_cvtepu8_epi32(v[i]);
+    *S0 = w[0], *S1 = w[1], *N0 = w[2], *N1 = w[3];
 }
 
 /* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored) of
@@ -256,24 +212,6 @@ static inline __attribute__((always_inline)) void kbytes(int qt, __m512i F[6][8]
         }
 }
 
-/* q3_k's 16 signed 6-bit scales (wk_qb_q3_k_scale) from its scale bytes transposed, T[c] =
- * byte 94 + c of each lane's block (the 12 scale bytes are 96..107): S0, S1 of sub-block s. */
-static inline __attribute__((always_inline)) void q3_ints_t(const __m128i T[16], int s, __m512i *S0,
-                                                             __m512i *S1)
-{
-    __m128i v[2];
-    for (int hh = 0; hh < 2; hh++) {
-        const int i = 2 * s + hh;
-        const __m128i lo = i < 8 ? _mm_and_si128(T[2 + i], _mm_set1_epi8(15))
-                                 : _mm_and_si128(_mm_srli_epi16(T[2 + i - 8], 4), _mm_set1_epi8(15));
-        const __m128i hi = _mm_and_si128(_mm_srl_epi16(T[2 + 8 + (i & 3)], _mm_cvtsi32_si128(2 * (i >> 2))),
-                                         _mm_set1_epi8(3));
-        v[hh] = _mm_or_si128(lo, _mm_slli_epi16(hi, 4));
-    }
-    *S0 = _mm512_sub_epi32(_mm512_cvtepu8_epi32(v[0]), _mm512_set1_epi32(32));
-    *S1 = _mm512_sub_epi32(_mm512_cvtepu8_epi32(v[1]), _mm512_set1_epi32(32));
-}
-
 /* Output rows j0 .. j0 + 15 of a K type (those below j1; the others read row j1 - 1 and are not
  * stored); lane i = row j0 + i. The float combination is group()'s, lane by lane. */
 static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb, const int qt,
@@ -290,8 +228,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
         acc[r][0] = acc[r][1] = _mm512_setzero_pd();
     int foff[6];
     const int nf = kfields(qt, foff);
-    /* the scale bytes transposed: q2_k 0..15, q4_k / q5_k 4..15, q6_k 192..207, q3_k 94..109 */
-    const int tof = qt == 14 ? 192 : qt == 12 || qt == 13 ? 4 : qt == 11 ? 94 : 0;
+    const int tof = qdk_off(qt); /* the scale bytes, transposed once per block */
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
@@ -320,17 +257,14 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
             __m128i R[16];
             for (int l = 0; l < 16; l++)
                 R[l] = _mm_loadu_si128((const __m128i *)(wr[l] + bo + tof));
-            transpose16(R, T);
+            qdk_transpose16(R, T);
         }
         __m512i F[6][8];
         for (int f = 0; f < nf; f++)
             field_t(wr, bo + foff[f], F[f]);
         for (int s = 0; s < 8; s++) {
-            __m512i S0, S1, N0 = _mm512_setzero_si512(), N1 = N0;
-            if (qt == 11)
-                q3_ints_t(T, s, &S0, &S1);
-            else
-                ints_t(qt, T, s, &S0, &S1, &N0, &N1);
+            __m512i S0, S1, N0, N1;
+            ints_t(qt, T, s, &S0, &S1, &N0, &N1);
             __m512i U[8];
             kbytes(qt, F, s, U);
             for (int r = 0; r < rows; r++) {
