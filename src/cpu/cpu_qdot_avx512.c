@@ -215,11 +215,10 @@ static inline __attribute__((always_inline)) void kbytes(int qt, __m512i F[6][8]
 /* Output rows j0 .. j0 + 15 of a K type (those below j1; the others read row j1 - 1 and are not
  * stored); lane i = row j0 + i. The float combination is group()'s, lane by lane. */
 static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb, const int qt,
-                                                           int64_t j0, int64_t j1)
+                                                           int64_t j0, int64_t j1, const int rows)
 {
     const qd_type ty = qd_type_of(qt);
     const int64_t nblk = jb->nsub / 8;
-    const int rows = jb->rows;
     const uint8_t *wr[16];
     for (int i = 0; i < 16; i++)
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
@@ -304,14 +303,18 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     }
 }
 
+/* K types with one x row (decode proper) get their own copy of group_k, its f64 accumulators in
+ * registers rather than reloaded from the stack every sub-block. */
 #define QD_ROWS(id)                                                               \
     static void rows_##id(const wk_qdot_job *jb, int64_t j0, int64_t j1)          \
     {                                                                             \
         for (int64_t j = j0; j < j1; j += 16)                                     \
-            if (id >= 10 && id <= 14)                                             \
-                group_k(jb, id, j, j1);                                           \
-            else                                                                  \
+            if (id < 10 || id > 14)                                               \
                 group(jb, id, j, j1);                                             \
+            else if (jb->rows == 1)                                               \
+                group_k(jb, id, j, j1, 1);                                        \
+            else                                                                  \
+                group_k(jb, id, j, j1, jb->rows);                                 \
     }
 WK_QDOT_SIMD_TYPES(QD_ROWS)
 
