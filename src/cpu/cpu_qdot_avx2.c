@@ -1,9 +1,11 @@
-/* cpu_qdot_avx2.c: the quantized dot product (cpu_qdot.h) on AVX2: 4 weight rows at a time, a
- * 256-bit vector of bytes u per row and sub-block (cpu_qdot_unpack.h), multiplied by the x codes
- * with vpmaddubsw + vpmaddwd (pairs of u8 x s8 products in int16: at most 2 * 63 * 127, no
- * saturation; the signed q8 types multiply |q| by x with q's sign, at most 2 * 128 * 127), the
- * halves summed by a fixed shuffle tree into one lane per weight row, then the float combination
- * of cpu_qdot.h lane by lane (each output gets exactly the scalar path's operations). Compiled
+/* cpu_qdot_avx2.c: the quantized dot product (cpu_qdot.h) on AVX2. The one-sub-block types and
+ * q8_k (group): 4 weight rows at a time, a 256-bit vector of bytes u per row and sub-block
+ * (cpu_qdot_unpack.h), multiplied by the x codes with vpmaddubsw + vpmaddwd (pairs of u8 x s8
+ * products in int16: at most 2 * 63 * 127, no saturation; the signed q8 types multiply |q| by x
+ * with q's sign, at most 2 * 128 * 127), the halves summed by a fixed shuffle tree into one lane
+ * per weight row. The K types q2_k .. q6_k (group_k): 8 rows, one per 32-bit lane, from their
+ * packed fields transposed per block. Then the float combination of cpu_qdot.h lane by lane
+ * (each output gets exactly the scalar path's operations). Compiled
  * with -mavx2 -mf16c (cmake/cpu.cmake); called only on a CPU that has them (cpu_qdot.c). */
 #include "cpu_qdot.h"
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
