@@ -17,8 +17,11 @@
  * Shapes: m in {1, 2, 3, 8}, k of 1, 3 and 7 blocks (K types: of 256), n in {5, 37} (not a
  * multiple of the 4- and 16-row groups). x patterns: random; all zeros; adversarial blocks (all
  * equal, 1e30, subnormal 1e-40, zeros, a lone nonzero); NaN and +inf in one block of a row.
+ * W: random values quantized, and raw bytes 0xff with finite float scales (every code and integer
+ * sub-scale at its largest: the integer sums at their bounds, x adversarial and random).
  * Run: ctest -R test_cpu_qdot (a few seconds, also under the sanitizers) */
 #include "cpu/cpu_qdot.h"
+#include "cpu/cpu_qdot_types.h"
 #include "ref_quant.h"
 #include "testlib.h"
 #include <float.h>
@@ -92,6 +95,41 @@ static int quant_block(const float *v, int *c, double *d)
     return 1;
 }
 
+/* W (n, k) of qt with every byte 0xff but the float scales (d = 2^-6, min 2^-8; q8_k d = 2^-6):
+ * every code and integer sub-scale at its largest magnitude, the sums at their bounds (the int16
+ * pair sums of the AVX2 path: 2 * 2 * 63 * 127 for q6_k); *wd decoded by the reference decoder. */
+static unsigned char *make_w_max(wk_qtype qt, int64_t n, int64_t k, double *wd)
+{
+    const qd_type ty = qd_type_of((int)qt);
+    const size_t nb = (size_t)(n * k / ref_qblock_elems(qt)), nw = (size_t)(n * k);
+    unsigned char *q = malloc(nb * (size_t)ty.bytes);
+    float *wf = malloc(nw * sizeof *wf);
+    if (!TEST_CHECK(q && wf, "out of host memory")) {
+        free(q), free(wf);
+        return NULL;
+    }
+    memset(q, 0xff, nb * (size_t)ty.bytes);
+    for (size_t b = 0; b < nb; b++) {
+        unsigned char *p = q + b * (size_t)ty.bytes;
+        if (ty.sgn && ty.sub == 8) {
+            const float d = 0.015625f;
+            memcpy(p, &d, 4);
+        } else {
+            p[ty.dof] = 0x00, p[ty.dof + 1] = 0x24;
+            if (ty.eof >= 0)
+                p[ty.eof] = 0x00, p[ty.eof + 1] = 0x1C;
+        }
+    }
+    if (!TEST_EQ_STATUS(ref_dequantize(wf, WK_DTYPE_F32, qt, q, (int64_t)nw), WK_OK)) {
+        free(q), free(wf);
+        return NULL;
+    }
+    for (size_t i = 0; i < nw; i++)
+        wd[i] = wf[i];
+    free(wf);
+    return q;
+}
+
 /* W (n, k) of qt: random values (an offset per row, so the affine types' mins matter) quantized
  * by wk_quantize; *wd the decoded values (reference decoder). Returns the bytes. */
 static unsigned char *make_w(wk_device *cpu, wk_qtype qt, int64_t n, int64_t k, double *wd)
@@ -128,7 +166,7 @@ static int same(float a, float b)
 }
 
 static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_t n, int64_t k,
-                     int pat)
+                     int pat, int wsat)
 {
     const size_t nx = (size_t)(m * k), no = (size_t)(m * n);
     double *wd = malloc((size_t)(n * k) * sizeof *wd);
@@ -142,7 +180,7 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
     wk_storage *xs = NULL, *ws = NULL, *os = NULL;
     if (!TEST_CHECK(wd && x && want && got && xh && oh && codes && xd && ok, "out of host memory"))
         goto out;
-    w = make_w(cpu, qt, n, k, wd);
+    w = wsat ? make_w_max(qt, n, k, wd) : make_w(cpu, qt, n, k, wd);
     if (!w)
         goto out;
     make_x(x, pat, m, k);
@@ -159,8 +197,9 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
 
     /* 3. every path, 1 and 2 threads: the same bits; the first result is `want` */
     char what[160];
-    snprintf(what, sizeof what, "%s %s m=%lld n=%lld k=%lld x %s", wk_qtype_name(qt),
-             wk_dtype_name(dt), (long long)m, (long long)n, (long long)k, XNAMES[pat]);
+    snprintf(what, sizeof what, "%s %s m=%lld n=%lld k=%lld x %s%s", wk_qtype_name(qt),
+             wk_dtype_name(dt), (long long)m, (long long)n, (long long)k, XNAMES[pat],
+             wsat ? ", W bytes 0xff" : "");
     int first = 1;
     for (int p = WK_QDOT_SCALAR; p <= WK_QDOT_AVX512; p++)
         for (int th = 1; th <= 2 && wk_cpu_qdot_can(p); th++) {
@@ -263,13 +302,15 @@ int main(void)
         for (size_t mi = 0; mi < 4; mi++)
             for (int64_t nb = 1; nb <= 7; nb += 2 + 2 * (nb == 3))
                 for (int64_t n = 5; n <= 37; n += 32)
-                    one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], n, nb * be, X_RANDOM);
+                    one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], n, nb * be, X_RANDOM, 0);
         for (int pat = X_ZEROS; pat <= X_NONFINITE; pat++)
             for (int64_t mi = 0; mi < 4; mi += 3)
-                one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], 37, 7 * be, pat);
-        one_case(cpu, QTS[q], WK_DTYPE_F16, 3, 19, 3 * be, X_RANDOM);
-        one_case(cpu, QTS[q], WK_DTYPE_BF16, 8, 19, 3 * be, X_ADVERSARIAL);
-        one_case(cpu, QTS[q], WK_DTYPE_BF16, 2, 19, be, X_NONFINITE);
+                one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], 37, 7 * be, pat, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_F16, 3, 19, 3 * be, X_RANDOM, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_BF16, 8, 19, 3 * be, X_ADVERSARIAL, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_BF16, 2, 19, be, X_NONFINITE, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_F32, 8, 37, 3 * be, X_ADVERSARIAL, 1);
+        one_case(cpu, QTS[q], WK_DTYPE_F32, 3, 21, 3 * be, X_RANDOM, 1);
     }
     wk_device_close(cpu);
     return testlib_summary();
