@@ -29,10 +29,11 @@
 #define PF 16 /* taps ahead that the micro-kernel prefetches */
 #define NB 4  /* tiles per work item */
 
-/* t [MR][16*nv] = sum over k of a[k*MR + r] * (x under tap k of pixel j), k in order, FMA:
- * tap k = c*nt + i reads b + off[k] + j where lane j of mask m[i] is set, else 0. */
+/* t [MR][16*nv] (rows ldt floats apart) = sum over k of a[k*MR + r] * (x under tap k of pixel
+ * j), k in order, FMA: tap k = c*nt + i reads b + off[k] + j where lane j of mask m[i] is set,
+ * else 0. */
 static inline __attribute__((always_inline)) void
-tile_nv(int nv, float *restrict t, const float *restrict a, const float *restrict b,
+tile_nv(int nv, float *restrict t, int64_t ldt, const float *restrict a, const float *restrict b,
         const int64_t *restrict off, const uint64_t *restrict m, int64_t ncig, int64_t nt)
 {
     __m512 c0[MR], c1[MR], c2[MR];
@@ -82,28 +83,31 @@ tile_nv(int nv, float *restrict t, const float *restrict a, const float *restric
         }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
-        _mm512_storeu_ps(t + r * NR, c0[r]);
+        _mm512_storeu_ps(t + r * ldt, c0[r]);
         if (nv > 1)
-            _mm512_storeu_ps(t + r * NR + 16, c1[r]);
+            _mm512_storeu_ps(t + r * ldt + 16, c1[r]);
         if (nv > 2)
-            _mm512_storeu_ps(t + r * NR + 32, c2[r]);
+            _mm512_storeu_ps(t + r * ldt + 32, c2[r]);
     }
 }
 
-static __attribute__((noinline)) void tile1(float *t, const float *a, const float *b, const int64_t *off, const uint64_t *m,
-                  int64_t ncig, int64_t nt)
+static __attribute__((noinline)) void tile1(float *t, int64_t ldt, const float *a,
+                                              const float *b, const int64_t *off,
+                                              const uint64_t *m, int64_t ncig, int64_t nt)
 {
-    tile_nv(1, t, a, b, off, m, ncig, nt);
+    tile_nv(1, t, ldt, a, b, off, m, ncig, nt);
 }
-static __attribute__((noinline)) void tile2(float *t, const float *a, const float *b, const int64_t *off, const uint64_t *m,
-                  int64_t ncig, int64_t nt)
+static __attribute__((noinline)) void tile2(float *t, int64_t ldt, const float *a,
+                                              const float *b, const int64_t *off,
+                                              const uint64_t *m, int64_t ncig, int64_t nt)
 {
-    tile_nv(2, t, a, b, off, m, ncig, nt);
+    tile_nv(2, t, ldt, a, b, off, m, ncig, nt);
 }
-static __attribute__((noinline)) void tile3(float *t, const float *a, const float *b, const int64_t *off, const uint64_t *m,
-                  int64_t ncig, int64_t nt)
+static __attribute__((noinline)) void tile3(float *t, int64_t ldt, const float *a,
+                                              const float *b, const int64_t *off,
+                                              const uint64_t *m, int64_t ncig, int64_t nt)
 {
-    tile_nv(3, t, a, b, off, m, ncig, nt);
+    tile_nv(3, t, ldt, a, b, off, m, ncig, nt);
 }
 
 /* m [kh*kw + kw] (q->kh * q->kw masks) for the len <= NR pixels from q0 of an image: bit j set
@@ -202,13 +206,20 @@ wk_status wk_cpu_conv_avx512_direct(float *out, const float *x, const float *w,
             for (int64_t s = 0; s < tn; s++) {
                 const int64_t q0 = (t0 + s) * NR, len = nq - q0 < NR ? nq - q0 : NR;
                 const uint64_t *ms = m + s * ntap;
+                /* a whole tile of output rows as wide as the input's: the 48 lanes are 48
+                 * consecutive output pixels, stored from the registers */
+                float *o = og + cb * MR * ohw;
+                const int inplace = mr == MR && len == NR && q->wo == q->w;
+                float *dst = inplace ? o + q0 : t;
+                const int64_t ld = inplace ? ohw : NR;
                 if (len > 32)
-                    tile3(t, a, xg + q0, off, ms, cig, ntap);
+                    tile3(dst, ld, a, xg + q0, off, ms, cig, ntap);
                 else if (len > 16)
-                    tile2(t, a, xg + q0, off, ms, cig, ntap);
+                    tile2(dst, ld, a, xg + q0, off, ms, cig, ntap);
                 else
-                    tile1(t, a, xg + q0, off, ms, cig, ntap);
-                store_tile(og + cb * MR * ohw, t, mr, q0, len, q);
+                    tile1(dst, ld, a, xg + q0, off, ms, cig, ntap);
+                if (!inplace)
+                    store_tile(o, t, mr, q0, len, q);
             }
         }
     }
