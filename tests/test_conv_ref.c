@@ -6,7 +6,9 @@
  *   tiles that cross images, a few hundred and over a thousand taps,
  *   groups, stride 2 (and a different stride per dim), dilation, padding wider than the kernel,
  *   a kernel wider than the image, 1-pixel outputs, 1x1 kernels, a non-contiguous input;
- *   in f32, f64, f16 and bf16, on each path (WICK_CPU_CONV unset, then "gemm").
+ *   convs that read the input in place (cpu_conv_avx512_direct.c: wo < w, short last tiles,
+ *   output rows outside the input);
+ *   in f32, f64, f16 and bf16, on each path (WICK_CPU_CONV unset, "padded", then "gemm").
  * 1. Exact values: inputs and weights are multiples of 1/8 in [-2, 2] (exact in bf16 and f16),
  *    so every product is a multiple of 1/64 and every partial sum here is exact in f32: f32 and
  *    f64 must match the reference exactly; f16 and bf16 within the one rounding of the output
@@ -157,6 +159,16 @@ static const conv_case CASES[] = {
     {"2d K 333",                      0, 2, 37, 9, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"2d K 333 stride 2",             0, 2, 37, 9, 11, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1},
     {"2d K 1440 stride 2 (1 tile)",   0, 3, 160, 9, 9, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    /* the in-place masked path (cpu_conv_avx512_direct.c): wo < w, tails of 16 and 32 lanes,
+     * output rows past the input (ph > kernel reach), dilation, tall kernels */
+    {"2d k3 p0, wo < w, 30x60",       0, 2, 5, 30, 60, 12, 3, 3, 1, 1, 0, 0, 1, 1, 1},
+    {"2d k3 p1 8x8, tail 16",         0, 3, 4, 8, 8, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"2d k3 p(0,1), 6x20",            0, 3, 4, 6, 20, 9, 3, 3, 1, 1, 0, 1, 1, 1, 1},
+    {"2d k3 p1, tail 32, co 20",      0, 2, 3, 4, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"2d k2 p(2,0) rows past input",  0, 2, 3, 9, 24, 7, 2, 2, 1, 1, 2, 0, 1, 1, 1},
+    {"2d dil (2,3) k3 p(2,3)",        0, 1, 4, 12, 31, 10, 3, 3, 1, 1, 2, 3, 2, 3, 1},
+    {"2d kernel 7x1 p(3,0) g 2",      0, 2, 6, 15, 17, 8, 7, 1, 1, 1, 3, 0, 1, 1, 2},
+    {"1d k3 p1, L 1024 (tail 16)",    1, 2, 9, 1, 1024, 17, 1, 3, 1, 1, 0, 1, 1, 1, 1},
     {"1d k3 p1, L 100, co 13",        1, 3, 7, 1, 100, 13, 1, 3, 1, 1, 0, 1, 1, 1, 1},
     {"1d s2 d2 p3 groups 2",          1, 2, 8, 1, 257, 6, 1, 3, 1, 2, 0, 3, 1, 2, 2},
     {"1d k7 p3, L 500",               1, 1, 4, 1, 500, 16, 1, 7, 1, 1, 0, 3, 1, 1, 1},
@@ -221,8 +233,9 @@ int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
     const int n = testlib_devices(specs);
-    /* the CPU's two paths: its default (the AVX-512F conv where the CPU has it), then gemm */
-    const char *paths[2] = {"default", "gemm"};
+    /* the CPU's paths: its default (the AVX-512F conv where the CPU has it: in place where it
+     * fits), the AVX-512F conv on its padded copy of the input, then gemm */
+    const char *paths[3] = {"default", "padded", "gemm"};
     for (int i = 0; i < n; i++) {
         g_spec = specs[i];
         if (strcmp(g_spec, "cpu") != 0)
@@ -230,10 +243,10 @@ int main(void)
         if (!TEST_EQ_STATUS(wk_device_open(&g_dev, g_spec), WK_OK))
             continue;
         printf("device %s\n", g_spec);
-        for (int pi = 0; pi < 2; pi++) {
+        for (int pi = 0; pi < 3; pi++) {
             g_path = paths[pi];
             if (pi)
-                setenv("WICK_CPU_CONV", "gemm", 1);
+                setenv("WICK_CPU_CONV", paths[pi], 1);
             for (int c = 0; c < NCASES; c++)
                 for (int exact = 1; exact >= 0; exact--)
                     test_case(&CASES[c], exact);

@@ -11,8 +11,10 @@
  * Images run one after the other (each gemm threaded by wk_cpu_gemm) unless wk_cpu_gemm_spread says,
  * then OpenMP spreads the images over threads, each with its own column buffer.
  * On a CPU with AVX-512F, f32 compute (f32, f16, bf16) of a forward conv goes to
- * cpu_conv_avx512.c instead (no whole-image im2col), except 1x1 kernels;
- * WICK_CPU_CONV=gemm keeps the im2col path. */
+ * cpu_conv_avx512.c instead (no whole-image im2col), except 1x1 kernels; its stride-1 convs read
+ * the input in place (cpu_conv_avx512_direct.c) where that fits.
+ * WICK_CPU_CONV=gemm keeps the im2col path; WICK_CPU_CONV=padded the AVX-512F conv on a padded
+ * copy of the input. */
 #include "cpu_conv.h"
 #include "cpu_ops.h"
 #include "wk_core.h"

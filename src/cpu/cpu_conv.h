@@ -19,4 +19,17 @@ typedef struct wk_conv_geom {
  * AVX-512F (the caller checks); the result does not depend on the number of threads. */
 wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const wk_conv_geom *q);
 
+/* The weights w [g*cog][nk] packed for the AVX-512 micro-kernel: wk [g][ncb][nk][8] (blocks
+ * of 8 output channels, those past cog zero); ncb = ceil(cog / 8). */
+void wk_cpu_conv_pack_weights(float *wk, const float *w, int64_t g, int64_t cog, int64_t ncb,
+                              int64_t nk);
+
+/* 1 when wk_cpu_conv_avx512_direct takes q (stride 1, wo <= w, few lanes dropped). */
+int wk_cpu_conv_direct_fits(const wk_conv_geom *q);
+/* The same conv as wk_cpu_conv_avx512, reading x in place (cpu_conv_avx512_direct.c); only
+ * where wk_cpu_conv_direct_fits(q). wk_cpu_conv_avx512 calls it where it fits, unless
+ * WICK_CPU_CONV=padded. */
+wk_status wk_cpu_conv_avx512_direct(float *out, const float *x, const float *w,
+                                    const wk_conv_geom *q);
+
 #endif

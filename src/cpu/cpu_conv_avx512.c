@@ -21,6 +21,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MR 8              /* output channels per tile */
@@ -129,17 +130,19 @@ static void pad_input(float *xp, const float *x, const wk_conv_geom *q, int64_t 
 }
 
 /* wk [g][cb][k][MR] = w [g*cog + cb*MR + r][k], rows past cog zero. */
-static void pack_weights(float *wk, const float *w, int64_t g, int64_t cog, int64_t ncb, int64_t nk)
+void wk_cpu_conv_pack_weights(float *wk, const float *w, int64_t g, int64_t cog, int64_t ncb,
+                              int64_t nk)
 {
-    for (int64_t gi = 0; gi < g; gi++)
-        for (int64_t cb = 0; cb < ncb; cb++) {
-            float *d = wk + (gi * ncb + cb) * nk * MR;
-            for (int64_t k = 0; k < nk; k++)
-                for (int r = 0; r < MR; r++) {
-                    const int64_t co = cb * MR + r;
-                    d[k * MR + r] = co < cog ? w[(gi * cog + co) * nk + k] : 0.0f;
-                }
-        }
+#pragma omp parallel for schedule(static) if (g * ncb * nk > 16384)
+    for (int64_t gc = 0; gc < g * ncb; gc++) {
+        const int64_t gi = gc / ncb, cb = gc % ncb;
+        float *d = wk + gc * nk * MR;
+        for (int64_t k = 0; k < nk; k++)
+            for (int r = 0; r < MR; r++) {
+                const int64_t co = cb * MR + r;
+                d[k * MR + r] = co < cog ? w[(gi * cog + co) * nk + k] : 0.0f;
+            }
+    }
 }
 
 /* One run of a panel: len output pixels of one output row, from xp + src (stepping by sw) to
@@ -192,6 +195,9 @@ static void pack_panel(float *panel, int64_t np, const float *xg, const int64_t 
 /* out [n, co, ho*wo] = conv(x, w): see the top of the file. */
 wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const wk_conv_geom *q)
 {
+    const char *want = getenv("WICK_CPU_CONV");
+    if (wk_cpu_conv_direct_fits(q) && !(want && !strcmp(want, "padded")))
+        return wk_cpu_conv_avx512_direct(out, x, w, q);
     const int64_t cig = q->ci / q->g, cog = q->co / q->g, nk = cig * q->kh * q->kw;
     const int64_t hp = q->h + 2 * q->ph, wp = q->w + 2 * q->pw, ohw = q->ho * q->wo;
     const int64_t ncb = (cog + MR - 1) / MR;
@@ -221,7 +227,7 @@ wk_status wk_cpu_conv_avx512(float *out, const float *x, const float *w, const w
         return wk_err(WK_ERR_OUT_OF_MEMORY, "conv: cannot allocate the padded input and packed weights");
     }
     pad_input(xp, x, q, hp, wp, ps, slack);
-    pack_weights(wk, w, q->g, cog, ncb, nk);
+    wk_cpu_conv_pack_weights(wk, w, q->g, cog, ncb, nk);
     for (int64_t k = 0; k < nk; k++) { /* k = (c, kh, kw) as the weights order it */
         const int64_t c = k / (q->kh * q->kw), kh = k / q->kw % q->kh, kw = k % q->kw;
         off[k] = c * ps + kh * q->dh * wp + kw * q->dw;
