@@ -205,7 +205,7 @@ static wk_status to_blocking(wk_comm **cs, int n, nc_lib *L)
 {
     if (!L->api.CommSplit || mode_wanted() != NC_GUARDED || ((nc_rank *)cs[0]->impl)->blocking)
         return WK_OK;
-    /* f32 elements, 4 B .. 32 MiB in all; every rank has room for n x total / n */
+    /* f32 elements, 4 B .. 32 MiB in all; each rank's buffer holds nranks x (total / nranks) */
     static const size_t sizes[] = {1, (size_t)1 << 16, (size_t)1 << 23};
     const size_t nsz = sizeof sizes / sizeof sizes[0];
     wk_storage **one = wk_calloc((size_t)n, sizeof *one);
@@ -251,7 +251,8 @@ static wk_status to_blocking(wk_comm **cs, int n, nc_lib *L)
         const wk_coll_kind kind = kinds[k % 4];
         const size_t total = sizes[k / 4];
         const bool per_rank = kind == WK_COLL_ALL_GATHER || kind == WK_COLL_REDUCE_SCATTER;
-        const size_t count = per_rank ? (total / (size_t)n > 0 ? total / (size_t)n : 1) : total;
+        const size_t nr = (size_t)cs[0]->nranks; /* the communicator's ranks (n: those here) */
+        const size_t count = per_rank ? (total / nr > 0 ? total / nr : 1) : total;
         nc_result r = NC_SUCCESS;
         L->api.GroupStart();
         for (int i = 0; i < n && (r == NC_SUCCESS || r == NC_IN_PROGRESS); i++) {
