@@ -39,10 +39,8 @@ struct flash_geom {
 #define FL_BC 64  /* keys per tile */
 #define FL_PAD 8
 
-template <int BF> WK_DEV uint16_t fl_round(float x)
-{
-    return BF ? wk_fp_f32_to_bf16(x) : wk_fp_f32_to_f16(x);
-}
+/* The 16-bit storage type of a matrix-unit operand (BF: bf16, else f16), for its conversions. */
+template <int BF> struct fl_t : wk_t<BF ? WK_DT_BF16 : WK_DT_F16> {};
 
 /* lo and hi rounded to the dtype (to nearest even), packed (lo in the low half). NVIDIA sm_80+:
  * one cvt instruction (IEEE rounding, subnormals kept, as gpu.h's conversion; a NaN may carry
@@ -57,26 +55,23 @@ template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
         asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
 #else
-    return (uint32_t)fl_round<BF>(lo) | (uint32_t)fl_round<BF>(hi) << 16;
+    return (uint32_t)fl_t<BF>::st(lo) | (uint32_t)fl_t<BF>::st(hi) << 16;
 #endif
 }
 
 /* The two values of a packed pair, widened exactly. */
 template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
 {
-    if (BF) {
-        *lo = __uint_as_float(p << 16);
-        *hi = __uint_as_float(p & 0xffff0000u);
+#if WK_MMA_NATIVE
+    if (!BF) {
+        asm("{ .reg .f16 a, b; mov.b32 {a, b}, %2; cvt.f32.f16 %0, a; cvt.f32.f16 %1, b; }"
+            : "=f"(*lo), "=f"(*hi)
+            : "r"(p));
         return;
     }
-#if WK_MMA_NATIVE
-    asm("{ .reg .f16 a, b; mov.b32 {a, b}, %2; cvt.f32.f16 %0, a; cvt.f32.f16 %1, b; }"
-        : "=f"(*lo), "=f"(*hi)
-        : "r"(p));
-#else
-    *lo = wk_mma_in<0>(p & 0xffffu);
-    *hi = wk_mma_in<0>(p >> 16);
 #endif
+    *lo = wk_mma_in<BF>(p & 0xffffu);
+    *hi = wk_mma_in<BF>(p >> 16);
 }
 
 /* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
@@ -245,7 +240,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         for (int e = 0; e < 4; e++) {
             const int64_t row = r0 + gr + (e >> 1) * 8;
             if (row < g.lq)
-                ob[row * D + j * 8 + 2 * t + (e & 1)] = fl_round<BF>(o[j][e] / lsum[e >> 1]);
+                ob[row * D + j * 8 + 2 * t + (e & 1)] = fl_t<BF>::st(o[j][e] / lsum[e >> 1]);
         }
 }
 

@@ -34,13 +34,7 @@ static int64_t attn_env(const char *name, int64_t def)
  * elements per load. */
 static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
 {
-    const int64_t ve = (int64_t)(16 / esz);
-    if ((uintptr_t)p % 16 != 0 || l->dims[3] % ve != 0)
-        return false;
-    for (int i = 0; i < 3; i++)
-        if (l->dims[i] > 1 && l->strides[i] % ve != 0)
-            return false;
-    return true;
+    return l->dims[3] % (int64_t)(16 / esz) == 0 && wk_gpu_rows_aligned(p, l, esz, 16);
 }
 
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)

@@ -18,19 +18,6 @@ _Static_assert(sizeof(flash_geom) == 15 * 8, "flash_geom layout");
 #define FLASH_MIN_LQ 64  /* fewer query tokens: the decode kernels (their split over keys fills
                           * the GPU; one block of 128 rows per head would not) */
 
-/* Every row start aligned to `align` bytes: the base and the strides of dims 0..2 (where the dim
- * is more than 1) in multiples of align / esz elements. */
-static bool rows_aligned(const void *p, const wk_layout *l, size_t esz, size_t align)
-{
-    const int64_t ve = (int64_t)(align / esz);
-    if ((uintptr_t)p % align != 0)
-        return false;
-    for (int i = 0; i < 3; i++)
-        if (l->dims[i] > 1 && l->strides[i] % ve != 0)
-            return false;
-    return true;
-}
-
 bool wk_gpu_flash_fits(const wk_attn_args *a)
 {
     const char *e = getenv("WICK_ATTN_FLASH"); /* 0: never (benchmarks, comparisons) */
@@ -43,9 +30,9 @@ bool wk_gpu_flash_fits(const wk_attn_args *a)
     if ((d != 64 && d != 128) || lq->dims[2] < FLASH_MIN_LQ || lq->dims[1] > 65535 ||
         lq->dims[0] > 65535)
         return false;
-    return rows_aligned(wk_gpu_at(a->q, lq->offset, 2), lq, 2, 4) &&
-           rows_aligned(wk_gpu_at(a->k, lk->offset, 2), lk, 2, 16) &&
-           rows_aligned(wk_gpu_at(a->v, lv->offset, 2), lv, 2, 16);
+    return wk_gpu_rows_aligned(wk_gpu_at(a->q, lq->offset, 2), lq, 2, 4) &&
+           wk_gpu_rows_aligned(wk_gpu_at(a->k, lk->offset, 2), lk, 2, 16) &&
+           wk_gpu_rows_aligned(wk_gpu_at(a->v, lv->offset, 2), lv, 2, 16);
 }
 
 wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)

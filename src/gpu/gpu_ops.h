@@ -41,6 +41,20 @@ static inline void *wk_gpu_at(const void *base, int64_t elem, size_t esize)
     return (void *)((uintptr_t)base + (uintptr_t)elem * esize);
 }
 
+/* Every row of p (layout l, elements of esz bytes; a row runs along the last dim) starts on an
+ * `align`-byte boundary: the base address, and the strides of the other dims (those of more
+ * than one element) in multiples of align / esz elements. */
+static inline bool wk_gpu_rows_aligned(const void *p, const wk_layout *l, size_t esz, size_t align)
+{
+    const int64_t ve = (int64_t)(align / esz);
+    if ((uintptr_t)p % align != 0)
+        return false;
+    for (int i = 0; i + 1 < l->rank; i++)
+        if (l->dims[i] > 1 && l->strides[i] % ve != 0)
+            return false;
+    return true;
+}
+
 /* Blocks for a grid-stride kernel over `units` work items: about 4 per thread when that still
  * gives 4 blocks per multiprocessor, else one per thread (>= 1, capped). */
 unsigned wk_gpu_blocks(const wk_device *dev, int64_t units);
