@@ -705,4 +705,41 @@ WK_DEV void wk_ldsm_x4_t(uint32_t *r, const void *row)
 }
 #endif
 
+/* ---- asynchronous copies from global to shared memory, 16 bytes each: wk_cp_async16(dst, src,
+ * full) copies the 16 bytes at src (global, 16-byte aligned) to dst (shared, 16-byte aligned)
+ * when full, else writes 16 zero bytes to dst and reads nothing (src must still be a valid
+ * address: pass the operand's base). wk_cp_async_commit() closes the group of the copies issued
+ * since the last one; wk_cp_async_wait<N>() waits until at most N groups are still in flight
+ * (the caller's own copies; a barrier after it makes them visible to the block). NVIDIA sm_80+:
+ * cp.async.cg (through L2 only) with its zero-fill size operand, commit_group, wait_group.
+ * Everywhere else (the simt device, AMD, NVIDIA before sm_80) the twin: a plain 16-byte load
+ * and store at the call, commit and wait do nothing; the data is in place when the same barrier
+ * is passed, so a pipelined kernel gives the same result either way. */
+#if WK_MMA_NATIVE
+WK_DEV void wk_cp_async16(void *dst, const void *src, bool full)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :
+                 : "r"(wk_smem_addr(dst)), "l"(src), "r"(full ? 16 : 0)
+                 : "memory");
+}
+WK_DEV void wk_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> WK_DEV void wk_cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+#else
+WK_DEV void wk_cp_async16(void *dst, const void *src, bool full)
+{
+    wk_pack<uint32_t, 4> v;
+    if (full)
+        v.raw = ((const wk_pack<uint32_t, 4> *)src)->raw;
+    else
+        v.v[0] = v.v[1] = v.v[2] = v.v[3] = 0u;
+    ((wk_pack<uint32_t, 4> *)dst)->raw = v.raw;
+}
+WK_DEV void wk_cp_async_commit() {}
+template <int N> WK_DEV void wk_cp_async_wait() {}
+#endif
+
 #endif /* WK_GPU_H */
