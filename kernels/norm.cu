@@ -63,6 +63,33 @@ struct nm_sum1_op {
     }
 };
 
+/* A thread's KV vectors of the row in compute type: widened once and kept (f32, f64, f16,
+ * f8e4m3), or, for bf16 (KEEP = 0), kept as loaded and widened at each use: that is one shift,
+ * and it halves the registers a row takes, so that more rows are in flight per SM. */
+template <int DT, int KV, bool KEEP = DT != WK_DT_BF16> struct nm_vals {
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    enum { N = 16 / sizeof(S) };
+    C v[KV][N];
+    __device__ __forceinline__ void keep(const wk_pack<S, N> *q, int k, int e, bool in)
+    {
+        v[k][e] = 0;
+        if (in)
+            v[k][e] = wk_t<DT>::ld(q[k].v[e]);
+    }
+    __device__ __forceinline__ C at(const wk_pack<S, N> *, int k, int e) const { return v[k][e]; }
+};
+template <int DT, int KV> struct nm_vals<DT, KV, false> {
+    typedef typename wk_t<DT>::S S;
+    typedef typename wk_t<DT>::C C;
+    enum { N = 16 / sizeof(S) };
+    __device__ __forceinline__ void keep(const wk_pack<S, N> *, int, int, bool) {}
+    __device__ __forceinline__ C at(const wk_pack<S, N> *q, int k, int e) const
+    {
+        return wk_t<DT>::ld(q[k].v[e]);
+    }
+};
+
 /* Register-cached rows: KV vectors of N elements per thread. ONE: layer_norm's mean and
  * variance in one reduction (nm_chan_op over per-thread partials, each thread's own two passes
  * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2));
@@ -101,16 +128,16 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                 q[k].raw = xv[lane + k * G].raw;
         /* K: the row's first element (layer_norm's shift; every thread of the group reads it) */
         const C K = LAYER && live ? wk_t<DT>::ld(((const S *)x + base)[0]) : (C)0;
-        C v[KV][N];
+        nm_vals<DT, KV> v;
         C s = 0;
 #pragma unroll
         for (int k = 0; k < KV; k++)
 #pragma unroll
             for (int e = 0; e < N; e++) {
-                v[k][e] = 0;
+                v.keep(q, k, e, k < kv);
                 if (k < kv) {
-                    v[k][e] = wk_t<DT>::ld(q[k].v[e]);
-                    s = s + (LAYER ? v[k][e] - K : v[k][e] * v[k][e]);
+                    const C x = v.at(q, k, e);
+                    s = s + (LAYER ? x - K : x * x);
                 }
             }
         C m = 0, sc;
@@ -122,7 +149,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
 #pragma unroll
                 for (int e = 0; e < N; e++)
                     if (k < kv) {
-                        const C c = v[k][e] - K - p[1];
+                        const C c = v.at(q, k, e) - K - p[1];
                         p[2] = p[2] + c * c;
                     }
             wk_row_allmerge(p, G, nm_chan_op(), red[ph]);
@@ -139,7 +166,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
 #pragma unroll
                 for (int e = 0; e < N; e++)
                     if (k < kv) {
-                        const C c = v[k][e] - m;
+                        const C c = v.at(q, k, e) - m;
                         s2 = s2 + c * c;
                     }
             s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph][0]);
@@ -165,7 +192,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
 #pragma unroll
                 for (int e = 0; e < N; e++)
                     o.v[e] = wk_t<DT>::st(nm_apply<LAYER, C>(
-                        v[k][e], m, sc, wk_t<DT>::ld(a.v[e]), LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
+                        v.at(q, k, e), m, sc, wk_t<DT>::ld(a.v[e]),
+                        LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
                 yv[lane + k * G].raw = o.raw;
             }
     }
@@ -268,13 +296,14 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
 }
 
 /* Register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
- * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
- * nm_kv_max). Two sets:
+ * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for f16, 2 for f8e4m3; bf16 2, 4 and 8, its
+ * values kept as loaded (nm_vals: 64 values in 32 registers at KV 8). Two sets:
  *   norm_<rms|layer>_<dt>_r<KV>  the kernels before the one-reduction layer_norm (WICK_ROWS=old);
  *   norm_<rms|layer>_<dt>_f<KV>  with ONE (see nm_rows_reg); both asked (B = 4)
  *       to fit 4 blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or
- *       less (ptxas, sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills), else B = 1
- *       (no request). */
+ *       less (ptxas, sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills); bf16
+ *       rms_norm at KV 4 and 8 as f32 at the same KV, its layer_norm 2 blocks (no spills);
+ *       else B = 1 (no request). */
 #define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
     WK_KERNEL norm_##on##_##dtn##_r##KV(const void *x, const void *alpha, const void *beta,     \
                                         void *out, int64_t M, int64_t D, int32_t G,            \
@@ -300,13 +329,15 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         else                                                                                   \
             nm_rows_stream<DT, L, 1>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
-#define WK_NORM_R(dtn, DT, KV, B)                                                              \
+#define WK_NORM_R(dtn, DT, KV, B) WK_NORM_R2(dtn, DT, KV, B, B)
+#define WK_NORM_R2(dtn, DT, KV, B, BL)                                                         \
     WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)                   \
-    WK_NORM_F1(rms, false, dtn, DT, KV, B) WK_NORM_F1(layer, true, dtn, DT, KV, B)
+    WK_NORM_F1(rms, false, dtn, DT, KV, B) WK_NORM_F1(layer, true, dtn, DT, KV, BL)
 #define WK_NORM_S(dtn, DT) WK_NORM_S1(rms, false, dtn, DT) WK_NORM_S1(layer, true, dtn, DT)
 WK_NORM_R(f32, WK_DT_F32, 2, 4) WK_NORM_R(f32, WK_DT_F32, 4, 4) WK_NORM_R(f32, WK_DT_F32, 8, 3)
 WK_NORM_R(f64, WK_DT_F64, 2, 4) WK_NORM_R(f64, WK_DT_F64, 4, 4) WK_NORM_R(f64, WK_DT_F64, 8, 1)
-WK_NORM_R(bf16, WK_DT_BF16, 2, 4) WK_NORM_R(bf16, WK_DT_BF16, 4, 1)
+WK_NORM_R(bf16, WK_DT_BF16, 2, 4) WK_NORM_R2(bf16, WK_DT_BF16, 4, 4, 2)
+WK_NORM_R2(bf16, WK_DT_BF16, 8, 3, 2)
 WK_NORM_R(f16, WK_DT_F16, 2, 4) WK_NORM_R(f16, WK_DT_F16, 4, 1)
 WK_NORM_R(f8e4m3, WK_DT_F8E4M3, 2, 1)
 WK_NORM_S(bf16, WK_DT_BF16)

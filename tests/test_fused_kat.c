@@ -209,6 +209,61 @@ static void test_long_rows(void)
     free(x), free(got), free(a), free(b);
 }
 
+/* bf16 rows of 4096 and 8192 (64 values per GPU thread in the norms' widest plan, 64 or 128
+ * threads per row, several rows per block), exact answers: layer_norm of constant rows (0.1
+ * and -3700 as bf16) is beta; of [2, -2, ...] with eps 5 is +-2 + beta (mean 0, var 4,
+ * sqrt(9) = 3, times alpha 3); rms_norm of a constant row with eps 0 is 3 * sign(x) (the
+ * f32 quotient within 1e-7 of +-1, far inside half a bf16 ulp). */
+static void test_long_rows_bf16(void)
+{
+    for (int D = 4096; D <= 8192; D *= 2) {
+        const size_t n = (size_t)3 * D;
+        uint16_t *x = malloc(2 * n), *got = malloc(2 * n), *a = malloc(2 * (size_t)D),
+                 *b = malloc(2 * (size_t)D);
+        if (!TEST_CHECK(x && got && a && b, "malloc")) {
+            free(x), free(got), free(a), free(b);
+            return;
+        }
+        for (int j = 0; j < D; j++) {
+            x[j] = wk_f32_to_bf16(0.1f), x[D + j] = wk_f32_to_bf16(-3700.0f);
+            x[2 * D + j] = wk_f32_to_bf16(j % 2 ? -2.0f : 2.0f);
+            a[j] = wk_f32_to_bf16(3.0f), b[j] = wk_f32_to_bf16((float)(j % 16) * 0.25f - 2.0f);
+        }
+        const wk_layout l3 = testlib_layout2(3, D), l2 = testlib_layout2(2, D);
+        const wk_layout lv = testlib_layout1(D);
+        wk_storage *s = testlib_upload(g_dev, WK_DTYPE_BF16, x, n), *o = NULL;
+        wk_storage *sa = testlib_upload(g_dev, WK_DTYPE_BF16, a, (size_t)D);
+        wk_storage *sb = testlib_upload(g_dev, WK_DTYPE_BF16, b, (size_t)D);
+        if (s && sa && sb &&
+            ran(wk_layer_norm(&o, s, &l3, sa, &lv, sb, &lv, 5.0f), WK_OP_LAYER_NORM,
+                WK_DTYPE_BF16) &&
+            !testlib_download(got, n, o)) {
+            int bad = 0;
+            for (int j = 0; j < 3 * D; j++) {
+                const float bj = (float)(j % 16) * 0.25f - 2.0f;
+                const float want = j < 2 * D ? bj : (j % 2 ? -2.0f : 2.0f) + bj;
+                bad += got[j] != wk_f32_to_bf16(want);
+            }
+            TEST_CHECK(bad == 0, "%s: layer_norm bf16 rows of %d: %d wrong elements", g_spec, D,
+                       bad);
+        }
+        wk_storage_free(o), o = NULL;
+        if (s && sa && ran(wk_rms_norm(&o, s, &l2, sa, &lv, 0.0f), WK_OP_RMS_NORM, WK_DTYPE_BF16) &&
+            !testlib_download(got, 2 * (size_t)D, o)) {
+            int bad = 0;
+            for (int j = 0; j < 2 * D; j++)
+                bad += got[j] != wk_f32_to_bf16(j < D ? 3.0f : -3.0f);
+            TEST_CHECK(bad == 0, "%s: rms_norm bf16 rows of %d: %d wrong elements", g_spec, D,
+                       bad);
+        }
+        wk_storage_free(o);
+        wk_storage_free(s);
+        wk_storage_free(sa);
+        wk_storage_free(sb);
+        free(x), free(got), free(a), free(b);
+    }
+}
+
 /* One rope call on f32 data. */
 static void rope_case(wk_op op, const float *x, const int64_t *xd, const float *c, const float *s,
                       int32_t cr, const int64_t *cd, const double *want, const char *what)
@@ -392,6 +447,7 @@ int main(void)
         test_softmax();
         test_norms();
         test_long_rows();
+        test_long_rows_bf16();
         test_rope();
         test_arg_sort();
         test_arg_sort_long();

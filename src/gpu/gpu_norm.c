@@ -7,7 +7,8 @@
  *   - 16-byte units possible (D a multiple of N = 16/size, every row start, out, alpha and
  *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): the register
  *     kernel "_r<KV>" with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer
- *     for the 16- and 8-bit types, so a thread keeps at most 32 values), the (G, KV) of least
+ *     for the 16- and 8-bit types, so a thread keeps at most 32 widened values; 8 for bf16 in
+ *     the norms, which widen bf16 at each use instead of keeping it), the (G, KV) of least
  *     padding (ties: the larger KV, more rows per block; for f32 softmax the smaller), as measured
  *     fastest (below); layer_norm and 16-bit softmax take the "_f<KV>" kernels (one reduction
  *     per row: Chan's mean/variance merge, an online max/sum), f32 softmax the two-reduction
@@ -165,7 +166,10 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
      * two-reduction kernel (3215 GB/s against 3001 for the one-reduction one, 1842 at KV 8). */
     const bool f32_softmax = softmax && esz >= 4;
     int32_t G = 1;
-    const int kv = vec ? reg_plan(D / N, (int)(2 * esz < 8 ? 2 * esz : 8), !f32_softmax, &G) : 0;
+    /* KV at most 8 (f32, f64; bf16 in the norms, which keep its values as loaded: norm.cu's
+     * nm_vals), else 2 * size: a thread holds at most 32 widened values */
+    const int kv_max = esz >= 4 || (!softmax && dt == WK_DTYPE_BF16) ? 8 : (int)(2 * esz);
+    const int kv = vec ? reg_plan(D / N, kv_max, !f32_softmax, &G) : 0;
     if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
         G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
 
