@@ -10,7 +10,8 @@
  *     result of the last add is checked (a + b, exact in f32). Best of 5 loops after one warm-up.
  *     The same 1000 adds captured once (wk_graph_begin/end) and replayed: us per op of a
  *     replay.
- *   - decode attention: q (1, 32, 1, 128), k and v (1, 8, L, 128), L = 8192 and 32768, causal,
+ *   - decode attention: q (1, 32, 1, 128), k and v (1, 8, L, 128), L = 8192 and 32768 (and
+ *     2048 for f16: with the others, a fit of fixed cost plus streaming), causal,
  *     q and cache f16, bf16 and f32 (cache f16 with q f32 too), and wk_decode_attention_lens on
  *     the f16 cache of 32768 rows with the count 32768 and 16384; us per call and the bandwidth
  *     (K + V bytes of the rows read + q + out) / time as % of the device copy bandwidth
@@ -322,6 +323,7 @@ int main(int argc, char **argv)
     }
 
     static const attn_case cases[] = {
+        {WK_DTYPE_F16, WK_DTYPE_F16, 2048, 0}, /* with 8k and 32k: the fixed cost by a fit */
         {WK_DTYPE_F16, WK_DTYPE_F16, 8192, 0},    {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 0},
         {WK_DTYPE_BF16, WK_DTYPE_BF16, 8192, 0},  {WK_DTYPE_BF16, WK_DTYPE_BF16, 32768, 0},
         {WK_DTYPE_F32, WK_DTYPE_F32, 8192, 0},    {WK_DTYPE_F32, WK_DTYPE_F32, 32768, 0},

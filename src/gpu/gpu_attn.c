@@ -1,24 +1,29 @@
 /* gpu_attn.c: decode attention on the GPU through kernels/attn.cu (its header comment describes
- * the kernels). Here: the split of the sequence (planned for Lk; with lens the kernels read
- * each entry's count and the blocks past it store empty partials), the query set per block, the
- * alignment test for 16-byte loads, the scratch for the partial results, and the launch (the
- * merge of the splits fused into it through the device's completion counters, or a second
- * launch of the combine kernel). */
+ * the kernels). Here: the query set per block, the tile (keys per tile, lanes per key, pipeline
+ * stages) from the row's 16-byte chunks, the split count (planned for Lk; the kernels cut each
+ * entry's actual count into that many spans), the alignment test for 16-byte copies, the
+ * scratch for the partial results, and the launch (the merge of the splits fused into it
+ * through the device's completion counters, or a second launch of the combine kernel).
+ * Benchmark knobs (environment): WICK_ATTN_BPS (blocks per multiprocessor the split aims at,
+ * default 2), WICK_ATTN_NCH=1 (half tiles, twice the stages, for the kernels of two chunks per
+ * thread), WICK_ATTN_COMBINE=1 (the separate combine kernel). */
 #include "gpu_ops.h"
 #include <stdlib.h>
 
-#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: 256 / W warps of W keys) */
+#define ATTN_MAXSPLIT 256 /* kernels/attn.cu: the merge's weights in shared memory */
 
 /* Mirrors struct attn_geom of kernels/attn.cu field for field (all int64: no padding). */
 typedef struct attn_geom {
     int64_t nb, hq, hkv, lq, lk, d;
     int64_t qs[3], ks[3], vs[3];
-    int64_t nsplit, span;
+    int64_t nsplit;
+    int64_t tk, tpk, nst;
     int64_t nq;
+    int64_t qb;
     int64_t causal, vec;
     int64_t lstride; /* elements between entries of lens (when given) */
 } attn_geom;
-_Static_assert(sizeof(attn_geom) == 21 * 8, "attn_geom layout");
+_Static_assert(sizeof(attn_geom) == 24 * 8, "attn_geom layout");
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -54,8 +59,8 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         .causal = a->causal != 0,
         .lstride = a->ll ? a->ll->strides[0] : 0,
     };
-    /* lens: the kernels read L_b from device memory (NULL: Lk for every entry); the split below
-     * covers Lk, blocks whose keys start at or past L_b store an empty partial */
+    /* lens: the kernels read L_b from device memory (NULL: Lk for every entry) and cut it into
+     * the nsplit spans planned below for Lk (graph replays see new counts) */
     const uint32_t *lens = a->lens ? wk_gpu_at(a->lens, a->ll->offset, sizeof(uint32_t)) : NULL;
     uint32_t *word = NULL;
     if (lens) {
@@ -65,29 +70,38 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     }
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
-    const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
-    /* resident blocks per multiprocessor of the kernel picked (kernels/attn.cu: 2 for the
-     * register-capped ones, 1 for "4w" and 8 queries). 2 to 4 queries per kv head take "4w"
-     * (WICK_ATTN_OCC=2: the capped kernel): on the H200 (2026-11-28) the capped kernel spills
-     * and "4w" was faster at every length (GQA 4:1, 32k f16: 90 us against 99-140 us for the
-     * other settings; the llama example's decode 280 against 254 tokens/s) */
-    const bool wide = qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
-    const int64_t occ = qb == 8 || wide ? 1 : 2;
-    const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
-    /* as many blocks as are resident at once (one wave: each block streams its span with every
-     * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
-     * per split. WICK_ATTN_BPS (blocks per multiprocessor) overrides it (benchmarks). */
+    /* the row as C 16-byte chunks; queries per block: 1, 4 or 8 (8 keeps one chunk per thread
+     * and matrix, so only rows of at most 32 chunks: longer ones go 4 at a time) */
+    const int64_t C = cdiv(g.d, (int64_t)(16 / ksz));
+    const int64_t qb = g.nq <= 1 ? 1 : g.nq <= 4 || C > 32 ? 4 : 8;
+    g.qb = qb;
+    /* the tile: TPK lanes per key (a power of two covering the chunks at nch per thread, at
+     * most 32), 256 / TPK keys; as many stages as the kernel's buffer (2 full tiles) holds,
+     * at most 4 */
+    const int64_t nchk = qb == 8 ? 1 : 2;
+    const int64_t nche = attn_env("WICK_ATTN_NCH", nchk), nch = nche < nchk ? nche : nchk;
+    g.tpk = 1;
+    while (g.tpk * nch < C)
+        g.tpk <<= 1;
+    g.tk = WK_GPU_BLOCK / g.tpk;
+    g.nst = 2 * 2 * WK_GPU_BLOCK * nchk / (2 * g.tk * C);
+    if (g.nst > 4)
+        g.nst = 4;
+    const int64_t nz = cdiv(g.nq, qb), tiles = cdiv(g.lk, g.tk);
+    /* splits: as many blocks as are resident at once (2 per multiprocessor: one wave, every
+     * block streaming), whole tiles per split; WICK_ATTN_BPS overrides the blocks per SM */
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-    int64_t want = attn_env("WICK_ATTN_BPS", occ) * sm / (g.nb * g.hkv * nz);
-    if (want > chunks)
-        want = chunks;
+    int64_t want = attn_env("WICK_ATTN_BPS", 2) * sm / (g.nb * g.hkv * nz);
+    if (want > tiles)
+        want = tiles;
+    if (want > ATTN_MAXSPLIT)
+        want = ATTN_MAXSPLIT;
     if (want < 1)
         want = 1;
-    g.span = cdiv(chunks, want) * ATTN_CHUNK;
-    g.nsplit = cdiv(g.lk, g.span);
-    if (g.nsplit > 65535 || g.nb * g.hkv > 65535 || nz > 65535)
-        return wk_err(WK_ERR_NOT_SUPPORTED, "decode_attention: grid too large (B * Hkv = %lld)",
-                      (long long)(g.nb * g.hkv));
+    g.nsplit = want;
+    if (g.nb * g.hkv > 65535 || nz > 65535 || g.lk > INT32_MAX / 2)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "decode_attention: grid too large (B * Hkv = %lld, "
+                      "Lk = %lld)", (long long)(g.nb * g.hkv), (long long)g.lk);
     /* partials: po (bh, s, gq, D), pm and pl (bh, s, gq) */
     const size_t np = (size_t)(g.nb * g.hkv * g.nsplit * g.nq);
     void *scr;
@@ -99,7 +113,7 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     char name[64];
     const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
                             wk_gpu_dtype_kname(a->kvdt),
-                            qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
+                            qb == 1 ? "1" : qb == 8 ? "8" : "4"};
     wk_gpu_kname(name, sizeof name, parts, 5);
     /* the merge of the splits fused into the part kernel (its last block per kv head and query
      * set, through the device's completion counters); WICK_ATTN_COMBINE=1 or more sets than
@@ -118,8 +132,7 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);
         void *cargs[] = {&po, &pm, &pl, &out, &g};
-        st = wk_gpu_run(dev, "attn", name, wk_gpu_blocks(dev, g.nb * g.hq * g.lq * g.d), 1, 1,
-                        cargs);
+        st = wk_gpu_run(dev, "attn", name, (unsigned)nz, (unsigned)(g.nb * g.hkv), 1, cargs);
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the kernels that use it */
     return st;

@@ -1,22 +1,23 @@
 #!/bin/sh
-# attn.sh OUTDIR: decode attention on cuda:0 (issue 10, item 4: wk_decode_attention_lens and
-# the flash-decoding kernels of kernels/attn.cu). From the repository root, on a machine with one
-# NVIDIA GPU, CUDA, PyTorch and compute-sanitizer:
+# attn.sh OUTDIR: decode attention on cuda:0 (issue 10, item 4: wk_decode_attention(_lens) and
+# the pipelined flash-decoding kernels of kernels/attn.cu). From the repository root, on a
+# machine with one NVIDIA GPU, CUDA, PyTorch and compute-sanitizer:
 #   sh tools/device/attn.sh [OUTDIR]          (OUTDIR default: $OUT, else ./gpu-out)
-#   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt)
-#      and build the targets below;
-#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_ATTN_OCC=1, the uncapped
-#      4-query kernel, WICK_FORCE_RTC=1, the kernels compiled by NVRTC, and
-#      WICK_ATTN_COMBINE=1, the separate combine kernel), test_bad_attn,
-#      test_graph (the lens variant captured once and replayed with new counts); the
-#      decode_attention and decode_attention_lens parity rows (embedded and NVRTC);
+#   0. configure $WICK_BUILD_DIR (default build-gpu; CUDA only, sm_90 unless WICK_CUDA_ARCHS
+#      says otherwise, no simt, plus $WICK_CMAKE_EXTRA) and build the targets below;
+#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_FORCE_RTC=1, the kernels
+#      compiled by NVRTC, WICK_ATTN_COMBINE=1, the separate combine kernel, and
+#      WICK_ATTN_NCH=1, half tiles with more stages), test_bad_attn, test_graph (the lens
+#      variant captured once and replayed with new counts); the decode_attention parity rows
+#      (embedded and NVRTC);
 #   2. compute-sanitizer memcheck (test_attn quick, test_bad_attn: a count past the cache must
-#      not be read) and racecheck (test_attn quick);
+#      not be read) and racecheck (test_attn quick: the shared-memory pipeline);
 #   3. bench/gpu_compare_decode.py: wick (eager and as a graph replay) beside torch sdpa
-#      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768, the lens variant at 32768;
-#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_OCC (2: register-capped
-#      kernel, 2 blocks/SM; 1: uncapped, 1 block/SM) x WICK_ATTN_BPS (blocks per SM the split
-#      aims at) 1 2 4 8, graph-replay % of copy bandwidth per case; then the default knobs with
+#      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768 (f16 also 2048), the lens
+#      variant at 32768;
+#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_NCH (2: full tiles,
+#      2 stages; 1: half tiles, 4 stages) x WICK_ATTN_BPS (blocks per SM the split aims at)
+#      1 2 3 4, graph-replay us and % of copy bandwidth per case; then the default knobs with
 #      the separate combine kernel (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
@@ -24,7 +25,7 @@ set -u
 R=${1:-${OUT:-gpu-out}}
 O=$R/attn
 mkdir -p "$O"
-B=build-gpu
+B=${WICK_BUILD_DIR:-build-gpu}
 S=$O/summary.txt
 : >"$S"
 step() { printf '%-46s %s\n' "$1" "$2" | tee -a "$S"; }
@@ -54,9 +55,9 @@ run_test() { # name env... -- binary
 }
 export WICK_TEST_DEVICES=cpu,cuda:0
 run_test test_attn timeout 300 $B/test_attn
-run_test test_attn_occ1 WICK_ATTN_OCC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_rtc WICK_FORCE_RTC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_combine WICK_ATTN_COMBINE=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
+run_test test_attn_nch1 WICK_ATTN_NCH=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_bad_attn timeout 120 $B/test_bad_attn
 run_test test_graph WICK_TEST_DEVICES=cuda:0 timeout 120 $B/test_graph
 for mode in embedded rtc; do
@@ -90,15 +91,15 @@ step "gpu_compare_decode.py" "rc=$?"
 
 # ---- 4. knob sweep (graph-replay % of copy bandwidth)
 : >"$O/sweep.txt"
-for occ in 2 1; do
-  for bps in 1 2 4 8; do
-    WICK_ATTN_OCC=$occ WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
-      >"$O/sweep_occ${occ}_bps$bps.log" 2>&1
-    grep '^ATTN' "$O/sweep_occ${occ}_bps$bps.log" | sed "s/^/occ $occ bps $bps /" >>"$O/sweep.txt"
+for nch in 2 1; do
+  for bps in 1 2 3 4; do
+    WICK_ATTN_NCH=$nch WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
+      >"$O/sweep_nch${nch}_bps$bps.log" 2>&1
+    grep '^ATTN' "$O/sweep_nch${nch}_bps$bps.log" | sed "s/^/nch $nch bps $bps /" >>"$O/sweep.txt"
   done
 done
 WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
-step "sweep (occ 2 1 x bps 1 2 4 8)" "$(wc -l <"$O/sweep.txt") rows"
+step "sweep (nch 2 1 x bps 1 2 3 4)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
 
@@ -107,19 +108,19 @@ echo
 echo "== decode attention $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt"), commit $(git rev-parse --short HEAD 2>/dev/null)"
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
 echo
-echo "== knob sweep: graph-replay us and % of copy bandwidth (eager % in brackets)"
-printf '%-30s' "case \\ occ,bps"
-for occ in 2 1; do for bps in 1 2 4 8; do printf '%13s' "$occ,$bps"; done; done; echo
-# rows: occ O bps P ATTN qdt kvdt L len eus epct gus gpct
+echo "== knob sweep: graph-replay us and % of copy bandwidth"
+printf '%-30s' "case \\ nch,bps"
+for nch in 2 1; do for bps in 1 2 3 4; do printf '%13s' "$nch,$bps"; done; done; echo
+# rows: nch N bps P ATTN qdt kvdt L len eus epct gus gpct
 awk '{ key = $6 "/" $7 " L" $8 ($9 != "0" ? " lens " $9 : "");
        if (!(key in seen)) { seen[key] = 1; order[n++] = key }
        cell[key, $2 "," $4] = sprintf("%6.1f %3.0f%%", $12, $13) }
      END { for (i = 0; i < n; i++) { k = order[i]; printf "%-30s", k;
-             split("2,1 2,2 2,4 2,8 1,1 1,2 1,4 1,8", cols, " ");
+             split("2,1 2,2 2,3 2,4 1,1 1,2 1,3 1,4", cols, " ");
              for (c = 1; c <= 8; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
              printf "\n" } }' "$O/sweep.txt"
 echo
-echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default occ and bps): eager us, %, graph us, %"
+echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default knobs): eager us, %, graph us, %"
 grep '^ATTN' "$O/sweep_combine.log" | awk '{ printf "%-30s %9s %5s%% %9s %5s%%\n", $2 "/" $3 " L" $4 ($5 != "0" ? " lens " $5 : ""), $6, $7, $8, $9 }'
 echo
 cat "$S"
