@@ -4,8 +4,8 @@
  *     only the first key, so its output is v_0 exactly), and an f16 cache holding subnormals,
  *     65504, inf and NaN averaged exactly (the widening of f16 keeps every value);
  *   - against the float64 reference (tests/reference/ref_attn.c): q f32/f16/bf16 x cache
- *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads) and plain (4 on
- *     4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80, 256, 200, 16 and 7
+ *     f32/f16/bf16, causal or not, grouped-query (8 query heads on 2 kv heads, 8 on 1) and plain
+ *     (4 on 4), Lq 1..5, Lk from 1 to 5000 (many splits on a GPU), D 64, 128, 80, 256, 200, 16 and 7
  *     (no 16-byte loads; on a GPU 1 to 64 16-byte chunks per row: one or two per lane), K and V as views of a larger preallocated cache (B, H, Lmax, D) and q as a
  *     permuted (B, Lq, Hq, D) tensor. Bound: normalised MSE <= u^2 + 1e-8, u the unit roundoff
  *     of the output dtype (2^-24 f32, 2^-11 f16, 2^-8 bf16): the one rounding of each output
@@ -261,6 +261,10 @@ int main(void)
         {1, 8, 2, 5, 5, 7, 1},     {1, 2, 1, 1, 1, 128, 1},   {1, 8, 2, 2, 5000, 64, 1},
         {1, 4, 1, 1, 777, 128, 0},  {1, 4, 2, 2, 600, 256, 1},  {1, 2, 1, 1, 300, 200, 0},
         {2, 4, 2, 1, 100, 16, 1},
+        /* 8 query heads on one kv head (8 queries per block, or 4 where a row has more than 32
+         * chunks: f32 D 256), keys one past a tile and fewer than a tile */
+        {1, 8, 1, 1, 1000, 128, 1}, {1, 8, 1, 1, 33, 256, 0},   {2, 16, 2, 1, 65, 64, 1},
+        {1, 8, 1, 1, 3, 64, 0},
     };
     for (int di = 0; di < nd; di++) {
         wk_device *dev;
