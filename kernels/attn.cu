@@ -14,7 +14,9 @@
  *       elements each). Thread t owns key slot t / TPK of every tile (TPK = g.tpk = 256 / TK
  *       lanes per key, a power of two <= 32, so a key's lanes sit in one warp of 32 or 64) and
  *       chunks sub, sub + TPK (sub = t % TPK; at most NCH of them) of that key's K and V rows.
- *     Pipeline: g.nst (2..4) stages in shared memory, each the K and the V tile; the tiles are
+ *     Pipeline: g.nst (2..8) stages in dynamic shared memory (its size set by the host: 32 KiB,
+ *       64 KiB where the GPU gives a block that much beside a second one), each the K and the
+ *       V tile; the tiles are
  *       copied with wk_cp_async16 (cp.async on NVIDIA sm_80+, 16 bytes per thread and copy,
  *       consecutive threads on consecutive chunks: coalesced), nst - 1 tiles in flight while
  *       one is computed; keys past the span are zero-filled (and masked). Unaligned rows
@@ -87,15 +89,20 @@ template <> struct attn_cvt<WK_DT_F16> {
     }
 };
 
-/* The cp.async groups still allowed in flight: n (0..2), a run-time value of the block. */
+/* The cp.async groups still allowed in flight: n (0..ATTN_MAXST - 2), a run-time value of the
+ * block (uniform). */
+#define ATTN_MAXST 8
 WK_DEV void attn_wait(int n)
 {
-    if (n >= 2)
-        wk_cp_async_wait<2>();
-    else if (n == 1)
-        wk_cp_async_wait<1>();
-    else
-        wk_cp_async_wait<0>();
+    switch (n) {
+    case 0: wk_cp_async_wait<0>(); break;
+    case 1: wk_cp_async_wait<1>(); break;
+    case 2: wk_cp_async_wait<2>(); break;
+    case 3: wk_cp_async_wait<3>(); break;
+    case 4: wk_cp_async_wait<4>(); break;
+    case 5: wk_cp_async_wait<5>(); break;
+    default: wk_cp_async_wait<6>(); break;
+    }
 }
 
 /* Copies tile keys [t0, t0 + tk) of K and V (rows past je zero) into stage st (K: tk * C chunks,
@@ -204,14 +211,12 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     typedef typename wk_t<KD>::S KS;
     const int VE = 16 / (int)sizeof(KS); /* elements per 16-byte chunk */
     const int EPT = NCH * VE;            /* elements of a row per thread */
-    /* the stages (2 of 2 x 256 NCH chunks at the full tile; smaller tiles have more of them),
-     * after the loop the warps' partial results and the merge's weights */
-    const int BUFC = 2 * 2 * WK_BLOCK * NCH;
-    __shared__ union {
-        wk_u32x4 kv[BUFC];
-        float red[ATTN_NW * ATTN_MAXD];
-        float wts[QB * (ATTN_MAXSPLIT + 1)];
-    } sm __attribute__((aligned(16)));
+    /* dynamic shared memory (the launch's size, gpu_attn.c): the nst stages; after the loop
+     * the warps' partial results (ATTN_NW x ATTN_MAXD floats) and the merge's weights
+     * (QB x (ATTN_MAXSPLIT + 1) floats), which the host's size always covers */
+    WK_SHARED_DYN(wk_u32x4, attn_dyn);
+    wk_u32x4 *const kvbuf = attn_dyn;
+    float *const red = (float *)attn_dyn, *const wts = (float *)attn_dyn;
     __shared__ float qs[QB][ATTN_MAXD] __attribute__((aligned(16)));
     __shared__ float wml[ATTN_NW][2];
     __shared__ int last;
@@ -263,7 +268,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     /* the first nst - 1 tiles in flight (one commit group per tile, empty ones too) */
     for (int i = 0; i < NST - 1; i++) {
         if (i < ntile)
-            attn_load<KS, VE, NCH>(sm.kv + i * stage, kb, vb, g, js + (int64_t)i * TK, je, C, t);
+            attn_load<KS, VE, NCH>(kvbuf + i * stage, kb, vb, g, js + (int64_t)i * TK, je, C, t);
         wk_cp_async_commit();
     }
 
@@ -283,11 +288,11 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         {
             const int nx = it + NST - 1;
             if (nx < ntile)
-                attn_load<KS, VE, NCH>(sm.kv + (nx % NST) * stage, kb, vb, g,
+                attn_load<KS, VE, NCH>(kvbuf + (nx % NST) * stage, kb, vb, g,
                                        js + (int64_t)nx * TK, je, C, t);
             wk_cp_async_commit();
         }
-        const wk_u32x4 *Ks = sm.kv + (it % NST) * stage, *Vs = Ks + TK * C;
+        const wk_u32x4 *Ks = kvbuf + (it % NST) * stage, *Vs = Ks + TK * C;
         const int jr = it * TK + jl; /* key js + jr */
         /* ---- scores: this thread's chunks of key j against the QB queries, summed over the
          * key's TPK lanes */
@@ -383,7 +388,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
             m[qi] = mx;
         }
     }
-    __syncthreads(); /* the stages are free: sm.red */
+    __syncthreads(); /* the stages are free: red */
     /* ---- the block's warps merged per query, the partial result stored */
     const int64_t pbase = (bh * g.nsplit + split) * g.nq;
 #pragma unroll
@@ -395,7 +400,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                 for (int e = 0; e < VE; e++) {
                     const int el = (lane + r * TPK) * VE + e;
                     if (el < D)
-                        sm.red[wid * ATTN_MAXD + el] = acc[qi][r * VE + e];
+                        red[wid * ATTN_MAXD + el] = acc[qi][r * VE + e];
                 }
         }
         if (lane == 0) {
@@ -412,7 +417,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                 float sum = 0.0f;
                 for (int w = 0; w < NW; w++)
                     if (wml[w][0] != -wk_inf_f32())
-                        sum += expf(wml[w][0] - mx) * sm.red[w * ATTN_MAXD + e];
+                        sum += expf(wml[w][0] - mx) * red[w * ATTN_MAXD + e];
                 po[(pbase + gq) * g.d + e] = sum;
             }
             if (t == 0) {
@@ -442,7 +447,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     if (!last)
         return;
     __threadfence();
-    attn_merge_set<QD>(po, pm, pl, g, bh, gq0, QB, sm.wts, out);
+    attn_merge_set<QD>(po, pm, pl, g, bh, gq0, QB, wts, out);
 }
 
 template <int QD>
@@ -455,10 +460,10 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
                        out);
 }
 
-/* Instances: 1, 4 and 8 queries per block; the first two with two chunks of a row per thread
- * and matrix (NCH 2: tiles of 512 chunks, 16 KiB a stage for K and V), the last with one (its
- * accumulators are 8 per query, f16: 64 registers). All ask for 2 blocks per multiprocessor on
- * NVIDIA (128 registers). */
+/* Instances: 1, 4 and 8 queries per block; the first two with up to two chunks of a row per
+ * thread and matrix (NCH 2: tiles of up to 512 chunks, 16 KiB a stage for K and V), the last
+ * with one (its accumulators are 8 per query, f16: 64 registers). All ask for 2 blocks per
+ * multiprocessor on NVIDIA (128 registers). */
 #define ATTN_PART(QN, QD, KN, KD, QB, NCH)                                                      \
     WK_KERNEL_MINB(2) attn_part_##QN##_##KN##_##QB(const void *q, const void *k, const void *v,  \
                                                    float *po, float *pm, float *pl, attn_geom g, \

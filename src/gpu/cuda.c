@@ -40,6 +40,7 @@ typedef struct cu_api {
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*StreamQuery)(CUstream);
     /* peer copies: optional */
@@ -105,6 +106,7 @@ static int cu_load(void *lib)
         S(ModuleLoadData, "cuModuleLoadData"), S(ModuleUnload, "cuModuleUnload"),
         S(ModuleGetFunction, "cuModuleGetFunction"), S(LaunchKernel, "cuLaunchKernel"),
         S(GetErrorName, "cuGetErrorName"), S(StreamQuery, "cuStreamQuery"),
+        S(FuncSetAttribute, "cuFuncSetAttribute"),
 #undef S
     };
     _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym needs code == data pointers");
@@ -359,6 +361,15 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
 {
     const cu_ctx *c = ctx;
     CU_CURRENT(c);
+    /* past 48 KiB of dynamic shared memory a kernel must opt in (sm_70 and later; the launch
+     * fails where the device has less) */
+    if (shmem > 48 * 1024) {
+        CUresult a = cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)shmem);
+        if (a != CUDA_SUCCESS)
+            return wk_err(WK_ERR_DEVICE, "cuda: cuFuncSetAttribute(max dynamic shared %u): %s",
+                          shmem, cu_name(a));
+    }
     CUresult r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                  shmem, c->stream, args, NULL);
     if (r != CUDA_SUCCESS)

@@ -5,12 +5,15 @@
  * scratch for the partial results, and the launch (the merge of the splits fused into it
  * through the device's completion counters, or a second launch of the combine kernel).
  * Benchmark knobs (environment): WICK_ATTN_BPS (blocks per multiprocessor the split aims at,
- * default 2), WICK_ATTN_NCH=1 (half tiles, twice the stages, for the kernels of two chunks per
- * thread), WICK_ATTN_COMBINE=1 (the separate combine kernel). */
+ * default 2), WICK_ATTN_NCH=1 (half tiles, twice the stages in the same bytes, for the kernels
+ * of two chunks per thread), WICK_ATTN_KB (KiB of pipeline stages per block, at most the
+ * default: 64 on sm_80 / sm_90+, else 32), WICK_ATTN_COMBINE=1 (the separate combine kernel). */
 #include "gpu_ops.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define ATTN_MAXSPLIT 256 /* kernels/attn.cu: the merge's weights in shared memory */
+#define ATTN_MAXST 8      /* kernels/attn.cu: pipeline stages at most */
 
 /* Mirrors struct attn_geom of kernels/attn.cu field for field (all int64: no padding). */
 typedef struct attn_geom {
@@ -40,6 +43,21 @@ static int64_t attn_env(const char *name, int64_t def)
 static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
 {
     return l->dims[3] % (int64_t)(16 / esz) == 0 && wk_gpu_rows_aligned(p, l, esz, 16);
+}
+
+/* Whether a block may have 64 KiB of dynamic shared memory with a second one beside it on a
+ * multiprocessor: NVIDIA sm_80 (164 KiB per SM) and sm_90 or later (228 KiB), not sm_86 / sm_87
+ * / sm_89 (100 KiB) nor AMD (64 KiB per workgroup); the simt device (64 KiB of dynamic shared
+ * memory per launch) too, so that its tests run the deep pipelines. */
+static bool attn_big_smem(const wk_device *dev)
+{
+    const char *arch = wk_gpu_arch(dev);
+    if (arch && strncmp(arch, "simt", 4) == 0)
+        return true;
+    if (!arch || strncmp(arch, "sm_", 3) != 0)
+        return false;
+    const long v = strtol(arch + 3, NULL, 10);
+    return v == 80 || v >= 90;
 }
 
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
@@ -79,14 +97,27 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
      * most 32), 256 / TPK keys; as many stages as the kernel's buffer (2 full tiles) holds,
      * at most 4 */
     const int64_t nchk = qb == 8 ? 1 : 2;
-    const int64_t nche = attn_env("WICK_ATTN_NCH", nchk), nch = nche < nchk ? nche : nchk;
+    const int64_t nche = attn_env("WICK_ATTN_NCH", nchk);
+    const int64_t nch = nche < nchk && C <= 32 * nche ? nche : nchk; /* TPK <= 32 */
     g.tpk = 1;
     while (g.tpk * nch < C)
         g.tpk <<= 1;
     g.tk = WK_GPU_BLOCK / g.tpk;
-    g.nst = 2 * 2 * WK_GPU_BLOCK * nchk / (2 * g.tk * C);
-    if (g.nst > 4)
-        g.nst = 4;
+    /* stages: as many as the stage budget holds (2 to ATTN_MAXST); the budget is 64 KiB where
+     * a block may have that much dynamic shared memory with a second block beside it (NVIDIA
+     * sm_80 and sm_90 and later: 164 / 228 KiB per SM), else 32 KiB (sm_86 / sm_89: 100 KiB
+     * per SM; AMD: 64 KiB per workgroup; the simt device: 64 KiB). WICK_ATTN_KB overrides it
+     * (KiB, at most the 64 or 32) */
+    const int64_t stage = 2 * g.tk * C * 16, cap = attn_big_smem(dev) ? 64 : 32;
+    int64_t kb = attn_env("WICK_ATTN_KB", cap);
+    kb = kb < cap ? kb : cap;
+    g.nst = kb * 1024 / stage;
+    g.nst = g.nst < 2 ? 2 : g.nst > ATTN_MAXST ? ATTN_MAXST : g.nst;
+    /* the dynamic shared memory: the stages, and at least the end's merge buffers */
+    int64_t shm = g.nst * stage;
+    const int64_t merge = 4 * (qb * (ATTN_MAXSPLIT + 1) > 8 * 256 ? qb * (ATTN_MAXSPLIT + 1)
+                                                                    : 8 * 256);
+    shm = shm > merge ? shm : merge;
     const int64_t nz = cdiv(g.nq, qb), tiles = cdiv(g.lk, g.tk);
     /* splits: as many blocks as are resident at once (2 per multiprocessor: one wave, every
      * block streaming), whole tiles per split; WICK_ATTN_BPS overrides the blocks per SM */
@@ -126,8 +157,11 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         return st;
     }
     void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
-    st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
-                    (unsigned)nz, args);
+    wk_gpu_fn fn;
+    st = wk_gpu_function(&fn, dev, "attn", name);
+    if (st == WK_OK)
+        st = wk_gpu_launch(dev, fn, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv), (unsigned)nz,
+                           WK_GPU_BLOCK, 1, 1, (unsigned)shm, args);
     if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);

@@ -6,8 +6,8 @@
 #   0. configure $WICK_BUILD_DIR (default build-gpu; CUDA only, sm_90 unless WICK_CUDA_ARCHS
 #      says otherwise, no simt, plus $WICK_CMAKE_EXTRA) and build the targets below;
 #   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_FORCE_RTC=1, the kernels
-#      compiled by NVRTC, WICK_ATTN_COMBINE=1, the separate combine kernel, and
-#      WICK_ATTN_NCH=1, half tiles with more stages), test_bad_attn, test_graph (the lens
+#      compiled by NVRTC, WICK_ATTN_COMBINE=1, the separate combine kernel,
+#      WICK_ATTN_NCH=1, half tiles with more stages, and WICK_ATTN_KB=32, 2 full stages), test_bad_attn, test_graph (the lens
 #      variant captured once and replayed with new counts); the decode_attention parity rows
 #      (embedded and NVRTC);
 #   2. compute-sanitizer memcheck (test_attn quick, test_bad_attn: a count past the cache must
@@ -15,10 +15,11 @@
 #   3. bench/gpu_compare_decode.py: wick (eager and as a graph replay) beside torch sdpa
 #      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768 (f16 also 2048), the lens
 #      variant at 32768;
-#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_NCH (2: full tiles,
-#      2 stages; 1: half tiles, 4 stages) x WICK_ATTN_BPS (blocks per SM the split aims at)
-#      1 2 3 4, graph-replay us and % of copy bandwidth per case; then the default knobs with
-#      the separate combine kernel (WICK_ATTN_COMBINE=1);
+#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_NCH (2: full tiles;
+#      1: half tiles, twice the stages), WICK_ATTN_KB (KiB of stages per block: 64 the sm_90
+#      default, 32 the old 2 full stages) and WICK_ATTN_BPS (blocks per SM the split aims at),
+#      graph-replay us and % of copy bandwidth per case; then the default knobs with the
+#      separate combine kernel (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
 set -u
@@ -58,6 +59,7 @@ run_test test_attn timeout 300 $B/test_attn
 run_test test_attn_rtc WICK_FORCE_RTC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_combine WICK_ATTN_COMBINE=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_nch1 WICK_ATTN_NCH=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
+run_test test_attn_kb32 WICK_ATTN_KB=32 WICK_TEST_QUICK=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_bad_attn timeout 120 $B/test_bad_attn
 run_test test_graph WICK_TEST_DEVICES=cuda:0 timeout 120 $B/test_graph
 for mode in embedded rtc; do
@@ -89,17 +91,17 @@ t2=$(date +%s)
 timeout 300 python3 bench/gpu_compare_decode.py $B/wick_gpu_bench_decode >"$O/bench_decode.log" 2>&1
 step "gpu_compare_decode.py" "rc=$?"
 
-# ---- 4. knob sweep (graph-replay % of copy bandwidth)
+# ---- 4. knob sweep (graph-replay % of copy bandwidth); columns "nch,kb,bps"
+CONFIGS="2,64,2 2,32,2 1,64,2 1,32,2 2,64,1 2,64,3 2,64,4 1,64,1"
 : >"$O/sweep.txt"
-for nch in 2 1; do
-  for bps in 1 2 3 4; do
-    WICK_ATTN_NCH=$nch WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
-      >"$O/sweep_nch${nch}_bps$bps.log" 2>&1
-    grep '^ATTN' "$O/sweep_nch${nch}_bps$bps.log" | sed "s/^/nch $nch bps $bps /" >>"$O/sweep.txt"
-  done
+for cf in $CONFIGS; do
+  nch=${cf%%,*}; rest=${cf#*,}; kb=${rest%%,*}; bps=${rest#*,}
+  WICK_ATTN_NCH=$nch WICK_ATTN_KB=$kb WICK_ATTN_BPS=$bps timeout 120 \
+    $B/wick_gpu_bench_decode --attn-only >"$O/sweep_$nch-$kb-$bps.log" 2>&1
+  grep '^ATTN' "$O/sweep_$nch-$kb-$bps.log" | sed "s/^/cf $cf /" >>"$O/sweep.txt"
 done
 WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
-step "sweep (nch 2 1 x bps 1 2 3 4)" "$(wc -l <"$O/sweep.txt") rows"
+step "sweep ($CONFIGS)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
 
@@ -108,16 +110,16 @@ echo
 echo "== decode attention $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt"), commit $(git rev-parse --short HEAD 2>/dev/null)"
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
 echo
-echo "== knob sweep: graph-replay us and % of copy bandwidth"
-printf '%-30s' "case \\ nch,bps"
-for nch in 2 1; do for bps in 1 2 3 4; do printf '%13s' "$nch,$bps"; done; done; echo
-# rows: nch N bps P ATTN qdt kvdt L len eus epct gus gpct
-awk '{ key = $6 "/" $7 " L" $8 ($9 != "0" ? " lens " $9 : "");
+echo "== knob sweep: graph-replay us and % of copy bandwidth per WICK_ATTN_NCH,KB,BPS"
+printf '%-26s' "case \\ nch,kb,bps"
+for cf in $CONFIGS; do printf '%13s' "$cf"; done; echo
+# rows: cf N,K,P ATTN qdt kvdt L len eus epct gus gpct
+awk -v cfs="$CONFIGS" '{ key = $4 "/" $5 " L" $6 ($7 != "0" ? " lens " $7 : "");
        if (!(key in seen)) { seen[key] = 1; order[n++] = key }
-       cell[key, $2 "," $4] = sprintf("%6.1f %3.0f%%", $12, $13) }
-     END { for (i = 0; i < n; i++) { k = order[i]; printf "%-30s", k;
-             split("2,1 2,2 2,3 2,4 1,1 1,2 1,3 1,4", cols, " ");
-             for (c = 1; c <= 8; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
+       cell[key, $2] = sprintf("%6.1f %3.0f%%", $10, $11) }
+     END { nc = split(cfs, cols, " ");
+           for (i = 0; i < n; i++) { k = order[i]; printf "%-26s", k;
+             for (c = 1; c <= nc; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
              printf "\n" } }' "$O/sweep.txt"
 echo
 echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default knobs): eager us, %, graph us, %"
