@@ -41,7 +41,7 @@
  *       block.
  *   attn_merge_set: per query, the warps compute M = max_s pm_s and the weights w_s =
  *       e^(pm_s - M) (0 for pm = -inf) in parallel over the splits (shared memory), then each
- *       output element is sum_s w_s po_s / sum_s w_s pl_s (8 loads in flight per thread),
+ *       output element is sum_s w_s po_s / sum_s w_s pl_s (32 loads in flight per thread),
  *       rounded once to qd.
  * Key counts: lens == NULL: every entry has Lk keys; else L_b = lens[b * lstride], read by every
  * block (the launch geometry covers Lk and does not depend on the counts: graph replay). A count
@@ -177,26 +177,46 @@ WK_DEV void attn_merge_set(const volatile float *po, const volatile float *pm,
     }
     __syncthreads();
     const int64_t b = bh / g.hkv, hk = bh - b * g.hkv, grp = g.hq / g.hkv;
-    for (int idx = t; idx < nqb * D; idx += WK_BLOCK) {
-        const int qi = idx / D, e = idx - qi * D;
-        const int64_t gq = gq0 + qi;
-        const volatile float *p = po + (bh * g.nsplit * g.nq + gq) * g.d + e;
-        const int64_t step = g.nq * g.d;
-        float num = 0.0f;
-        int s = 0;
-        for (; s + 8 <= ns; s += 8) { /* 8 loads in flight */
-            float x[8];
+    const int64_t step = g.nq * g.d; /* between the splits of one element */
+    const int n = nqb * D;
+    /* two elements per thread and pass, 16 splits of each loaded before their use (32 loads in
+     * flight: the pass over 33 splits is 3 round trips to L2) */
+    for (int i0 = t; i0 < n; i0 += 2 * WK_BLOCK) {
+        int qi[2];
+        bool has[2];
+        const volatile float *p[2];
+        float num[2] = {0.0f, 0.0f};
 #pragma unroll
-            for (int u = 0; u < 8; u++)
-                x[u] = p[(s + u) * step];
-#pragma unroll
-            for (int u = 0; u < 8; u++)
-                num += wts[qi * ns + s + u] * x[u];
+        for (int h = 0; h < 2; h++) {
+            has[h] = i0 + h * WK_BLOCK < n;
+            const int idx = has[h] ? i0 + h * WK_BLOCK : i0;
+            qi[h] = idx / D;
+            p[h] = po + (bh * g.nsplit * g.nq + gq0) * g.d + idx; /* (s 0, query qi, e) */
         }
-        for (; s < ns; s++)
-            num += wts[qi * ns + s] * p[s * step];
-        const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
-        out[((b * g.hq + h) * g.lq + i) * g.d + e] = wk_t<QD>::st(num / den[qi]);
+        for (int s0 = 0; s0 < ns; s0 += 16) {
+            float x[2][16];
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int u = 0; u < 16; u++)
+                    x[h][u] = has[h] && s0 + u < ns ? p[h][(s0 + u) * step] : 0.0f;
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int u = 0; u < 16; u++)
+                    if (s0 + u < ns)
+                        num[h] += wts[qi[h] * ns + s0 + u] * x[h][u];
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (has[h]) {
+                const int idx = i0 + h * WK_BLOCK;
+                const int e = idx - qi[h] * D;
+                const int64_t gq = gq0 + qi[h];
+                const int64_t hh = hk * grp + gq / g.lq, i = gq % g.lq;
+                out[((b * g.hq + hh) * g.lq + i) * g.d + e] = wk_t<QD>::st(num[h] / den[qi[h]]);
+            }
+        }
     }
 }
 
@@ -238,16 +258,6 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
             nk = 0;
         }
     }
-    for (int i = t; i < QB * ATTN_MAXD; i += WK_BLOCK) {
-        const int qi = i / ATTN_MAXD, e = i - qi * ATTN_MAXD;
-        const int64_t gq = gq0 + qi;
-        float x = 0.0f;
-        if (gq < g.nq && e < D) {
-            const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
-            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale;
-        }
-        qs[qi][e] = x;
-    }
     /* this block's keys: span s of nsplit equal spans of whole tiles over the nk keys */
     const int64_t span = ((nk + g.nsplit - 1) / g.nsplit + TK - 1) / TK * TK;
     const int64_t js = split * span < nk ? split * span : nk;
@@ -270,6 +280,18 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         if (i < ntile)
             attn_load<KS, VE, NCH>(kvbuf + i * stage, kb, vb, g, js + (int64_t)i * TK, je, C, t);
         wk_cp_async_commit();
+    }
+    /* q, scaled, into shared memory while those are in flight (read after the loop's first
+     * barrier) */
+    for (int i = t; i < QB * ATTN_MAXD; i += WK_BLOCK) {
+        const int qi = i / ATTN_MAXD, e = i - qi * ATTN_MAXD;
+        const int64_t gq = gq0 + qi;
+        float x = 0.0f;
+        if (gq < g.nq && e < D) {
+            const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
+            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale;
+        }
+        qs[qi][e] = x;
     }
 
     float m[QB], l[QB], acc[QB][EPT];
