@@ -30,7 +30,8 @@
  *     After the last tile the key slots are merged (xor shuffles inside the warp, shared memory
  *       between warps: maximum, rescale, sum) and the block stores its partial result:
  *       po[(bh, s, gq, e)] = sum_j p_j v_j[e] (not normalised), pm[(bh, s, gq)] = its maximum
- *       score, pl = sum_j p_j with p_j = exp(score_j - pm). A block with no visible key stores
+ *       score, pl = sum_j p_j with p_j = exp(score_j - pm). (Scores are kept in base 2: q is
+ *       scaled by scale log2(e) and every exponential is exp2, one instruction on the GPUs.) A block with no visible key stores
  *       pm = -inf, pl = 0, po = 0.
  *     Fused merge (ctr != NULL: the device's completion counters, src/gpu/gpu_impl.h): each
  *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
@@ -40,7 +41,7 @@
  *       query set) pairs than counters): grid (ceil(nq / g.qb), B * Hkv), attn_merge_set per
  *       block.
  *   attn_merge_set: per query, the warps compute M = max_s pm_s and the weights w_s =
- *       e^(pm_s - M) (0 for pm = -inf) in parallel over the splits (shared memory), then each
+ *       2^(pm_s - M) (0 for pm = -inf) in parallel over the splits (shared memory), then each
  *       output element is sum_s w_s po_s / sum_s w_s pl_s (32 loads in flight per thread),
  *       rounded once to qd.
  * Key counts: lens == NULL: every entry has Lk keys; else L_b = lens[b * lstride], read by every
@@ -62,6 +63,7 @@ struct attn_geom {
     int64_t qb;                  /* queries per block (the part kernel's QB) */
     int64_t causal, vec;
     int64_t lstride; /* elements between entries of lens */
+    int64_t diag;    /* benchmark diagnostics (attn_part), 0 */
 };
 #define ATTN_MAXD 256
 #define ATTN_MAXSPLIT 256 /* the merge keeps QB x nsplit weights in shared memory */
@@ -106,30 +108,30 @@ WK_DEV void attn_wait(int n)
 }
 
 /* Copies tile keys [t0, t0 + tk) of K and V (rows past je zero) into stage st (K: tk * C chunks,
- * then V): chunk i = t + 256 r of each matrix is this thread's (key i / C, chunk i % C). */
+ * then V): chunk i = t + 256 r of each matrix is this thread's, key kl[r] = i / C (-1: none),
+ * chunk cc[r] = i % C of its row (computed once per block). */
 template <class S, int VE, int NCH>
 WK_DEV void attn_load(wk_u32x4 *st, const S *kb, const S *vb, const attn_geom &g, int64_t t0,
-                      int64_t je, int C, int t)
+                      int64_t je, int n, const int *kl, const int *cc, int t)
 {
-    const int n = (int)g.tk * C;
 #pragma unroll
     for (int r = 0; r < NCH; r++) {
         const int i = t + r * WK_BLOCK;
-        if (i < n) {
-            const int kl = i / C, c = i - kl * C;
-            const int64_t j = t0 + kl;
+        if (kl[r] >= 0) {
+            const int64_t j = t0 + kl[r];
             const bool full = j < je;
             const int64_t jj = full ? j : 0;
+            const int e0 = cc[r] * VE;
             if (g.vec) {
-                wk_cp_async16(&st[i], kb + jj * g.ks[2] + c * VE, full);
-                wk_cp_async16(&st[n + i], vb + jj * g.vs[2] + c * VE, full);
+                wk_cp_async16(&st[i], kb + jj * g.ks[2] + e0, full);
+                wk_cp_async16(&st[n + i], vb + jj * g.vs[2] + e0, full);
             } else {
                 wk_pack<S, VE> a, b;
 #pragma unroll
                 for (int u = 0; u < VE; u++) {
-                    const bool in = full && c * VE + u < g.d;
-                    a.v[u] = in ? kb[jj * g.ks[2] + c * VE + u] : (S)0;
-                    b.v[u] = in ? vb[jj * g.vs[2] + c * VE + u] : (S)0;
+                    const bool in = full && e0 + u < g.d;
+                    a.v[u] = in ? kb[jj * g.ks[2] + e0 + u] : (S)0;
+                    b.v[u] = in ? vb[jj * g.vs[2] + e0 + u] : (S)0;
                 }
                 st[i] = a.raw;
                 st[n + i] = b.raw;
@@ -139,7 +141,7 @@ WK_DEV void attn_load(wk_u32x4 *st, const S *kb, const S *vb, const attn_geom &g
 }
 
 /* The merge of the splits for the queries gq0 .. gq0 + qb - 1 of kv head bh into out (run by one
- * whole block): M = max_s pm_s, out = sum_s e^(pm_s - M) po_s / sum_s e^(pm_s - M) pl_s (splits
+ * whole block): M = max_s pm_s, out = sum_s 2^(pm_s - M) po_s / sum_s 2^(pm_s - M) pl_s (splits
  * with pm = -inf weigh 0), rounded once. wts: shared memory for qb * (nsplit + 1) floats. The
  * partials are read through volatile pointers: in the fused merge they were written by other
  * blocks of the same kernel (made visible by __threadfence), never cached here before. */
@@ -166,7 +168,7 @@ WK_DEV void attn_merge_set(const volatile float *po, const volatile float *pm,
         float dn = 0.0f;
         for (int s = lane; s < ns; s += W) {
             const float x = pm[base + s * g.nq];
-            const float w = x == -wk_inf_f32() ? 0.0f : expf(x - mx);
+            const float w = x == -wk_inf_f32() ? 0.0f : exp2f(x - mx);
             wts[qi * ns + s] = w;
             dn += w * pl[base + s * g.nq];
         }
@@ -262,7 +264,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     const int64_t span = ((nk + g.nsplit - 1) / g.nsplit + TK - 1) / TK * TK;
     const int64_t js = split * span < nk ? split * span : nk;
     const int64_t je = js + span < nk ? js + span : nk;
-    const int ntile = (int)((je - js + TK - 1) / TK);
+    const int ntile0 = (int)((je - js + TK - 1) / TK);
     int lim[QB]; /* keys js + r with r < lim[qi] are visible to query qi (r < je - js) */
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
@@ -274,22 +276,37 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     const KS *kb = k + b * g.ks[0] + hk * g.ks[1];
     const KS *vb = v + b * g.vs[0] + hk * g.vs[1];
     const int stage = 2 * TK * C; /* chunks per stage */
+    int lkl[NCH], lcc[NCH]; /* this thread's chunks of a tile (attn_load) */
+#pragma unroll
+    for (int r = 0; r < NCH; r++) {
+        const int i = t + r * WK_BLOCK;
+        lkl[r] = i < TK * C ? i / C : -1;
+        lcc[r] = i < TK * C ? i - lkl[r] * C : 0;
+    }
+    /* benchmark diagnostics (g.diag, WICK_ATTN_DIAG; results then undefined): 1 no scores,
+     * softmax or values (the pipeline alone), 2 no fused merge, 4 no tiles (prologue, epilogue
+     * and merge alone), 8 no copies (the arithmetic on whatever the stages hold) */
+    const int diag = (int)g.diag;
+    const int ntile = diag & 4 ? 0 : ntile0;
 
     /* the first nst - 1 tiles in flight (one commit group per tile, empty ones too) */
     for (int i = 0; i < NST - 1; i++) {
-        if (i < ntile)
-            attn_load<KS, VE, NCH>(kvbuf + i * stage, kb, vb, g, js + (int64_t)i * TK, je, C, t);
+        if (i < ntile && !(diag & 8))
+            attn_load<KS, VE, NCH>(kvbuf + i * stage, kb, vb, g, js + (int64_t)i * TK, je,
+                                   TK * C, lkl, lcc, t);
         wk_cp_async_commit();
     }
-    /* q, scaled, into shared memory while those are in flight (read after the loop's first
-     * barrier) */
+    /* q, scaled (by scale log2(e): scores in base 2, weights exp2(s - m), the same values as
+     * e^(s' - m') of the unscaled scores), into shared memory while those are in flight (read
+     * after the loop's first barrier) */
+    const float scale2 = scale * 1.44269504088896341f;
     for (int i = t; i < QB * ATTN_MAXD; i += WK_BLOCK) {
         const int qi = i / ATTN_MAXD, e = i - qi * ATTN_MAXD;
         const int64_t gq = gq0 + qi;
         float x = 0.0f;
         if (gq < g.nq && e < D) {
             const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
-            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale;
+            x = wk_t<QD>::ld(q[b * g.qs[0] + h * g.qs[1] + ti * g.qs[2] + e]) * scale2;
         }
         qs[qi][e] = x;
     }
@@ -309,11 +326,13 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         __syncthreads();    /* everyone's (and qs, and the stage about to be refilled is free) */
         {
             const int nx = it + NST - 1;
-            if (nx < ntile)
+            if (nx < ntile && !(diag & 8))
                 attn_load<KS, VE, NCH>(kvbuf + (nx % NST) * stage, kb, vb, g,
-                                       js + (int64_t)nx * TK, je, C, t);
+                                       js + (int64_t)nx * TK, je, TK * C, lkl, lcc, t);
             wk_cp_async_commit();
         }
+        if (diag & 1)
+            continue;
         const wk_u32x4 *Ks = kvbuf + (it % NST) * stage, *Vs = Ks + TK * C;
         const int jr = it * TK + jl; /* key js + jr */
         /* ---- scores: this thread's chunks of key j against the QB queries, summed over the
@@ -359,14 +378,14 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
             if (vis[qi]) {
                 const float x = s[qi];
                 if (x > m[qi]) { /* a larger maximum: rescale (0 terms before the first) */
-                    const float c = expf(m[qi] - x);
+                    const float c = exp2f(m[qi] - x);
                     l[qi] *= c;
 #pragma unroll
                     for (int u = 0; u < EPT; u++)
                         acc[qi][u] *= c;
                     m[qi] = x;
                 }
-                p[qi] = x == -wk_inf_f32() ? 0.0f : expf(x - m[qi]);
+                p[qi] = x == -wk_inf_f32() ? 0.0f : exp2f(x - m[qi]);
                 l[qi] += p[qi];
             }
         }
@@ -399,8 +418,8 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         for (int o = TPK; o < W; o <<= 1) {
             const float mo = WK_SHFL_XOR(m[qi], o), lo = WK_SHFL_XOR(l[qi], o);
             const float mx = mo > m[qi] ? mo : m[qi];
-            const float ca = m[qi] == -wk_inf_f32() ? 0.0f : expf(m[qi] - mx);
-            const float cb = mo == -wk_inf_f32() ? 0.0f : expf(mo - mx);
+            const float ca = m[qi] == -wk_inf_f32() ? 0.0f : exp2f(m[qi] - mx);
+            const float cb = mo == -wk_inf_f32() ? 0.0f : exp2f(mo - mx);
             l[qi] = l[qi] * ca + lo * cb;
 #pragma unroll
             for (int u = 0; u < EPT; u++) {
@@ -439,14 +458,14 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                 float sum = 0.0f;
                 for (int w = 0; w < NW; w++)
                     if (wml[w][0] != -wk_inf_f32())
-                        sum += expf(wml[w][0] - mx) * red[w * ATTN_MAXD + e];
+                        sum += exp2f(wml[w][0] - mx) * red[w * ATTN_MAXD + e];
                 po[(pbase + gq) * g.d + e] = sum;
             }
             if (t == 0) {
                 float sl = 0.0f;
                 for (int w = 0; w < NW; w++)
                     if (wml[w][0] != -wk_inf_f32())
-                        sl += expf(wml[w][0] - mx) * wml[w][1];
+                        sl += exp2f(wml[w][0] - mx) * wml[w][1];
                 pm[pbase + gq] = mx;
                 pl[pbase + gq] = sl;
             }
@@ -466,7 +485,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
             *c = 0u; /* every block of the set has arrived */
     }
     __syncthreads();
-    if (!last)
+    if (!last || (diag & 2))
         return;
     __threadfence();
     attn_merge_set<QD>(po, pm, pl, g, bh, gq0, QB, wts, out);

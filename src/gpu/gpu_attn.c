@@ -7,7 +7,9 @@
  * Benchmark knobs (environment): WICK_ATTN_BPS (blocks per multiprocessor the split aims at,
  * default 2), WICK_ATTN_NCH=1 (half tiles, twice the stages in the same bytes, for the kernels
  * of two chunks per thread), WICK_ATTN_KB (KiB of pipeline stages per block, at most the
- * default: 64 on sm_80 / sm_90+, else 32), WICK_ATTN_COMBINE=1 (the separate combine kernel). */
+ * default: 64 on sm_80 / sm_90+, else 32), WICK_ATTN_COMBINE=1 (the separate combine kernel),
+ * WICK_ATTN_DIAG (a mask of kernel parts to skip, for timing them: kernels/attn.cu; the results
+ * are then wrong). */
 #include "gpu_ops.h"
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,9 @@ typedef struct attn_geom {
     int64_t qb;
     int64_t causal, vec;
     int64_t lstride; /* elements between entries of lens (when given) */
+    int64_t diag;    /* WICK_ATTN_DIAG (benchmarks only: parts of the kernel skipped) */
 } attn_geom;
-_Static_assert(sizeof(attn_geom) == 24 * 8, "attn_geom layout");
+_Static_assert(sizeof(attn_geom) == 25 * 8, "attn_geom layout");
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -76,6 +79,7 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         .vs = {lv->strides[0], lv->strides[1], lv->strides[2]},
         .causal = a->causal != 0,
         .lstride = a->ll ? a->ll->strides[0] : 0,
+        .diag = attn_env("WICK_ATTN_DIAG", 0),
     };
     /* lens: the kernels read L_b from device memory (NULL: Lk for every entry) and cut it into
      * the nsplit spans planned below for Lk (graph replays see new counts) */

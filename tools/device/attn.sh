@@ -18,8 +18,10 @@
 #   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_NCH (2: full tiles;
 #      1: half tiles, twice the stages), WICK_ATTN_KB (KiB of stages per block: 64 the sm_90
 #      default, 32 the old 2 full stages) and WICK_ATTN_BPS (blocks per SM the split aims at),
-#      graph-replay us and % of copy bandwidth per case; then the default knobs with the
-#      separate combine kernel (WICK_ATTN_COMBINE=1);
+#      graph-replay us and % of copy bandwidth per case; the default knobs with
+#      WICK_ATTN_DIAG = 1, 2, 4, 8 (the kernel without its arithmetic, without the fused merge,
+#      without tiles, without copies: where the time goes); then the separate combine kernel
+#      (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
 set -u
@@ -91,17 +93,28 @@ t2=$(date +%s)
 timeout 300 python3 bench/gpu_compare_decode.py $B/wick_gpu_bench_decode >"$O/bench_decode.log" 2>&1
 step "gpu_compare_decode.py" "rc=$?"
 
-# ---- 4. knob sweep (graph-replay % of copy bandwidth); columns "nch,kb,bps"
-CONFIGS="2,64,2 2,32,2 1,64,2 1,32,2 2,64,1 2,64,3 2,64,4 1,64,1"
+# ---- 4. knob sweep (graph-replay % of copy bandwidth); columns "nch,kb,bps", then the
+# default knobs with WICK_ATTN_DIAG (parts of the kernel skipped: 1 no arithmetic, 2 no fused
+# merge, 4 no tiles, 8 no copies; results wrong, times only) as columns "dN"
+CONFIGS="2,64,2 2,32,2 2,64,1 1,64,2"
+DIAGS="1 2 4 8"
 : >"$O/sweep.txt"
+: >"$O/sweep_runs.log"
 for cf in $CONFIGS; do
   nch=${cf%%,*}; rest=${cf#*,}; kb=${rest%%,*}; bps=${rest#*,}
   WICK_ATTN_NCH=$nch WICK_ATTN_KB=$kb WICK_ATTN_BPS=$bps timeout 120 \
-    $B/wick_gpu_bench_decode --attn-only >"$O/sweep_$nch-$kb-$bps.log" 2>&1
-  grep '^ATTN' "$O/sweep_$nch-$kb-$bps.log" | sed "s/^/cf $cf /" >>"$O/sweep.txt"
+    $B/wick_gpu_bench_decode --attn-only >"$O/run.tmp" 2>&1
+  cat "$O/run.tmp" >>"$O/sweep_runs.log"
+  grep '^ATTN' "$O/run.tmp" | sed "s/^/cf $cf /" >>"$O/sweep.txt"
+done
+for dg in $DIAGS; do
+  WICK_ATTN_DIAG=$dg timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/run.tmp" 2>&1
+  cat "$O/run.tmp" >>"$O/sweep_runs.log"
+  grep '^ATTN' "$O/run.tmp" | sed "s/^/cf d$dg /" >>"$O/sweep.txt"
 done
 WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
-step "sweep ($CONFIGS)" "$(wc -l <"$O/sweep.txt") rows"
+rm -f "$O/run.tmp"
+step "sweep ($CONFIGS; diag $DIAGS)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
 
@@ -110,11 +123,12 @@ echo
 echo "== decode attention $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt"), commit $(git rev-parse --short HEAD 2>/dev/null)"
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
 echo
-echo "== knob sweep: graph-replay us and % of copy bandwidth per WICK_ATTN_NCH,KB,BPS"
+echo "== knob sweep: graph-replay us and % of copy bandwidth per WICK_ATTN_NCH,KB,BPS; dN: default knobs, WICK_ATTN_DIAG=N"
+COLS="$CONFIGS"; for dg in $DIAGS; do COLS="$COLS d$dg"; done
 printf '%-26s' "case \\ nch,kb,bps"
-for cf in $CONFIGS; do printf '%13s' "$cf"; done; echo
+for cf in $COLS; do printf '%13s' "$cf"; done; echo
 # rows: cf N,K,P ATTN qdt kvdt L len eus epct gus gpct
-awk -v cfs="$CONFIGS" '{ key = $4 "/" $5 " L" $6 ($7 != "0" ? " lens " $7 : "");
+awk -v cfs="$COLS" '{ key = $4 "/" $5 " L" $6 ($7 != "0" ? " lens " $7 : "");
        if (!(key in seen)) { seen[key] = 1; order[n++] = key }
        cell[key, $2] = sprintf("%6.1f %3.0f%%", $10, $11) }
      END { nc = split(cfs, cols, " ");
