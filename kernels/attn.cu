@@ -364,30 +364,35 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                 }
             }
         }
+        /* (the QB shuffles of a round are independent: issued together, one latency a round) */
+        for (int o = TPK / 2; o > 0; o >>= 1) {
 #pragma unroll
-        for (int qi = 0; qi < QB; qi++)
-            for (int o = TPK / 2; o > 0; o >>= 1)
+            for (int qi = 0; qi < QB; qi++)
                 s[qi] += WK_SHFL_XOR(s[qi], o);
-        /* ---- online softmax of this thread's keys; p = 0 where the key is not visible */
-        float p[QB];
+        }
+        /* ---- online softmax of this thread's keys; p = 0 where the key is not visible. The
+         * new maxima and the weights first (independent across queries), then the rare rescale
+         * where a maximum grew (0 terms before the first visible key) */
+        float p[QB], mn[QB];
         bool vis[QB];
 #pragma unroll
         for (int qi = 0; qi < QB; qi++) {
+            const float x = s[qi];
             vis[qi] = jr < lim[qi];
-            p[qi] = 0.0f;
-            if (vis[qi]) {
-                const float x = s[qi];
-                if (x > m[qi]) { /* a larger maximum: rescale (0 terms before the first) */
-                    const float c = exp2f(m[qi] - x);
-                    l[qi] *= c;
+            mn[qi] = vis[qi] && x > m[qi] ? x : m[qi];
+            p[qi] = !vis[qi] || x == -wk_inf_f32() ? 0.0f : exp2f(x - mn[qi]);
+        }
 #pragma unroll
-                    for (int u = 0; u < EPT; u++)
-                        acc[qi][u] *= c;
-                    m[qi] = x;
-                }
-                p[qi] = x == -wk_inf_f32() ? 0.0f : exp2f(x - m[qi]);
-                l[qi] += p[qi];
+        for (int qi = 0; qi < QB; qi++) {
+            if (mn[qi] != m[qi]) {
+                const float c = exp2f(m[qi] - mn[qi]);
+                l[qi] *= c;
+#pragma unroll
+                for (int u = 0; u < EPT; u++)
+                    acc[qi][u] *= c;
+                m[qi] = mn[qi];
             }
+            l[qi] += p[qi];
         }
         /* ---- values: this thread's chunks of row j, weighted */
 #pragma unroll
