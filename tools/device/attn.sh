@@ -1,27 +1,23 @@
 #!/bin/sh
-# attn.sh OUTDIR: decode attention on cuda:0 (issue 10, item 4: wk_decode_attention(_lens) and
-# the pipelined flash-decoding kernels of kernels/attn.cu). From the repository root, on a
-# machine with one NVIDIA GPU, CUDA, PyTorch and compute-sanitizer:
+# attn.sh OUTDIR: decode attention on cuda:0 (issue 10, item 4: wk_decode_attention_lens and
+# the flash-decoding kernels of kernels/attn.cu). From the repository root, on a machine with one
+# NVIDIA GPU, CUDA, PyTorch and compute-sanitizer:
 #   sh tools/device/attn.sh [OUTDIR]          (OUTDIR default: $OUT, else ./gpu-out)
-#   0. configure $WICK_BUILD_DIR (default build-gpu; CUDA only, sm_90 unless WICK_CUDA_ARCHS
-#      says otherwise, no simt, plus $WICK_CMAKE_EXTRA) and build the targets below;
-#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_FORCE_RTC=1, the kernels
-#      compiled by NVRTC, WICK_ATTN_COMBINE=1, the separate combine kernel,
-#      WICK_ATTN_NCH=1, half tiles with more stages, and WICK_ATTN_KB=32, 2 full stages), test_bad_attn, test_graph (the lens
-#      variant captured once and replayed with new counts); the decode_attention parity rows
-#      (embedded and NVRTC);
+#   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt)
+#      and build the targets below;
+#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_ATTN_OCC=1, the uncapped
+#      4-query kernel, WICK_FORCE_RTC=1, the kernels compiled by NVRTC, and
+#      WICK_ATTN_COMBINE=1, the separate combine kernel), test_bad_attn,
+#      test_graph (the lens variant captured once and replayed with new counts); the
+#      decode_attention and decode_attention_lens parity rows (embedded and NVRTC);
 #   2. compute-sanitizer memcheck (test_attn quick, test_bad_attn: a count past the cache must
-#      not be read) and racecheck (test_attn quick: the shared-memory pipeline);
+#      not be read) and racecheck (test_attn quick);
 #   3. bench/gpu_compare_decode.py: wick (eager and as a graph replay) beside torch sdpa
-#      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768 (f16 also 2048), the lens
-#      variant at 32768;
-#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_NCH (2: full tiles;
-#      1: half tiles, twice the stages), WICK_ATTN_KB (KiB of stages per block: 64 the sm_90
-#      default, 32 the old 2 full stages) and WICK_ATTN_BPS (blocks per SM the split aims at),
-#      graph-replay us and % of copy bandwidth per case; the default knobs with
-#      WICK_ATTN_DIAG = 1, 2, 4, 8 (the kernel without its arithmetic, without the fused merge,
-#      without tiles, without copies: where the time goes); then the separate combine kernel
-#      (WICK_ATTN_COMBINE=1);
+#      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768, the lens variant at 32768;
+#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_OCC (2: register-capped
+#      kernel, 2 blocks/SM; 1: uncapped, 1 block/SM) x WICK_ATTN_BPS (blocks per SM the split
+#      aims at) 1 2 4 8, graph-replay % of copy bandwidth per case; then the default knobs with
+#      the separate combine kernel (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
 set -u
@@ -58,10 +54,9 @@ run_test() { # name env... -- binary
 }
 export WICK_TEST_DEVICES=cpu,cuda:0
 run_test test_attn timeout 300 $B/test_attn
+run_test test_attn_occ1 WICK_ATTN_OCC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_rtc WICK_FORCE_RTC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_combine WICK_ATTN_COMBINE=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
-run_test test_attn_nch1 WICK_ATTN_NCH=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
-run_test test_attn_kb32 WICK_ATTN_KB=32 WICK_TEST_QUICK=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_bad_attn timeout 120 $B/test_bad_attn
 run_test test_graph WICK_TEST_DEVICES=cuda:0 timeout 120 $B/test_graph
 for mode in embedded rtc; do
@@ -93,28 +88,17 @@ t2=$(date +%s)
 timeout 300 python3 bench/gpu_compare_decode.py $B/wick_gpu_bench_decode >"$O/bench_decode.log" 2>&1
 step "gpu_compare_decode.py" "rc=$?"
 
-# ---- 4. knob sweep (graph-replay % of copy bandwidth); columns "nch,kb,bps", then the
-# default knobs with WICK_ATTN_DIAG (parts of the kernel skipped: 1 no arithmetic, 2 no fused
-# merge, 4 no tiles, 8 no copies; results wrong, times only) as columns "dN"
-CONFIGS="2,64,2 2,32,2 2,64,1 1,64,2"
-DIAGS="1 2 4 8"
+# ---- 4. knob sweep (graph-replay % of copy bandwidth)
 : >"$O/sweep.txt"
-: >"$O/sweep_runs.log"
-for cf in $CONFIGS; do
-  nch=${cf%%,*}; rest=${cf#*,}; kb=${rest%%,*}; bps=${rest#*,}
-  WICK_ATTN_NCH=$nch WICK_ATTN_KB=$kb WICK_ATTN_BPS=$bps timeout 120 \
-    $B/wick_gpu_bench_decode --attn-only >"$O/run.tmp" 2>&1
-  cat "$O/run.tmp" >>"$O/sweep_runs.log"
-  grep '^ATTN' "$O/run.tmp" | sed "s/^/cf $cf /" >>"$O/sweep.txt"
-done
-for dg in $DIAGS; do
-  WICK_ATTN_DIAG=$dg timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/run.tmp" 2>&1
-  cat "$O/run.tmp" >>"$O/sweep_runs.log"
-  grep '^ATTN' "$O/run.tmp" | sed "s/^/cf d$dg /" >>"$O/sweep.txt"
+for occ in 2 1; do
+  for bps in 1 2 4 8; do
+    WICK_ATTN_OCC=$occ WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
+      >"$O/sweep_occ${occ}_bps$bps.log" 2>&1
+    grep '^ATTN' "$O/sweep_occ${occ}_bps$bps.log" | sed "s/^/occ $occ bps $bps /" >>"$O/sweep.txt"
+  done
 done
 WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
-rm -f "$O/run.tmp"
-step "sweep ($CONFIGS; diag $DIAGS)" "$(wc -l <"$O/sweep.txt") rows"
+step "sweep (occ 2 1 x bps 1 2 4 8)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
 
@@ -123,20 +107,19 @@ echo
 echo "== decode attention $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt"), commit $(git rev-parse --short HEAD 2>/dev/null)"
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
 echo
-echo "== knob sweep: graph-replay us and % of copy bandwidth per WICK_ATTN_NCH,KB,BPS; dN: default knobs, WICK_ATTN_DIAG=N"
-COLS="$CONFIGS"; for dg in $DIAGS; do COLS="$COLS d$dg"; done
-printf '%-26s' "case \\ nch,kb,bps"
-for cf in $COLS; do printf '%13s' "$cf"; done; echo
-# rows: cf N,K,P ATTN qdt kvdt L len eus epct gus gpct
-awk -v cfs="$COLS" '{ key = $4 "/" $5 " L" $6 ($7 != "0" ? " lens " $7 : "");
+echo "== knob sweep: graph-replay us and % of copy bandwidth (eager % in brackets)"
+printf '%-30s' "case \\ occ,bps"
+for occ in 2 1; do for bps in 1 2 4 8; do printf '%13s' "$occ,$bps"; done; done; echo
+# rows: occ O bps P ATTN qdt kvdt L len eus epct gus gpct
+awk '{ key = $6 "/" $7 " L" $8 ($9 != "0" ? " lens " $9 : "");
        if (!(key in seen)) { seen[key] = 1; order[n++] = key }
-       cell[key, $2] = sprintf("%6.1f %3.0f%%", $10, $11) }
-     END { nc = split(cfs, cols, " ");
-           for (i = 0; i < n; i++) { k = order[i]; printf "%-26s", k;
-             for (c = 1; c <= nc; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
+       cell[key, $2 "," $4] = sprintf("%6.1f %3.0f%%", $12, $13) }
+     END { for (i = 0; i < n; i++) { k = order[i]; printf "%-30s", k;
+             split("2,1 2,2 2,4 2,8 1,1 1,2 1,4 1,8", cols, " ");
+             for (c = 1; c <= 8; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
              printf "\n" } }' "$O/sweep.txt"
 echo
-echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default knobs): eager us, %, graph us, %"
+echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default occ and bps): eager us, %, graph us, %"
 grep '^ATTN' "$O/sweep_combine.log" | awk '{ printf "%-30s %9s %5s%% %9s %5s%%\n", $2 "/" $3 " L" $4 ($5 != "0" ? " lens " $5 : ""), $6, $7, $8, $9 }'
 echo
 cat "$S"
