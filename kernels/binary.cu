@@ -68,6 +68,7 @@ template <int OP, int DT> struct wk_binary_fn {
 #define WK_BINARY_HOT(name, OP, dtn, DT)                                                       \
     WK_KERNEL binary_##name##_##dtn(int64_t n, const void *a, const void *b, void *y)          \
     {                                                                                          \
+        WK_GRID_WAIT(); /* launched early (gpu_binary.c) */                                    \
         wk_map2(n, (const wk_t<DT>::S *)a, (const wk_t<DT>::S *)b, (wk_t<DT>::S *)y,           \
                 wk_binary_fn<OP, DT>());                                                       \
     }

@@ -742,4 +742,24 @@ WK_DEV void wk_cp_async_commit() {}
 template <int N> WK_DEV void wk_cp_async_wait() {}
 #endif
 
+/* ---- early launch (gpu_impl.h's WK_LAUNCH_EARLY: programmatic dependent launch on NVIDIA
+ * sm_90+). A kernel launched early may begin while the stream's previous kernel still runs.
+ * Every block of it must pass WK_GRID_WAIT() (which returns once the previous kernels are
+ * complete and their writes visible) before it reads or writes memory other work may use;
+ * before it, a block may only compute from its arguments and WK_PREFETCH_L2(p): a hint that
+ * brings the 128-byte line of p into L2 without reading a value (L2 is where every write of the
+ * device lands, so a line fetched early is never stale). WK_GRID_LAUNCH_DEPENDENTS(): from this
+ * block's side the next early kernel may begin (it still waits in its WK_GRID_WAIT for the
+ * whole of this one). Everywhere else (before sm_90, AMD, the simt device) the stream runs
+ * kernels one after another and all three do nothing. */
+#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WK_GRID_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define WK_GRID_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#define WK_PREFETCH_L2(p) asm volatile("prefetch.global.L2 [%0];" ::"l"(p))
+#else
+#define WK_GRID_WAIT() ((void)0)
+#define WK_GRID_LAUNCH_DEPENDENTS() ((void)0)
+#define WK_PREFETCH_L2(p) ((void)(p))
+#endif
+
 #endif /* WK_GPU_H */

@@ -98,6 +98,7 @@ template <int DT, bool LAYER, int KV, bool ONE>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
 {
+    WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
@@ -231,6 +232,7 @@ template <int DT, bool LAYER, int N>
 WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, void *out,
                            int64_t M, int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
 {
+    WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;

@@ -284,12 +284,30 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     X(f, 1, 32, 1, 1, 2, 0) X(f, 8, 32, 2, 1, 1, 0)                                             \
     X(b, 1, 64, 2, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)
 
+/* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's weight rows
+ * are prefetched into L2, so they stream in while the activation quantization before it runs. */
+template <int Q, int R, int NC, int G, int L, int U, bool P>
+WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
+                         const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows)
+{
+    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES;
+    const int64_t r0 = (int64_t)blockIdx.x * (WK_BLOCK / G) * NC;
+    const int64_t r1 = r0 + (WK_BLOCK / G) * NC < n ? r0 + (WK_BLOCK / G) * NC : n;
+    const uint8_t *p0 = w + r0 * rowbytes;
+    const int64_t len = (r1 - r0) * rowbytes;
+    for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
+        WK_PREFETCH_L2(p0 + o);
+    WK_GRID_WAIT();
+    wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
+    WK_GRID_LAUNCH_DEPENDENTS();
+}
+
 #define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
     WK_KERNEL qmv##R##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,          \
                                const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
                                int rows)                                                       \
     {                                                                                          \
-        wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                        \
+        wk_qmv_early<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                   \
     }
 /* the block type list, expanded once per variant row */
 #define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
@@ -316,6 +334,8 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
 #define WK_QMVQ(DN, D)                                                                         \
     WK_KERNEL qmvq_##DN(int64_t nblk, const void *x, uint32_t *xq, float *xd, uint32_t *xs)     \
     {                                                                                          \
+        WK_GRID_WAIT(); /* launched early */                                                   \
+        WK_GRID_LAUNCH_DEPENDENTS(); /* the matvec may start: it prefetches its weights */      \
         wk_qmvq<D>(nblk, (const wk_t<D>::S *)x, xq, xd, xs);                                   \
     }
 WK_QMVQ(f32, WK_DT_F32)

@@ -65,6 +65,7 @@ WK_DEV void rope_run(const void *x, const void *cs, const void *sn, void *out, i
     WK_KERNEL rope_##dtn(const void *x, const void *cs, const void *sn, void *out,             \
                          int64_t npairs, rope_geom g)                                          \
     {                                                                                          \
+        WK_GRID_WAIT(); /* launched early (gpu_rope.c) */                                      \
         rope_run<DT>(x, cs, sn, out, npairs, g);                                               \
     }
 WK_ROPE(bf16, WK_DT_BF16)

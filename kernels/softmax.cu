@@ -55,6 +55,7 @@ template <int DT, int KV, bool ONE>
 WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t G,
                         const wk_klay<1> &R)
 {
+    WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
@@ -168,6 +169,7 @@ template <int DT, int N>
 WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32_t G,
                            const wk_klay<1> &R)
 {
+    WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The entry points used, under our own names (cuda.h #defines the plain names to the _v2 ones). */
@@ -40,7 +41,6 @@ typedef struct cu_api {
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
-    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*StreamQuery)(CUstream);
     /* peer copies: optional */
@@ -54,6 +54,11 @@ typedef struct cu_api {
     CUresult (*GraphLaunch)(CUgraphExec, CUstream);
     CUresult (*GraphExecDestroy)(CUgraphExec);
     CUresult (*GraphDestroy)(CUgraph);
+#if CUDA_VERSION >= 12000
+    /* early (programmatic dependent) launches: optional */
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
+#endif
+    CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
 } cu_api;
 static cu_api cu;
 
@@ -65,6 +70,7 @@ typedef struct cu_ctx {
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
+    bool early; /* early launches possible: compute capability 9.0+, cuLaunchKernelEx, not off */
 } cu_ctx;
 
 static const char *cu_name(CUresult r)
@@ -106,7 +112,6 @@ static int cu_load(void *lib)
         S(ModuleLoadData, "cuModuleLoadData"), S(ModuleUnload, "cuModuleUnload"),
         S(ModuleGetFunction, "cuModuleGetFunction"), S(LaunchKernel, "cuLaunchKernel"),
         S(GetErrorName, "cuGetErrorName"), S(StreamQuery, "cuStreamQuery"),
-        S(FuncSetAttribute, "cuFuncSetAttribute"),
 #undef S
     };
     _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym needs code == data pointers");
@@ -128,6 +133,16 @@ static int cu_load(void *lib)
         memcpy(&cu.DeviceCanAccessPeer, &p, sizeof p);
         p = dlsym(lib, "cuCtxEnablePeerAccess");
         memcpy(&cu.CtxEnablePeerAccess, &p, sizeof p);
+    }
+    /* early launches (CUDA 12.0+) and the function attributes they are checked with: optional */
+    {
+        void *p;
+#if CUDA_VERSION >= 12000
+        p = dlsym(lib, "cuLaunchKernelEx");
+        memcpy(&cu.LaunchKernelEx, &p, sizeof p);
+#endif
+        p = dlsym(lib, "cuFuncGetAttribute");
+        memcpy(&cu.FuncGetAttribute, &p, sizeof p);
     }
     /* the graph entry points (CUDA 11.4+): optional */
     static const struct {
@@ -236,6 +251,15 @@ static wk_status cu_ctx_create(void **out, int ordinal)
     r = cu.CtxSetCurrent(c->ctx);
     if (r == CUDA_SUCCESS)
         r = cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+#if CUDA_VERSION >= 12000
+    int major = 0;
+    const char *off = getenv("WICK_EARLY_LAUNCH");
+    c->early = r == CUDA_SUCCESS && cu.LaunchKernelEx && cu.FuncGetAttribute &&
+               !(off && strcmp(off, "0") == 0) &&
+               cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                     c->dev) == CUDA_SUCCESS &&
+               major >= 9;
+#endif
     if (r != CUDA_SUCCESS) {
         cu.PrimaryCtxRelease(c->dev);
         wk_free(c);
@@ -357,21 +381,30 @@ static wk_status cu_function(void *ctx, void **fn, void *module, const char *nam
 }
 
 static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                           unsigned shmem, void **args)
+                           unsigned shmem, void **args, unsigned flags)
 {
     const cu_ctx *c = ctx;
     CU_CURRENT(c);
-    /* past 48 KiB of dynamic shared memory a kernel must opt in (sm_70 and later; the launch
-     * fails where the device has less) */
-    if (shmem > 48 * 1024) {
-        CUresult a = cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         (int)shmem);
-        if (a != CUDA_SUCCESS)
-            return wk_err(WK_ERR_DEVICE, "cuda: cuFuncSetAttribute(max dynamic shared %u): %s",
-                          shmem, cu_name(a));
-    }
-    CUresult r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                 shmem, c->stream, args, NULL);
+    CUresult r;
+#if CUDA_VERSION >= 12000
+    /* An early launch needs the kernel's griddepcontrol.wait, which gpu.h emits where the code
+     * is built for sm_90 or later: the function's binary version says what was loaded (a
+     * newer GPU may run older code). */
+    int bv = 0;
+    if ((flags & 1u) && c->early &&
+        cu.FuncGetAttribute(&bv, CU_FUNC_ATTRIBUTE_BINARY_VERSION, fn) == CUDA_SUCCESS &&
+        bv >= 90) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        const CUlaunchConfig cfg = {grid[0],  grid[1],  grid[2], block[0], block[1],
+                                    block[2], shmem,    c->stream, &at,    1};
+        r = cu.LaunchKernelEx(&cfg, fn, args, NULL);
+    } else
+#endif
+        r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem,
+                            c->stream, args, NULL);
     if (r != CUDA_SUCCESS)
         return wk_err(r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE,
                       "cuda: cuLaunchKernel(grid %u,%u,%u block %u,%u,%u shmem %u): %s", grid[0],

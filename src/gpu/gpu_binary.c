@@ -39,8 +39,8 @@ wk_status wk_gpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
         }
         void *args[] = {&n, &ap, &bp, &out};
         const int64_t vec = (int64_t)(16 / esz);
-        return wk_gpu_launch(dev, fn, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
-                             WK_GPU_BLOCK, 1, 1, 0, args);
+        return wk_gpu_launch_ex(dev, fn, wk_gpu_blocks(dev, (n + vec - 1) / vec), 1, 1,
+                                WK_GPU_BLOCK, 1, 1, 0, args, WK_LAUNCH_EARLY); /* it waits */
     }
 
     wk_klay2 k;

@@ -61,8 +61,11 @@ typedef struct wk_gpu_driver {
     wk_status (*module_load)(void *ctx, void **module, const void *image);
     void (*module_unload)(void *ctx, void *module);
     wk_status (*function)(void *ctx, void **fn, void *module, const char *name);
+    /* flags: WK_LAUNCH_EARLY (gpu_impl.h) where the kernel may start before the stream's
+     * previous kernel ends (it waits for it itself: gpu.h's WK_GRID_WAIT); a driver without
+     * such launches ignores it. */
     wk_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                        unsigned shmem, void **args);
+                        unsigned shmem, void **args, unsigned flags);
     /* Makes the device current in the calling thread; *stream: the native stream. */
     wk_status (*bind)(void *ctx, void **stream);
     /* Graphs (gpu_graph.c). graph_ok: the library has the graph entry points (else the others

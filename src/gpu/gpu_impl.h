@@ -21,6 +21,14 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
  * dynamic shared memory, args as for cuLaunchKernel. */
 wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args);
+/* The same with launch flags. WK_LAUNCH_EARLY: the kernel may begin while the stream's previous
+ * kernel still runs (NVIDIA sm_90+: programmatic dependent launch; elsewhere an ordinary
+ * launch). Only for kernels whose every block calls WK_GRID_WAIT() (kernels/gpu.h) before it
+ * reads or writes any memory other work may use. WICK_EARLY_LAUNCH=0 turns it off. */
+#define WK_LAUNCH_EARLY 1u
+wk_status wk_gpu_launch_ex(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
+                           unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args,
+                           unsigned flags);
 /* Hot kernels by number instead of by name: wk_gpu_fn_slot gives the function stored under slot
  * (< WK_GPU_FN_SLOTS) on dev, or NULL before the first wk_gpu_fn_slot_set. Slots: binary ops on
  * contiguous f32/f16/bf16 (gpu_binary.c) from WK_GPU_SLOT_BINARY, 6 ops x 3 dtypes. */

@@ -221,14 +221,21 @@ void wk_gpu_fn_slot_set(wk_device *dev, unsigned slot, wk_gpu_fn fn)
     atomic_store_explicit(&wk_gpu_dev(dev)->modules->slots[slot], fn, memory_order_release);
 }
 
-wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args)
+wk_status wk_gpu_launch_ex(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
+                           unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args,
+                           unsigned flags)
 {
     if (!gx || !gy || !gz || !bx || !by || !bz)
         return WK_OK; /* an empty grid (empty tensor) has nothing to do */
     wk_gpu_device *g = wk_gpu_dev(dev);
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    return g->drv->launch(g->ctx, fn, grid, block, shmem, args);
+    return g->drv->launch(g->ctx, fn, grid, block, shmem, args, flags);
+}
+
+wk_status wk_gpu_launch(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args)
+{
+    return wk_gpu_launch_ex(dev, fn, gx, gy, gz, bx, by, bz, shmem, args, 0);
 }
 
 /* ---- lifetime */

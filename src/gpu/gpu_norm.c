@@ -191,11 +191,12 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
     int64_t Mv = M, Dv = D;
     if (softmax) {
         void *args[] = {&xp, &out, &Mv, &Dv, &G, &R, &v32};
-        s = wk_gpu_run(dev, "softmax", name, (unsigned)blocks, 1, 1, args);
+        s = wk_gpu_run_early(dev, "softmax", name, (unsigned)blocks, 1, 1, args);
     } else {
         void *args[] = {&xp, &ap, &bp, &out, &Mv, &Dv, &G, &R, &eps, &v32};
-        s = wk_gpu_run(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+        s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
     }
+    /* both launched early: the kernels wait for the work before them (WK_GRID_WAIT) */
 done: /* stream-ordered frees: after the launches that read them */
     if (tx)
         wk_gpu_scratch_free(dev, tx);

@@ -156,6 +156,16 @@ wk_status wk_gpu_run(wk_device *dev, const char *module, const char *name, unsig
     return wk_gpu_launch(dev, fn, gx, gy, gz, WK_GPU_BLOCK, 1, 1, 0, args);
 }
 
+wk_status wk_gpu_run_early(wk_device *dev, const char *module, const char *name, unsigned gx,
+                           unsigned gy, unsigned gz, void **args)
+{
+    wk_gpu_fn fn;
+    const wk_status s = wk_gpu_function(&fn, dev, module, name);
+    if (s != WK_OK)
+        return s;
+    return wk_gpu_launch_ex(dev, fn, gx, gy, gz, WK_GPU_BLOCK, 1, 1, 0, args, WK_LAUNCH_EARLY);
+}
+
 bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
 {
     if (!wk_op_defined(op, dt))

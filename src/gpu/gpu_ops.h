@@ -67,6 +67,9 @@ const char *wk_gpu_dtype_kname(wk_dtype dt);
  * no dynamic shared memory. */
 wk_status wk_gpu_run(wk_device *dev, const char *module, const char *name, unsigned gx,
                      unsigned gy, unsigned gz, void **args);
+/* The same for a kernel that may start early (WK_LAUNCH_EARLY, gpu_impl.h). */
+wk_status wk_gpu_run_early(wk_device *dev, const char *module, const char *name, unsigned gx,
+                           unsigned gy, unsigned gz, void **args);
 
 /* The row driver of softmax_last_dim, rms_norm and layer_norm (gpu_norm.c): op is one of the
  * three; alpha/beta NULL where the op has none. */

@@ -344,7 +344,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
         wk_gpu_kname(name, sizeof name, qparts, 2);
         void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
-        s = wk_gpu_run(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
+        s = wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
@@ -352,7 +352,8 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         const char *parts[2] = {head, wk_qtype_name(qt)};
         wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
-        s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+        /* both launched early (kernels/qmv.cu: they wait for the work before them) */
+        s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
     return s;

@@ -43,5 +43,5 @@ wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     char name[32];
     snprintf(name, sizeof name, "rope_%s", wk_gpu_dtype_kname(dt));
     void *args[] = {&xp, &cp, &sp, &out, &npairs, &g};
-    return wk_gpu_run(dev, "rope", name, wk_gpu_blocks(dev, npairs), 1, 1, args);
+    return wk_gpu_run_early(dev, "rope", name, wk_gpu_blocks(dev, npairs), 1, 1, args); /* it waits */
 }

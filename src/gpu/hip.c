@@ -371,8 +371,9 @@ static wk_status hip_function(void *ctx, void **fn, void *module, const char *na
 }
 
 static wk_status hip_launch(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                            unsigned shmem, void **args)
+                            unsigned shmem, void **args, unsigned flags)
 {
+    (void)flags; /* no early launches on HIP */
     const hip_ctx *c = ctx;
     HIP_CURRENT(c);
     hipError_t r = hip.ModuleLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],

@@ -168,8 +168,9 @@ static wk_status simt_function(void *ctx, void **fn, void *module, const char *n
 }
 
 static wk_status simt_launch(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                             unsigned shmem, void **args)
+                             unsigned shmem, void **args, unsigned flags)
 {
+    (void)flags; /* kernels run one after another here */
     simt_ctx *c = ctx;
     pthread_mutex_lock(&launch_mu);
     const uint64_t seed = c->seed + 0x9e3779b97f4a7c15ull * ++c->launches;

@@ -15,33 +15,16 @@
 #   4. bench: the rows copy_f32_16384x4096 (the ceiling), softmax_f32/bf16, rms_norm_f32/bf16,
 #      layer_norm_f32/bf16 (16384 x 4096) and the streamed norm rows (D 1025, 65537) of
 #      bench/gpu_compare_ops.py beside PyTorch, twice; once with WICK_ROWS=old (the kernels
-#      before, same run); once with WICK_ROWS_KV=8 (f32 rows) and WICK_ROWS_KV=4 (bf16 rows):
-#      128 threads of 32 values per row, two rows per block, 3 blocks per SM: whether the other
-#      register plan is faster;
+#      before, same run); once with WICK_ROWS_KV=8 (f32 rows: 128 threads of 32 values per row,
+#      two rows per block, 3 blocks per SM) and WICK_ROWS_KV=4 (bf16 rows: 128 threads of 32
+#      values, the plan before bf16 went to KV 8): whether the other register plan is faster;
 #   5. the summary table last (also OUTDIR/norms/summary.txt).
 set -u
-R=${1:-${OUT:-gpu-out}}
-O=$R/norms
-mkdir -p "$O"
-B=build-gpu
-S=$O/summary.txt
-: >"$S"
-step() { printf '%-50s %s\n' "$1" "$2" | tee -a "$S"; }
-export PATH="$PATH:/usr/local/cuda/bin"
+. tools/device/lib.sh
+dev_init norms "${1:-}"
 OPS=softmax_last_dim,rms_norm,layer_norm
-t0=$(date +%s)
-
-if cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON -DWICK_HIP=OFF -DWICK_SIMT=OFF \
-     -DWICK_CUDA_ARCHS="${WICK_CUDA_ARCHS:-90}" ${WICK_CMAKE_EXTRA:-} >"$O/configure.log" 2>&1 &&
-   cmake --build $B -j"$(nproc)" --target test_fused_kat test_bad_fused wick_cli wick_gpu_bench_ops \
-     >"$O/build.log" 2>&1; then
-  step build "ok ($(( $(date +%s) - t0 )) s)"
-else
-  step build FAIL; tail -15 "$O/configure.log"; grep -E "error|Error" "$O/build.log" | head -30
-  cat "$S"; exit 1
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$O/gpu.txt" 2>&1
-step gpu "$(head -1 "$O/gpu.txt") commit $(git rev-parse --short HEAD 2>/dev/null)"
+dev_build test_fused_kat test_bad_fused wick_cli wick_gpu_bench_ops
+dev_gpu
 t1=$(date +%s)
 
 # ---- 2. tests and parity
@@ -63,21 +46,10 @@ done
 unset WICK_FORCE_RTC WICK_ROWS
 
 # ---- 3. sanitizers
-SAN=$(command -v compute-sanitizer)
-if [ -n "$SAN" ]; then
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 90 "$SAN" --tool memcheck \
-    --report-api-errors no --error-exitcode 99 $B/test_fused_kat >"$O/memcheck.log" 2>&1
-  step "memcheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck.log" | tail -1)"
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 90 "$SAN" --tool racecheck --error-exitcode 99 \
-    $B/test_fused_kat >"$O/racecheck.log" 2>&1
-  step "racecheck test_fused_kat" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck.log" | tail -1)"
-  # the parity rows (every layout family, D from 1 up, both plans) under memcheck; capped at 60 s
-  WICK_GPU_NO_CACHE=1 timeout 60 "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
-    $B/wick check --device cuda:0 --op $OPS >"$O/memcheck_parity.log" 2>&1
-  step "memcheck wick check --op (3 ops)" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck_parity.log" | tail -1)"
-else
-  step compute-sanitizer "not found"
-fi
+dev_san memcheck test_fused_kat 90 env WICK_TEST_DEVICES=cuda:0 $B/test_fused_kat
+dev_san racecheck test_fused_kat 90 env WICK_TEST_DEVICES=cuda:0 $B/test_fused_kat
+# the parity rows (every layout family, D from 1 up, both plans) under memcheck; capped at 60 s
+dev_san memcheck parity 60 $B/wick check --device cuda:0 --op $OPS
 
 # ---- 4. bench beside PyTorch
 ROWS="copy_f32_16384x4096 softmax_ rms_norm_ layer_norm_"
@@ -95,7 +67,7 @@ WICK_ROWS_KV=8 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_op
 step "gpu_compare_ops.py f32 norms (WICK_ROWS_KV=8)" "rc=$?"
 WICK_ROWS_KV=4 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
   softmax_bf16 rms_norm_bf16 layer_norm_bf16 >"$O/bench_kv4.log" 2>&1
-step "gpu_compare_ops.py bf16 norms (WICK_ROWS_KV=4)" "rc=$?"
+step "gpu_compare_ops.py bf16 norms (WICK_ROWS_KV=4)" "rc=$?" # the bf16 plan before
 step "after the build" "$(( $(date +%s) - t1 )) s"
 
 # ---- 5. summary
