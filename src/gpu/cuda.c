@@ -42,6 +42,8 @@ typedef struct cu_api {
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*StreamQuery)(CUstream);
+    /* launches with more than 48 KiB of dynamic shared memory: optional (CUDA 9+) */
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     /* peer copies: optional */
     CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
     CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
@@ -126,6 +128,8 @@ static int cu_load(void *lib)
         memcpy(&cu.DeviceCanAccessPeer, &p, sizeof p);
         p = dlsym(lib, "cuCtxEnablePeerAccess");
         memcpy(&cu.CtxEnablePeerAccess, &p, sizeof p);
+        p = dlsym(lib, "cuFuncSetAttribute");
+        memcpy(&cu.FuncSetAttribute, &p, sizeof p);
     }
     /* the graph entry points (CUDA 11.4+): optional */
     static const struct {
@@ -359,6 +363,16 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
 {
     const cu_ctx *c = ctx;
     CU_CURRENT(c);
+    /* past the 48 KiB that every kernel may take, the kernel must opt in (sm_70+; the GEMM
+     * of kernels/matmul.cu takes up to 96 KiB); the attribute is cheap to set again */
+    if (shmem > 48u * 1024u && cu.FuncSetAttribute) {
+        CUresult a = cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)shmem);
+        if (a != CUDA_SUCCESS)
+            return wk_err(WK_ERR_NOT_SUPPORTED,
+                          "cuda: cuFuncSetAttribute(max dynamic shared memory %u): %s", shmem,
+                          cu_name(a));
+    }
     CUresult r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                  shmem, c->stream, args, NULL);
     if (r != CUDA_SUCCESS)
