@@ -68,22 +68,21 @@ typedef struct mm_cfg {
 #define MC_BK 32
 #define MC_ST 4
 
-/* The configuration: "c" (cp.async, f16 / bf16 with both operands in vector mode), "t" (matrix
+/* The configuration: "c" (cp.async, both operands in vector mode for 16-byte chunks), "t" (matrix
  * units, register staging) or "" (FMA units), then the tile: "w" (128 x 256, "c" only), "l"
- * (128 x 128) or "s" (64 x 64). The largest tile that still gives a block per multiprocessor
- * (on an H200, 132 SMs, f32 2048^3 ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large
- * ones). WICK_GEMM_TILE (cw, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
+ * (128 x 128) or "s" (64 x 64). "l" once it gives a block per multiprocessor, else "s" (on an
+ * H200, 132 SMs, f32 2048^3 ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones; bf16
+ * 64 x 512x128x512 ran at 91 TFLOP/s on cl, 51 on cw, so "w" is not chosen by default yet).
+ * WICK_GEMM_TILE (cw, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
 static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
     const bool mt = mm_matrix_units(dev, g->dt);
-    const bool cp = mt && vec && g->dt != WK_DTYPE_F8E4M3;
+    const bool cp = mt && vec;
     const char *kind = cp ? "c" : mt ? "t" : "";
     char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
                     ? 'l' : 's';
-    if (cp && (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 256) * bt >= (double)sm)
-        tile = 'w';
     const char *force = getenv("WICK_GEMM_TILE");
     if (force && force[0] && force[1] == '\0' && !mt && (force[0] == 'l' || force[0] == 's'))
         tile = force[0];
@@ -110,12 +109,13 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
     /* the cp.async kernels need both operands in vector mode; with one launch along m, every
      * launch's modes are those of the whole problem (batch chunks start at multiples of 65535
      * batches: still aligned) */
-    const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, MT_V);
-    const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, MT_V);
+    const int64_t Vc = 16 / (int64_t)esz; /* elements per 16-byte chunk */
+    const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, Vc);
+    const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, Vc);
     mm_cfg cfg;
     mm_pick(&cfg, dev, g, mt && (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128);
     const int64_t BM = cfg.bm, BN = cfg.bn;
-    const int64_t Vk = mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
+    const int64_t Vk = cfg.name[5] == 'c' ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
     const int64_t gx = ceil_div(g->n, BN);
     if (gx > INT_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",

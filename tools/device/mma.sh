@@ -15,8 +15,8 @@
 #      portable kernel in f16, bf16, f8e4m3), with the default choice and with cw forced;
 #   3. bench: the matmul rows of bench/gpu_compare_ops.py (cuBLAS and portable, bf16 / f16 /
 #      f32 at 4096^3 and batched 64 x 512x128x512, f8e4m3 portable) beside PyTorch; then the
-#      portable_matmul rows alone with each configuration of MMA_TILES (default "cw cl tl")
-#      forced (the sweep);
+#      portable_matmul rows alone with each configuration of MMA_TILES
+#      forced (the sweep; default "cw cl cs tl");
 #   4. the summary table last (also OUTDIR/mma/summary.txt; logs beside it).
 # About 2-3 minutes after the build on an H200.
 set -u
@@ -47,9 +47,9 @@ FB=$(find $B -name matmul.fatbin | head -1)
 if [ -n "$FB" ] && command -v cuobjdump >/dev/null 2>&1; then
   cuobjdump -res-usage "$FB" >"$O/res_usage.txt" 2>&1
   # one line per matrix-unit kernel: name, registers, stack, shared
-  awk '/Function gemm_t/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
+  awk '/Function gemm_[tc]/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
     "$O/res_usage.txt" >"$O/res_mma.txt"
-  step "registers (gemm_tl_f16)" "$(grep -m1 'gemm_tl_f16' "$O/res_mma.txt")"
+  step "registers (gemm_cl_bf16, gemm_cw_bf16)" "$(grep -m2 -E 'gemm_c[lw]_bf16' "$O/res_mma.txt" | tr '\n' ' ')"
 fi
 
 # ---- 1. tests
@@ -103,7 +103,7 @@ else
   step "wick_gpu_bench_ops matmul_ (python3 has no torch)" "rc=$?"
 fi
 
-for tile in ${MMA_TILES:-cw cl tl}; do
+for tile in ${MMA_TILES:-cw cl cs tl}; do
   WICK_GEMM_TILE=$tile timeout 120 $B/wick_gpu_bench_ops --device cuda:0 portable_matmul_ \
     >"$O/bench_tile_$tile.log" 2>&1
   step "bench portable_matmul_ WICK_GEMM_TILE=$tile" "rc=$?"
@@ -113,13 +113,15 @@ done
 step "time after the build" "$(( $(date +%s) - t1 )) s"
 echo
 echo "== matmul rows (TFLOP/s; wick/torch = torch time / wick time) =="
-sed -n '/^op /,$p' "$O/bench_matmul.log"
+sed -n '/^op /,$p' "$O/bench_matmul.log" | grep -E '^op |matmul'
 echo
-echo "== sweep: portable_matmul rows with a configuration forced (TFLOP/s) =="
-for tile in ${MMA_TILES:-cw cl tl}; do
+echo "== sweep: portable_matmul rows with WICK_GEMM_TILE forced (TFLOP/s) =="
+for tile in ${MMA_TILES:-cw cl cs tl}; do
   awk -v t="$tile" '$1 == "row" { printf "%-4s %-34s %8.1f\n", t, $2, $4 / $5 / 1e12 }' \
     "$O/bench_tile_$tile.log"
 done
+echo
+echo "== registers: $(tr '\n' ';' <"$O/res_mma.txt" 2>/dev/null | head -c 600)"
 echo
 echo "== $O/summary.txt =="
 cat "$S"
