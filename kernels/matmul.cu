@@ -475,3 +475,412 @@ template <int D, int BM> WK_DEV void mt_gemm(MM_ARGS(D))
 MT_KERNELS(f16, WK_DT_F16)
 MT_KERNELS(bf16, WK_DT_BF16)
 MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
+
+/* ---------------------------------------------------------------- on matrix units, cp.async
+ *   gemm_c<cfg>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_t<cfg>, for
+ *   operands that both have the host's mode bit 1 for 16-byte chunks (contiguous stride 1, every
+ *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_t*.
+ *   cfg "w": block tile 128 x 256, warp tile 64 x 64 (32 fragment products per 4 + 4 ldmatrix);
+ *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16. 8 warps of 32
+ *   lanes, 2 along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory
+ *   (MC_ST (BM + BN) 64 bytes: 96 KiB for "w", 64 KiB for "l"; src/gpu/gpu_matmul.c passes it).
+ * Scheme:
+ *   - tiles are copied global -> shared by wk_cp_async16 (gpu.h: cp.async on NVIDIA sm_80+, a
+ *     plain copy elsewhere), 16-byte chunks, zero fill outside the operand (a chunk cut by the
+ *     operand's edge is copied element by element); MC_ST - 1 tiles are in flight while one is
+ *     multiplied, one commit group per tile, one barrier per k step;
+ *   - staging in the operand's contiguous direction as in gemm_t* ([e][k] rows of 4 chunks or
+ *     [k][e] rows of BE / 8), without padding but swizzled (mc_off): the chunk's index within its
+ *     128-byte line is XORed with a function of the row, so the 8 rows of any 8 x 8 matrix that
+ *     ldmatrix (or the twin's reads) takes lie in 8 distinct 16-byte bank groups;
+ *   - the pipeline: step t waits for tile t (wk_cp_async_wait<MC_ST - 2>), passes the barrier
+ *     (tile t visible to all, and every warp done with step t - 1's stage), issues tile
+ *     t + MC_ST - 1 into that stage, then multiplies tile t. */
+#define MC_BK 32
+#define MC_ST 4
+
+WK_SHARED_DYN(uint16_t, mc_dyn); /* the stages: A tile, then B tile, per stage */
+
+/* The offset (elements) of (row, col) in a tile staged in rows of CPR 16-byte chunks, swizzled:
+ * chunk q = row CPR + col / 8 sits at slot (q & 7) ^ x of its 128-byte line, x = the row (CPR
+ * >= 8) or the line's index (CPR = 4: two rows per line) mod 8. */
+template <int CPR> WK_DEV int mc_off(int row, int col)
+{
+    const int q = row * CPR + (col >> 3);
+    const int x = (CPR >= 8 ? row : (row * CPR) >> 3) & 7;
+    return ((q & ~7) | ((q & 7) ^ x)) * 8 + (col & 7);
+}
+
+/* r[0..3] <- four 8 x 8 matrices of a swizzled staged tile (as wk_mma_frag of mma.h). */
+template <int KC, int CPR, int AO>
+WK_DEV void mc_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
+{
+    const int l = (int)threadIdx.x & 31;
+#if WK_MMA_NATIVE
+    const int i = l >> 3;
+    const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
+    if (KC)
+        wk_ldsm_x4(r, s + mc_off<CPR>(e0 + eo + (l & 7), k0 + ko));
+    else
+        wk_ldsm_x4_t(r, s + mc_off<CPR>(k0 + ko + (l & 7), e0 + eo));
+#else
+    const int g = l >> 2, t = l & 3;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
+        const int e = e0 + eo + g, k = k0 + ko + 2 * t;
+        const uint32_t lo = KC ? s[mc_off<CPR>(e, k)] : s[mc_off<CPR>(k, e)];
+        const uint32_t hi = KC ? s[mc_off<CPR>(e, k + 1)] : s[mc_off<CPR>(k + 1, e)];
+        r[i] = lo | hi << 16;
+    }
+#endif
+}
+
+/* Issues the copies of one operand tile into stage s. The operand X is E x K: element (e, k) at
+ * x[e*se + k*sk], x already at the tile's first e; ne = the tile's rows inside the operand
+ * (1..BE). KC = 1: sk = 1, staged [e][k]; KC = 0: se = 1, staged [k][e]. k0: the tile's k. */
+template <int BE, int KC>
+WK_DEV void mc_load(uint16_t *s, const uint16_t *x, int64_t se, int64_t sk, int ne, int64_t K,
+                    int64_t k0)
+{
+    enum { CPR = KC ? MC_BK / 8 : BE / 8, CH = BE * MC_BK / 8 / WK_BLOCK };
+#pragma unroll
+    for (int i = 0; i < CH; i++) {
+        const int c = (int)threadIdx.x + i * WK_BLOCK;
+        const int row = c / CPR, col = c % CPR * 8; /* staged position */
+        const int e = KC ? row : col;
+        const int64_t k = k0 + (KC ? col : row);
+        uint16_t *d = s + mc_off<CPR>(row, col);
+        const bool in = e < ne && k < K; /* the chunk's first element */
+        const bool full = KC ? k + 8 <= K : e + 8 <= ne;
+        if (in && !full) { /* cut by the operand's edge: element by element, zeros past it */
+            wk_pack<uint16_t, 8> q;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                q.v[j] = KC ? (k + j < K ? x[e * se + k + j] : (uint16_t)0)
+                            : (e + j < ne ? x[e + j + k * sk] : (uint16_t)0);
+            ((wk_pack<uint16_t, 8> *)d)->raw = q.raw;
+        } else {
+            wk_cp_async16(d, in ? x + (KC ? e * se + k : e + k * sk) : x, in);
+        }
+    }
+}
+
+/* One operand's tile copies with the index math done once: the thread's first chunk's global
+ * address and shared offset, advanced by constants (the rows of a pass of 256 chunks, and one k
+ * tile per issue); full tiles (every row inside the operand, k0 + BK <= K) take it, the others
+ * mc_load. Issues must come in tile order (the pointer moves one k tile each). */
+template <int BE, int KC> struct mc_src {
+    enum { CPR = KC ? MC_BK / 8 : BE / 8, CH = BE * MC_BK / 8 / WK_BLOCK,
+           PASS = WK_BLOCK / CPR, SSTEP = PASS * CPR * 8 };
+    const uint16_t *p; /* the thread's first chunk in the current k tile */
+    int64_t step, kstep;
+    int so;
+
+    __device__ __forceinline__ void init(const uint16_t *x, int64_t se, int64_t sk)
+    {
+        const int row = (int)threadIdx.x / CPR, col = (int)threadIdx.x % CPR * 8;
+        p = KC ? x + row * se + col : x + col + row * sk;
+        step = (int64_t)PASS * (KC ? se : sk);
+        kstep = KC ? (int64_t)MC_BK : MC_BK * sk;
+        so = mc_off<CPR>(row, col);
+    }
+    /* the tile t (k0 = t BK) into stage s; full: the fast path applies */
+    __device__ __forceinline__ void issue(uint16_t *s, bool full, const uint16_t *x, int64_t se,
+                                          int64_t sk, int ne, int64_t K, int64_t k0)
+    {
+        if (full) {
+#pragma unroll
+            for (int i = 0; i < CH; i++)
+                wk_cp_async16(s + so + i * SSTEP, p + i * step, true);
+        } else {
+            mc_load<BE, KC>(s, x, se, sk, ne, K, k0);
+        }
+        p += kstep;
+    }
+};
+
+/* acc += the products of one staged k tile for the warp tile at (wm, wn). */
+template <int D, int CA, int CB, int AKC, int BKC, int FM, int FN>
+WK_DEV void mc_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
+{
+#pragma unroll
+    for (int kk = 0; kk < MC_BK; kk += 16) {
+        uint32_t af[FM][4], bf[FN][2];
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+            mc_frag<AKC, CA, 1>(af[i], As, wm + i * 16, kk);
+#pragma unroll
+        for (int j = 0; j < FN; j += 2) {
+            uint32_t r[4];
+            mc_frag<BKC, CB, 0>(r, Bs, wn + j * 8, kk);
+            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
+    }
+}
+
+/* C (M x N, row stride ldc) <- the warp tile's accumulators, the warp tile at (r0, c0); pairs
+ * of neighbouring columns as one 32-bit store where C allows it. */
+template <int D, int FM, int FN>
+WK_DEV void mc_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, int64_t M,
+                     int64_t N, int64_t r0, int64_t c0)
+{
+    typedef typename wk_t<D>::S S;
+    const bool pair = ldc % 2 == 0 && ((uintptr_t)cz & (2 * sizeof(S) - 1)) == 0;
+    const int l = (int)threadIdx.x & 31, g = l >> 2, tq = l & 3;
+    /* rows and columns left inside C from the warp tile's corner (at most its size) */
+    const int mr = (int)(M - r0 < FM * 16 ? M - r0 : FM * 16);
+    const int nc = (int)(N - c0 < FN * 8 ? N - c0 : FN * 8);
+    if (mr <= 0 || nc <= 0)
+        return;
+    typename wk_t<D>::S *const cw = cz + r0 * ldc + c0;
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = i * 16 + g + 8 * h;
+            if (r >= mr)
+                continue;
+            typename wk_t<D>::S *cr = cw + r * ldc;
+#pragma unroll
+            for (int j = 0; j < FN; j++) {
+                const int col = j * 8 + 2 * tq;
+                wk_pack<S, 2> q;
+                q.v[0] = wk_t<D>::st(acc[i][j][2 * h]);
+                q.v[1] = wk_t<D>::st(acc[i][j][2 * h + 1]);
+                if (pair && col + 1 < nc) {
+                    ((wk_pack<S, 2> *)(cr + col))->raw = q.raw;
+                } else {
+                    if (col < nc)
+                        cr[col] = q.v[0];
+                    if (col + 1 < nc)
+                        cr[col + 1] = q.v[1];
+                }
+            }
+        }
+}
+
+template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D))
+{
+    enum { WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8, SA = BM * MC_BK,
+           SB = BN * MC_BK, CA = AKC ? MC_BK / 8 : BM / 8, CB = BKC ? MC_BK / 8 : BN / 8 };
+    const int64_t z = blockIdx.z;
+    const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN;
+    const uint16_t *const xa = (const uint16_t *)a + z * a_bs + m0 * a_rs;
+    const uint16_t *const xb = (const uint16_t *)b + z * b_bs + n0 * b_cs;
+    const int na = (int)(M - m0 < BM ? M - m0 : BM), nb = (int)(N - n0 < BN ? N - n0 : BN);
+    const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
+
+    float acc[FM][FN][4];
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                acc[i][j][q] = 0.0f;
+
+    const int64_t tiles = (K + MC_BK - 1) / MC_BK; /* every condition below is block-uniform */
+    const int64_t kfull = K / MC_BK;                /* tiles with every k inside */
+    mc_src<BM, AKC> sa;
+    mc_src<BN, BKC> sb;
+    sa.init(xa, a_rs, a_cs);
+    sb.init(xb, b_cs, b_rs);
+#pragma unroll
+    for (int s = 0; s < MC_ST - 1; s++) {
+        if (s < tiles) {
+            sa.issue(mc_dyn + s * (SA + SB), na == BM && s < kfull, xa, a_rs, a_cs, na, K,
+                     s * MC_BK);
+            sb.issue(mc_dyn + s * (SA + SB) + SA, nb == BN && s < kfull, xb, b_cs, b_rs, nb, K,
+                     s * MC_BK);
+        }
+        wk_cp_async_commit();
+    }
+    int rs = 0, ws = MC_ST - 1; /* the stage to multiply, the stage to fill */
+    for (int64_t t = 0; t < tiles; t++) {
+        wk_cp_async_wait<MC_ST - 2>(); /* tile t has landed (this thread's copies) */
+        __syncthreads();
+        const int64_t tn = t + MC_ST - 1;
+        if (tn < tiles) {
+            sa.issue(mc_dyn + ws * (SA + SB), na == BM && tn < kfull, xa, a_rs, a_cs, na, K,
+                     tn * MC_BK);
+            sb.issue(mc_dyn + ws * (SA + SB) + SA, nb == BN && tn < kfull, xb, b_cs, b_rs, nb,
+                     K, tn * MC_BK);
+        }
+        wk_cp_async_commit();
+        mc_tile<D, CA, CB, AKC, BKC, FM, FN>(acc, mc_dyn + rs * (SA + SB),
+                                             mc_dyn + rs * (SA + SB) + SA, wm, wn);
+        rs = rs + 1 == MC_ST ? 0 : rs + 1;
+        ws = ws + 1 == MC_ST ? 0 : ws + 1;
+    }
+    wk_cp_async_wait<0>(); /* nothing left in flight at exit (the last groups are empty) */
+
+    mc_store<D, FM, FN>(acc, c + z * c_bs, ldc, M, N, m0 + wm, n0 + wn);
+}
+
+template <int D, int BM, int BN> WK_DEV void mc_gemm(MM_ARGS(D))
+{
+    if (amode & 1) {
+        if (bmode & 1)
+            mc_body<D, BM, BN, 0, 0>(MM_PASS);
+        else
+            mc_body<D, BM, BN, 0, 1>(MM_PASS);
+    } else {
+        if (bmode & 1)
+            mc_body<D, BM, BN, 1, 0>(MM_PASS);
+        else
+            mc_body<D, BM, BN, 1, 1>(MM_PASS);
+    }
+}
+
+/* f8e4m3 (gemm_c<cfg>_f8e4m3): the same pipeline with the operands' bytes copied by cp.async
+ * into a ring of MC_ST raw stages (16-byte chunks = 16 elements, in the order of the chunks'
+ * indices), then widened to f16 into one of two 16-bit stages laid out as above: at step t each
+ * thread widens the chunks of tile t that it copied itself (its own copies are complete after
+ * wk_cp_async_wait, no barrier needed), then the barrier makes the 16-bit tile visible; a raw
+ * stage is refilled only by the thread that copied and widened it, and a 16-bit stage is
+ * rewritten two steps after it was multiplied, past a barrier. Shared memory: MC_ST (BM + BN)
+ * 32 bytes raw + 2 (BM + BN) 64 bytes, the same as the 16-bit kernels with MC_ST = 4. */
+template <int BE, int KC> struct mc_f8 {
+    enum { CPR = KC ? MC_BK / 16 : BE / 16, /* raw chunks per staged row */
+           NC = BE * MC_BK / 16,            /* raw chunks per tile */
+           CH = (NC + WK_BLOCK - 1) / WK_BLOCK,
+           CPR16 = KC ? MC_BK / 8 : BE / 8 };
+
+    /* Issues the copies of one tile's bytes into raw (as mc_load; x, se, sk, ne, K alike). */
+    static __device__ __forceinline__ void load(uint8_t *raw, const uint8_t *x, int64_t se,
+                                                int64_t sk, int ne, int64_t K, int64_t k0)
+    {
+#pragma unroll
+        for (int i = 0; i < CH; i++) {
+            const int c = (int)threadIdx.x + i * WK_BLOCK;
+            if (NC % WK_BLOCK != 0 && c >= NC)
+                break;
+            const int row = c / CPR, col = c % CPR * 16;
+            const int e = KC ? row : col;
+            const int64_t k = k0 + (KC ? col : row);
+            uint8_t *d = raw + c * 16;
+            const bool in = e < ne && k < K;
+            const bool full = KC ? k + 16 <= K : e + 16 <= ne;
+            if (in && !full) {
+                wk_pack<uint8_t, 16> q;
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    q.v[j] = KC ? (k + j < K ? x[e * se + k + j] : (uint8_t)0)
+                                : (e + j < ne ? x[e + j + k * sk] : (uint8_t)0);
+                ((wk_pack<uint8_t, 16> *)d)->raw = q.raw;
+            } else {
+                wk_cp_async16(d, in ? x + (KC ? e * se + k : e + k * sk) : x, in);
+            }
+        }
+    }
+
+    /* s (a 16-bit stage) <- this thread's raw chunks, widened to f16 (raw zeros give +0). */
+    static __device__ __forceinline__ void widen(uint16_t *s, const uint8_t *raw)
+    {
+#pragma unroll
+        for (int i = 0; i < CH; i++) {
+            const int c = (int)threadIdx.x + i * WK_BLOCK;
+            if (NC % WK_BLOCK != 0 && c >= NC)
+                break;
+            const int row = c / CPR, col = c % CPR * 16;
+            wk_pack<uint8_t, 16> q;
+            q.raw = ((const wk_pack<uint8_t, 16> *)(raw + c * 16))->raw;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                wk_pack<uint16_t, 8> w;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    w.v[j] = wk_fp_f8e4m3_to_f16(q.v[8 * h + j]);
+                ((wk_pack<uint16_t, 8> *)(s + mc_off<CPR16>(row, col + 8 * h)))->raw = w.raw;
+            }
+        }
+    }
+};
+
+template <int BM, int BN, int AKC, int BKC> WK_DEV void mc_body8(MM_ARGS(WK_DT_F8E4M3))
+{
+    enum { D = WK_DT_F8E4M3, WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8,
+           SA = BM * MC_BK, SB = BN * MC_BK, CA = AKC ? MC_BK / 8 : BM / 8,
+           CB = BKC ? MC_BK / 8 : BN / 8 };
+    typedef mc_f8<BM, AKC> FA;
+    typedef mc_f8<BN, BKC> FB;
+    uint8_t *const raw = (uint8_t *)mc_dyn;       /* MC_ST stages of SA + SB bytes */
+    uint16_t *const h16 = mc_dyn + MC_ST * (SA + SB) / 2; /* 2 stages of SA + SB halves */
+    const int64_t z = blockIdx.z;
+    const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN;
+    const uint8_t *const xa = a + z * a_bs + m0 * a_rs;
+    const uint8_t *const xb = b + z * b_bs + n0 * b_cs;
+    const int na = (int)(M - m0 < BM ? M - m0 : BM), nb = (int)(N - n0 < BN ? N - n0 : BN);
+    const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
+
+    float acc[FM][FN][4];
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                acc[i][j][q] = 0.0f;
+
+    const int64_t tiles = (K + MC_BK - 1) / MC_BK; /* every condition below is block-uniform */
+#pragma unroll
+    for (int s = 0; s < MC_ST - 1; s++) {
+        if (s < tiles) {
+            FA::load(raw + s * (SA + SB), xa, a_rs, a_cs, na, K, s * MC_BK);
+            FB::load(raw + s * (SA + SB) + SA, xb, b_cs, b_rs, nb, K, s * MC_BK);
+        }
+        wk_cp_async_commit();
+    }
+    int rs = 0, ws = MC_ST - 1; /* the raw stage to widen, the raw stage to fill */
+    for (int64_t t = 0; t < tiles; t++) {
+        wk_cp_async_wait<MC_ST - 2>(); /* tile t's bytes have landed (this thread's copies) */
+        uint16_t *const hs = h16 + (int)(t & 1) * (SA + SB);
+        FA::widen(hs, raw + rs * (SA + SB));
+        FB::widen(hs + SA, raw + rs * (SA + SB) + SA);
+        __syncthreads();
+        const int64_t tn = t + MC_ST - 1;
+        if (tn < tiles) {
+            FA::load(raw + ws * (SA + SB), xa, a_rs, a_cs, na, K, tn * MC_BK);
+            FB::load(raw + ws * (SA + SB) + SA, xb, b_cs, b_rs, nb, K, tn * MC_BK);
+        }
+        wk_cp_async_commit();
+        mc_tile<D, CA, CB, AKC, BKC, FM, FN>(acc, hs, hs + SA, wm, wn);
+        rs = rs + 1 == MC_ST ? 0 : rs + 1;
+        ws = ws + 1 == MC_ST ? 0 : ws + 1;
+    }
+    wk_cp_async_wait<0>();
+
+    mc_store<D, FM, FN>(acc, c + z * c_bs, ldc, M, N, m0 + wm, n0 + wn);
+}
+
+template <int BM, int BN> WK_DEV void mc_gemm8(MM_ARGS(WK_DT_F8E4M3))
+{
+    if (amode & 1) {
+        if (bmode & 1)
+            mc_body8<BM, BN, 0, 0>(MM_PASS);
+        else
+            mc_body8<BM, BN, 0, 1>(MM_PASS);
+    } else {
+        if (bmode & 1)
+            mc_body8<BM, BN, 1, 0>(MM_PASS);
+        else
+            mc_body8<BM, BN, 1, 1>(MM_PASS);
+    }
+}
+
+#define MC_KERNELS(NAME, DT)                                                                   \
+    WK_KERNEL gemm_cw_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 256>(MM_PASS); }                 \
+    WK_KERNEL_MINB(2) gemm_cl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128>(MM_PASS); }         \
+    WK_KERNEL gemm_cs_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64>(MM_PASS); }
+
+MC_KERNELS(f16, WK_DT_F16)
+MC_KERNELS(bf16, WK_DT_BF16)
+WK_KERNEL gemm_cw_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 256>(MM_PASS); }
+WK_KERNEL_MINB(2) gemm_cl_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
+WK_KERNEL gemm_cs_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }

@@ -7,7 +7,9 @@
  * and f8e4m3 take the matrix-unit kernels where the device has them (NVIDIA sm_80+, and the simt
  * device through gpu.h's twin), the FMA kernels elsewhere. Operand layouts: row-major,
  * transposed, strided (every other column, padded rows), batch stride 0 (one matrix for every
- * batch), and a base one element off (no vector loads). C has padded rows (ldc > n) and a gap
+ * batch), a base one element off (no vector loads), and row-major and transposed with the
+ * leading dimension padded to a multiple of 16 (vector loads on odd shapes: chunks cut by the
+ * edge). C has padded rows (ldc > n) and a gap
  * between batches; the cells outside the product must keep their sentinel. Every case runs in
  * both modes: the vendor BLAS where present (cuBLAS / rocBLAS), and the portable kernel
  * (WK_OPTION_PORTABLE_GEMM), in f32 f64 f16 bf16, and f8e4m3 (portable kernel in both modes);
@@ -59,8 +61,8 @@ static double get(const void *p, size_t i, wk_dtype dt)
 }
 
 /* How an operand of rows x cols per batch is laid out in its buffer. */
-enum { L_ROW, L_TRANS, L_STRIDED, L_BCAST, L_OFF1, L_COUNT };
-static const char *const lname[] = {"row", "trans", "strided", "bcast", "off1"};
+enum { L_ROW, L_TRANS, L_STRIDED, L_BCAST, L_OFF1, L_PAD, L_PADT, L_COUNT };
+static const char *const lname[] = {"row", "trans", "strided", "bcast", "off1", "pad", "padt"};
 
 typedef struct opnd {
     int64_t bs, rs, cs, off, len;
@@ -78,6 +80,10 @@ static int opnd_make(opnd *o, wk_device *dev, wk_dtype dt, int lay, int64_t batc
     case L_STRIDED: o->cs = 2, o->rs = 2 * cols + 3, o->bs = rows * o->rs + 1, o->off = 2; break;
     case L_BCAST: o->bs = 0; break;
     case L_OFF1: o->off = 1; break;
+    /* padded to a multiple of 16 elements plus 16: 16-byte aligned rows (columns) of odd length,
+     * so the vector kernels meet chunks cut by the operand's edge */
+    case L_PAD: o->rs = (cols + 15) / 16 * 16 + 16, o->bs = rows * o->rs; break;
+    case L_PADT: o->rs = 1, o->cs = (rows + 15) / 16 * 16 + 16, o->bs = cols * o->cs; break;
     default: break;
     }
     o->len = o->off + (batch - 1) * o->bs + (rows - 1) * o->rs + (cols - 1) * o->cs + 1;

@@ -43,6 +43,8 @@ typedef struct cu_api {
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*StreamQuery)(CUstream);
+    /* launches with more than 48 KiB of dynamic shared memory: optional (CUDA 9+) */
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     /* peer copies: optional */
     CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
     CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
@@ -133,6 +135,8 @@ static int cu_load(void *lib)
         memcpy(&cu.DeviceCanAccessPeer, &p, sizeof p);
         p = dlsym(lib, "cuCtxEnablePeerAccess");
         memcpy(&cu.CtxEnablePeerAccess, &p, sizeof p);
+        p = dlsym(lib, "cuFuncSetAttribute");
+        memcpy(&cu.FuncSetAttribute, &p, sizeof p);
     }
     /* early launches (CUDA 12.0+) and the function attributes they are checked with: optional */
     {
@@ -385,6 +389,16 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
 {
     const cu_ctx *c = ctx;
     CU_CURRENT(c);
+    /* past the 48 KiB that every kernel may take, the kernel must opt in (sm_70+; the GEMM
+     * of kernels/matmul.cu takes up to 96 KiB); the attribute is cheap to set again */
+    if (shmem > 48u * 1024u && cu.FuncSetAttribute) {
+        CUresult a = cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)shmem);
+        if (a != CUDA_SUCCESS)
+            return wk_err(WK_ERR_NOT_SUPPORTED,
+                          "cuda: cuFuncSetAttribute(max dynamic shared memory %u): %s", shmem,
+                          cu_name(a));
+    }
     CUresult r;
 #if CUDA_VERSION >= 12000
     /* An early launch needs the kernel's griddepcontrol.wait, which gpu.h emits where the code

@@ -17,7 +17,8 @@
 #include <string.h>
 
 /* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64), on the FMA units
- * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts: BK 32, 8-element chunks) */
+ * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts, and gemm_cw (128 x 256) /
+ * gemm_cl / gemm_cs with cp.async: BK 32, 8-element chunks) */
 #define MM_BK 8
 #define MT_V 8
 #define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
@@ -56,27 +57,71 @@ static bool mm_matrix_units(const wk_device *dev, wk_dtype dt)
     return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80;
 }
 
+/* The kernel of one problem: its name, block tile (bm x bn) and dynamic shared memory. */
+typedef struct mm_cfg {
+    char name[32];
+    int64_t bm, bn;
+    unsigned shmem;
+} mm_cfg;
+
+/* kernels/matmul.cu's cp.async kernels (gemm_c<cfg>): BK 32, MC_ST stages of both 16-bit tiles */
+#define MC_BK 32
+#define MC_ST 4
+
+/* The configuration: "c" (cp.async, both operands in vector mode for 16-byte chunks), "t" (matrix
+ * units, register staging) or "" (FMA units), then the tile: "w" (128 x 256, "c" only), "l"
+ * (128 x 128) or "s" (64 x 64). "l" once it gives a block per multiprocessor, else "s" (on an
+ * H200, 132 SMs, f32 2048^3 ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones; bf16
+ * 64 x 512x128x512 ran at 91 TFLOP/s on cl, 51 on cw, so "w" is not chosen by default yet).
+ * WICK_GEMM_TILE (cw, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
+static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec)
+{
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    const double bt = (double)g->batch;
+    const bool mt = mm_matrix_units(dev, g->dt);
+    const bool cp = mt && vec;
+    const char *kind = cp ? "c" : mt ? "t" : "";
+    char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
+                    ? 'l' : 's';
+    const char *force = getenv("WICK_GEMM_TILE");
+    if (force && force[0] && force[1] == '\0' && !mt && (force[0] == 'l' || force[0] == 's'))
+        tile = force[0];
+    if (force && force[0] && force[1] && !force[2]) {
+        const char k = force[0], t = force[1];
+        if (k == 'c' && cp && (t == 'w' || t == 'l' || t == 's'))
+            tile = t;
+        if (k == 't' && mt && (t == 'l' || t == 's'))
+            kind = "t", tile = t;
+    }
+    cfg->bm = tile == 's' ? 64 : 128;
+    cfg->bn = tile == 's' ? 64 : tile == 'w' ? 256 : 128;
+    cfg->shmem = kind[0] == 'c' ? (unsigned)(MC_ST * (cfg->bm + cfg->bn) * MC_BK * 2) : 0u;
+    snprintf(cfg->name, sizeof cfg->name, "gemm_%s%c_%s", kind, tile,
+             wk_gpu_dtype_kname(g->dt));
+}
+
 /* The portable kernel over the whole problem, in launches of at most 65535 row tiles and
  * 65535 batches. */
 static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
 {
     const size_t esz = wk_dtype_size(g->dt);
-    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-    /* large tiles once they give a block per multiprocessor, else small ones (4x more blocks:
-     * a small problem still fills the device). On an H200 (132 SMs), f32 2048^3 (256 large
-     * tiles) ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones. */
-    const double tiles_l = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128);
-    const bool big = tiles_l * (double)g->batch >= (double)sm;
     const bool mt = mm_matrix_units(dev, g->dt);
-    const int64_t BM = big ? 128 : 64, V = mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
-    const int64_t gx = ceil_div(g->n, BM);
+    /* the cp.async kernels need both operands in vector mode; with one launch along m, every
+     * launch's modes are those of the whole problem (batch chunks start at multiples of 65535
+     * batches: still aligned) */
+    const int64_t Vc = 16 / (int64_t)esz; /* elements per 16-byte chunk */
+    const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, Vc);
+    const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, Vc);
+    mm_cfg cfg;
+    mm_pick(&cfg, dev, g, mt && (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128);
+    const int64_t BM = cfg.bm, BN = cfg.bn;
+    const int64_t Vk = cfg.name[5] == 'c' ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
+    const int64_t gx = ceil_div(g->n, BN);
     if (gx > INT_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",
                       (long long)g->n);
-    char name[32];
-    snprintf(name, sizeof name, "gemm_%s%s_%s", mt ? "t" : "", big ? "l" : "s",
-             wk_gpu_dtype_kname(g->dt));
-    wk_status st = WK_OK;
+    wk_gpu_fn fn = NULL;
+    wk_status st = wk_gpu_function(&fn, dev, "matmul", cfg.name);
     const int64_t rows = MM_GRID_YZ * BM;
     for (int64_t m0 = 0; st == WK_OK && m0 < g->m; m0 += rows) {
         int64_t M = min64(g->m - m0, rows);
@@ -85,15 +130,18 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
             const void *pa = wk_gpu_at(g->a, z0 * g->a_bs + m0 * g->a_rs, esz);
             const void *pb = wk_gpu_at(g->b, z0 * g->b_bs, esz);
             void *pc = wk_gpu_at(g->c, z0 * g->c_bs + m0 * g->ldc, esz);
-            int32_t amode = mm_mode(M, g->k, g->a_rs, g->a_cs, g->a_bs, nz, pa, esz, V);
-            int32_t bmode = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, nz, pb, esz, V);
+            int32_t amode = mm_mode(M, g->k, g->a_rs, g->a_cs, g->a_bs, nz, pa, esz, Vk);
+            int32_t bmode = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, nz, pb, esz, Vk);
+            if (cfg.name[5] == 'c' && !((amode & 2) && (bmode & 2)))
+                return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands without vector mode",
+                              cfg.name);
             int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
             int64_t b_bs = g->b_bs, b_rs = g->b_rs, b_cs = g->b_cs;
             int64_t c_bs = g->c_bs, ldc = g->ldc, N = g->n, K = g->k;
             void *args[] = {&pa, &a_bs, &a_rs, &a_cs, &pb, &b_bs, &b_rs, &b_cs, &pc,
                             &c_bs, &ldc, &M, &N, &K, &amode, &bmode};
-            st = wk_gpu_run(dev, "matmul", name, (unsigned)gx, (unsigned)ceil_div(M, BM),
-                            (unsigned)nz, args);
+            st = wk_gpu_launch(dev, fn, (unsigned)gx, (unsigned)ceil_div(M, BM), (unsigned)nz,
+                               WK_GPU_BLOCK, 1, 1, cfg.shmem, args);
         }
     }
     return st;
