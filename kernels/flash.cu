@@ -84,7 +84,25 @@ template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t 
     *lo = fl_pack2<BF>(a - ah, b - bh);
 }
 
-template <int DT, int D>
+/* Issues the 16-byte copies of one tile of 64 rows (keys k0 ..) of K or V into s (rows of LD):
+ * thread x copies chunk (x mod D / 8) of rows x / (D / 8) + i (2048 / D), i < D / 32; rows past
+ * Lk are zero-filled (src: the operand's base, valid but not read). */
+template <int D>
+WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64_t k0, int64_t lk)
+{
+    enum { LD = D + FL_PAD, CPR = D / 8, RSTEP = WK_BLOCK / CPR };
+    const int r = (int)threadIdx.x / CPR, col = (int)threadIdx.x % CPR * 8;
+#pragma unroll
+    for (int i = 0; i < FL_BC / RSTEP; i++) {
+        const int row = r + i * RSTEP;
+        const bool full = k0 + row < lk;
+        wk_cp_async16(s + row * LD + col, full ? base + (k0 + row) * stride + col : base, full);
+    }
+}
+
+/* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
+ * (P_hi + P_lo: the f32 path's bound). */
+template <int DT, int D, int NT>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
@@ -97,6 +115,15 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     const int64_t r0 = (int64_t)blockIdx.x * FL_BR + w * 16;
     const uint16_t *qb = q + b * g.qs[0] + h * g.qs[1];
     const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1], *vb = v + b * g.vs[0] + hk * g.vs[1];
+    const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
+    const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
+    const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
+    const int64_t wlast = (int64_t)blockIdx.x * FL_BR +
+                          ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
+
+    /* the first K tile on its way while q is read */
+    flash_stage<D>(Ks, kb, g.ks[2], 0, g.lk);
+    wk_cp_async_commit();
 
     /* the group's q rows as A fragments (zeros past Lq) */
     uint32_t qf[KC][4];
@@ -115,119 +142,134 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     for (int j = 0; j < DN; j++)
         o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     const float sl2 = scale * 1.4426950408889634f;
-    const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
-    const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
-    const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
-    const int64_t wlast = (int64_t)blockIdx.x * FL_BR +
-                          ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
 
+    /* The pipeline (FlashAttention-2's order, one shared buffer each for K and V): V of tile
+     * k0 is copied while S = q K^T and the softmax run, K of the next tile while O += P V runs.
+     * Each barrier follows the wait for the tile about to be read and separates the last reads
+     * of the buffer about to be refilled from its new copies. */
     for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
-        __syncthreads(); /* the previous tile's reads are done */
-        /* stage K and V rows k0 .. k0 + 63: 16-byte chunks, zeros past Lk */
-        for (int c = (int)threadIdx.x; c < FL_BC * D / 8; c += WK_BLOCK) {
-            const int row = c / (D / 8), col = c % (D / 8) * 8;
-            wk_pack<uint16_t, 8> kv, vv;
-            if (k0 + row < g.lk) {
-                kv.raw = ((const wk_pack<uint16_t, 8> *)(kb + (k0 + row) * g.ks[2] + col))->raw;
-                vv.raw = ((const wk_pack<uint16_t, 8> *)(vb + (k0 + row) * g.vs[2] + col))->raw;
-            } else {
-#pragma unroll
-                for (int e = 0; e < 8; e++)
-                    kv.v[e] = vv.v[e] = 0;
-            }
-            ((wk_pack<uint16_t, 8> *)(Ks + row * LD + col))->raw = kv.raw;
-            ((wk_pack<uint16_t, 8> *)(Vs + row * LD + col))->raw = vv.raw;
-        }
-        __syncthreads();
+        wk_cp_async_wait<0>();
+        __syncthreads(); /* K(k0) in place; every group is past P V of the previous tile */
+        flash_stage<D>(Vs, vb, g.vs[2], k0, g.lk);
+        wk_cp_async_commit();
 
         /* no row of the wave sees this tile (causal: past its last row): nothing to add. Per
          * wave, not per group: a 64-lane wave holds two groups, and the shuffles below need
          * all its lanes */
-        if (g.causal && k0 > shift + wlast)
-            continue;
-        /* S = q K^T for the 8 key tiles of 8 */
+        const bool skip = g.causal && k0 > shift + wlast;
         float s[FL_BC / 8][4];
+        if (!skip) {
+            /* S = q K^T for the 8 key tiles of 8 */
 #pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+            for (int j = 0; j < FL_BC / 8; j++)
+                s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
-        for (int c = 0; c < KC; c++)
+            for (int c = 0; c < KC; c++)
 #pragma unroll
-            for (int j = 0; j < FL_BC / 8; j += 2) {
-                uint32_t r[4];
-                wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
-                const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-                wk_mma_16816<BF>(s[j], qf[c], b0);
-                wk_mma_16816<BF>(s[j + 1], qf[c], b1);
-            }
+                for (int j = 0; j < FL_BC / 8; j += 2) {
+                    uint32_t r[4];
+                    wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
+                    const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+                    wk_mma_16816<BF>(s[j], qf[c], b0);
+                    wk_mma_16816<BF>(s[j + 1], qf[c], b1);
+                }
 
-        /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
-        float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
-        /* every key of the tile visible to every row of the group: no mask (a uniform branch) */
-        const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + r0);
-        /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
-        int lim[2];
+            /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
+            float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
+            /* every key of the tile visible to every row of the group: no mask (uniform) */
+            const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + r0);
+            if (whole) {
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            int64_t v = g.lk - k0;
-            if (g.causal && shift + r0 + gr + i * 8 + 1 - k0 < v)
-                v = shift + r0 + gr + i * 8 + 1 - k0;
-            lim[i] = whole || v > FL_BC ? FL_BC : v < 0 ? 0 : (int)v;
-        }
+                for (int j = 0; j < FL_BC / 8; j++)
 #pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
+                    for (int e = 0; e < 4; e++) {
+                        s[j][e] *= sl2;
+                        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+                    }
+            } else {
+                /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
+                int lim[2];
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int key = j * 8 + 2 * t + (e & 1);
-                s[j][e] = key < lim[e >> 1] ? s[j][e] * sl2 : -wk_inf_f32();
-                mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+                for (int i = 0; i < 2; i++) {
+                    int64_t vl = g.lk - k0;
+                    if (g.causal && shift + r0 + gr + i * 8 + 1 - k0 < vl)
+                        vl = shift + r0 + gr + i * 8 + 1 - k0;
+                    lim[i] = vl > FL_BC ? FL_BC : vl < 0 ? 0 : (int)vl;
+                }
+#pragma unroll
+                for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int key = j * 8 + 2 * t + (e & 1);
+                        s[j][e] = key < lim[e >> 1] ? s[j][e] * sl2 : -wk_inf_f32();
+                        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+                    }
             }
-        float alpha[2], mn[2];
+            float alpha[2], mn[2];
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
-            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
-            const float mnew = fmaxf(m[i], mx[i]);
-            mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* a row with no visible key yet */
-            alpha[i] = exp2f(m[i] - mn[i]);
-            m[i] = mnew;
-            lsum[i] *= alpha[i];
-        }
-#pragma unroll
-        for (int j = 0; j < DN; j++) {
-            o[j][0] *= alpha[0], o[j][1] *= alpha[0];
-            o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-        }
-#pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                s[j][e] = exp2f(s[j][e] - mn[e >> 1]);
-                lsum[e >> 1] += s[j][e];
+            for (int i = 0; i < 2; i++) {
+                mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
+                mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
+                const float mnew = fmaxf(m[i], mx[i]);
+                mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* a row with no visible key yet */
+                alpha[i] = exp2f(m[i] - mn[i]);
+                m[i] = mnew;
+                lsum[i] *= alpha[i];
             }
+#pragma unroll
+            for (int j = 0; j < DN; j++) {
+                o[j][0] *= alpha[0], o[j][1] *= alpha[0];
+                o[j][2] *= alpha[1], o[j][3] *= alpha[1];
+            }
+#pragma unroll
+            for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    s[j][e] = exp2f(s[j][e] - mn[e >> 1]);
+                    lsum[e >> 1] += s[j][e];
+                }
+        }
 
-        /* O += P V, P in two 16-bit terms, 16 keys per product */
+        wk_cp_async_wait<0>();
+        __syncthreads(); /* V(k0) in place; every group is past q K^T of this tile */
+        if (k0 + FL_BC < kend)
+            flash_stage<D>(Ks, kb, g.ks[2], k0 + FL_BC, g.lk);
+        wk_cp_async_commit();
+        if (skip)
+            continue;
+
+        /* O += P V, 16 keys per product; P rounded to the dtype (NT = 1) or in two terms */
 #pragma unroll
         for (int kk = 0; kk < FL_BC / 16; kk++) {
             uint32_t ph[4], pl[4];
-            fl_split<BF>(s[2 * kk][0], s[2 * kk][1], &ph[0], &pl[0]);
-            fl_split<BF>(s[2 * kk][2], s[2 * kk][3], &ph[1], &pl[1]);
-            fl_split<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1], &ph[2], &pl[2]);
-            fl_split<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3], &ph[3], &pl[3]);
+            if (NT == 2) {
+                fl_split<BF>(s[2 * kk][0], s[2 * kk][1], &ph[0], &pl[0]);
+                fl_split<BF>(s[2 * kk][2], s[2 * kk][3], &ph[1], &pl[1]);
+                fl_split<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1], &ph[2], &pl[2]);
+                fl_split<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3], &ph[3], &pl[3]);
+            } else {
+                ph[0] = fl_pack2<BF>(s[2 * kk][0], s[2 * kk][1]);
+                ph[1] = fl_pack2<BF>(s[2 * kk][2], s[2 * kk][3]);
+                ph[2] = fl_pack2<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+                ph[3] = fl_pack2<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            }
 #pragma unroll
             for (int j = 0; j < DN; j += 2) {
                 uint32_t r[4];
                 wk_mma_frag<0, LD, 0>(r, Vs, j * 8, kk * 16);
                 const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
                 wk_mma_16816<BF>(o[j], ph, b0);
-                wk_mma_16816<BF>(o[j], pl, b0);
                 wk_mma_16816<BF>(o[j + 1], ph, b1);
-                wk_mma_16816<BF>(o[j + 1], pl, b1);
+                if (NT == 2) {
+                    wk_mma_16816<BF>(o[j], pl, b0);
+                    wk_mma_16816<BF>(o[j + 1], pl, b1);
+                }
             }
         }
     }
+    wk_cp_async_wait<0>(); /* nothing left in flight at exit (the last commit is empty) */
 
-    /* the row sums over their 4 lanes, then O / l, rounded once */
+    /* the row sums over their 4 lanes, then O / l, rounded once, stored in pairs */
 #pragma unroll
     for (int i = 0; i < 2; i++) {
         lsum[i] += WK_SHFL_XOR(lsum[i], 1);
@@ -237,21 +279,27 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 #pragma unroll
     for (int j = 0; j < DN; j++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int64_t row = r0 + gr + (e >> 1) * 8;
+        for (int i = 0; i < 2; i++) {
+            const int64_t row = r0 + gr + i * 8;
             if (row < g.lq)
-                ob[row * D + j * 8 + 2 * t + (e & 1)] = fl_t<BF>::st(o[j][e] / lsum[e >> 1]);
+                *(uint32_t *)(ob + row * D + j * 8 + 2 * t) =
+                    (uint32_t)fl_t<BF>::st(o[j][2 * i] / lsum[i]) |
+                    (uint32_t)fl_t<BF>::st(o[j][2 * i + 1] / lsum[i]) << 16;
         }
 }
 
-#define FLASH(DN_, DT, D)                                                                       \
-    WK_KERNEL flash_##DN_##_##D(const void *q, const void *k, const void *v, void *out,         \
-                                flash_geom g, float scale)                                      \
+#define FLASH(DN_, DT, D, NT, SUF)                                                              \
+    WK_KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,    \
+                                     flash_geom g, float scale)                                 \
     {                                                                                           \
-        flash_body<DT, D>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,        \
-                          (uint16_t *)out, g, scale);                                           \
+        flash_body<DT, D, NT>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,    \
+                              (uint16_t *)out, g, scale);                                       \
     }
-FLASH(f16, WK_DT_F16, 64)
-FLASH(f16, WK_DT_F16, 128)
-FLASH(bf16, WK_DT_BF16, 64)
-FLASH(bf16, WK_DT_BF16, 128)
+FLASH(f16, WK_DT_F16, 64, 1, )
+FLASH(f16, WK_DT_F16, 128, 1, )
+FLASH(bf16, WK_DT_BF16, 64, 1, )
+FLASH(bf16, WK_DT_BF16, 128, 1, )
+FLASH(f16, WK_DT_F16, 64, 2, _p2)
+FLASH(f16, WK_DT_F16, 128, 2, _p2)
+FLASH(bf16, WK_DT_BF16, 64, 2, _p2)
+FLASH(bf16, WK_DT_BF16, 128, 2, _p2)

@@ -15,7 +15,10 @@
  *     squared), bounded with a wide margin by 1e-8 (worst case, all errors aligned:
  *     (D + Lk) 2^-24 ~ 3e-4, 1e-7 squared: the margin is not that);
  *   - prefill shapes (Lq 64 .. 300, Lk up to 1000, D 64 and 128, GQA, causal or not): on a GPU
- *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), same bound;
+ *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), which rounds
+ *     the softmax weights P once to the dtype before P V (as FlashAttention): the bound adds the
+ *     derived term of p_round_bound (its comment), computed per case from the reference run on
+ *     |v|; with WICK_ATTN_FLASH=p2 (P in two 16-bit terms) the f32 path's bound as it is;
  *   - a NaN in q gives NaN in its row only;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
@@ -106,6 +109,63 @@ typedef struct acase {
     int64_t b, hq, hkv, lq, lk, d;
     int causal;
 } acase;
+
+/* Whether the GPU's matrix-unit kernel runs this case with P rounded once to the dtype
+ * (src/gpu/gpu_flash.c: f16 or bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; the
+ * layouts of ref_case_lens are aligned; WICK_ATTN_FLASH=0 or p2 select the paths with the f32
+ * bound). */
+static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
+                          const uint32_t *lens)
+{
+    const char *e = getenv("WICK_ATTN_FLASH");
+    return wk_device_backend(dev) != WK_BACKEND_CPU && !(e && (!strcmp(e, "0") || !strcmp(e, "p2"))) &&
+           qdt == kvdt && (qdt == WK_DTYPE_F16 || qdt == WK_DTYPE_BF16) &&
+           (c->d == 64 || c->d == 128) && c->lq >= 64 && !lens;
+}
+
+/* The part of the error bound that rounding each weight p_j (in [0, 1], relative to the running
+ * maximum) once to the dtype adds, as a root of a normalised MSE: the rounding changes p_j by at
+ * most u p_j + s (u the dtype's unit roundoff, 2^-8 bf16 / 2^-11 f16; s half its smallest
+ * subnormal, 2^-25 f16 / 2^-134 bf16, where p_j is below the normal range); a later rescale by
+ * 2^(m - m') <= 1 keeps that bound relative to the final weights, and the row sum l (of the
+ * unrounded p, in f32) is at least 1 (the maximum's own weight). So output element i moves by
+ * at most E_i = u A_i + s Lk max|v| / 1, A_i = sum_j p_j |v_j| / l (the attention of |v|,
+ * computed here by the float64 reference), and the normalised error by sqrt(sum E_i^2 /
+ * sum w_i^2) (triangle inequality: this adds to the root of the f32 path's bound). A NaN row
+ * (nan_row) is left out, as in the comparison. Returns -1 on failure. */
+static double p_round_bound(wk_dtype dt, const acase *c, const double *hq, const wk_layout *lq,
+                            const double *hk, const wk_layout *lk, const double *hv,
+                            const wk_layout *lv, float scale, const double *want, int nan_row)
+{
+    const size_t nce = (size_t)(c->b * c->hkv * (c->lk + 3) * c->d) + (size_t)c->d;
+    const size_t no = (size_t)(c->b * c->lq * c->hq * c->d);
+    double *av = malloc(nce * sizeof(double)), *a = malloc(no * sizeof(double));
+    double res = -1;
+    if (!av || !a)
+        goto out;
+    double vmax = 0;
+    for (size_t i = 0; i < nce; i++) {
+        av[i] = fabs(hv[i]);
+        vmax = av[i] > vmax ? av[i] : vmax;
+    }
+    if (ref_decode_attention(a, WK_DTYPE_F64, WK_DTYPE_F64, hq, lq, hk, lk, av, lv, (double)scale,
+                             c->causal) != WK_OK)
+        goto out;
+    const double u = unit_roundoff(dt), sub = ldexp(1.0, dt == WK_DTYPE_F16 ? -25 : -134);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < no; i++) {
+        if (nan_row && i < (size_t)c->d)
+            continue;
+        const double ei = u * a[i] + sub * (double)c->lk * vmax;
+        num += ei * ei;
+        den += want[i] * want[i];
+    }
+    res = sqrt(den > 0 ? num / den : num);
+out:
+    free(av);
+    free(a);
+    return res;
+}
 
 /* q: a permuted (B, Lq, Hq, D) tensor viewed as (B, Hq, Lq, D); k, v: (B, Hkv, Lmax, D) caches
  * (Lmax = lk + 3, k at offset 0, v at offset D) viewed as (B, Hkv, Lk, D). lens (B counts, or
@@ -203,7 +263,16 @@ static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
         den += w * w;
         nan_bad |= isnan(got[i]);
     }
-    const double u = unit_roundoff(qdt), bound = u * u + 1e-8;
+    const double u = unit_roundoff(qdt);
+    double bound = u * u + 1e-8;
+    if (takes_flash_p1(dev, qdt, kvdt, c, lens)) {
+        /* P rounded once to the dtype (docs/semantics.md): + (sqrt(sum E_i^2 / sum w_i^2))
+         * on the root of the bound, E_i from A_i = sum_j p_j |v_j| / l, the reference run on |v| */
+        const double pb = p_round_bound(qdt, c, hq, &lq, hk, &lk, hv, &lv, scale, want, nan_row);
+        if (!TEST_CHECK(pb >= 0, "p_round_bound failed"))
+            goto out;
+        bound = (sqrt(bound) + pb) * (sqrt(bound) + pb);
+    }
     const double e = den > 0 ? num / den : num;
     TEST_CHECK(e <= bound && !nan_bad,
                "%s: q %s kv %s B=%lld Hq=%lld Hkv=%lld Lq=%lld Lk=%lld D=%lld causal=%d%s "

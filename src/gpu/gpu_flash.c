@@ -51,8 +51,11 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     float scale = a->scale;
     void *out = a->out;
     char name[32];
-    const char *parts[3] = {"flash", wk_gpu_dtype_kname(a->qdt), lq->dims[3] == 64 ? "64" : "128"};
-    wk_gpu_kname(name, sizeof name, parts, 3);
+    /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once */
+    const char *e = getenv("WICK_ATTN_FLASH");
+    const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), lq->dims[3] == 64 ? "64" : "128",
+                            "p2"};
+    wk_gpu_kname(name, sizeof name, parts, e && !strcmp(e, "p2") ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
     return wk_gpu_run(dev, "flash", name, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
                       (unsigned)g.hq, (unsigned)g.nb, args);

@@ -5,12 +5,16 @@
 #   sh tools/device/prefill.sh [OUTDIR]        (OUTDIR default: $OUT, else ./gpu-out)
 #   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt);
 #   1. test_attn on cuda:0 and the CPU (its prefill shapes: Lq 64 .. 300 against the float64
-#      reference), also with WICK_FORCE_RTC=1 (NVRTC) and WICK_ATTN_FLASH=0 (the decode
-#      kernels on the same shapes); the decode_attention parity rows (large_t: 160 tokens);
-#   2. compute-sanitizer memcheck and racecheck on test_attn (WICK_TEST_QUICK=1);
-#   3. bench/gpu_compare_prefill.py: wick beside torch sdpa (flash backend), causal, GQA 4:1,
-#      D 64 / 128, L 2048 / 4096 / 8192, f16 and bf16;
-#   4. the summary last (also OUTDIR/prefill/summary.txt).
+#      reference), also with WICK_FORCE_RTC=1 (NVRTC), WICK_ATTN_FLASH=p2 (P in two terms) and
+#      WICK_ATTN_FLASH=0 (the decode kernels on the same shapes); the decode_attention parity
+#      rows (large_t: 160 tokens);
+#   2. compute-sanitizer memcheck and racecheck on test_attn (WICK_TEST_QUICK=1), the default
+#      kernels and (racecheck) the p2 ones;
+#   3. ptxas's registers / spills of kernels/flash.cu for sm_90 (flash_ptxas.txt);
+#   4. bench/gpu_compare_prefill.py: wick beside torch sdpa (flash backend), causal, GQA 4:1,
+#      D 64 / 128, L 2048 / 4096 / 8192, f16 and bf16, once per variant of PREFILL_VARIANTS
+#      (default "default,WICK_ATTN_FLASH=p2": P rounded once, P in two terms);
+#   5. the summary last (also OUTDIR/prefill/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
 O=$R/prefill
@@ -29,7 +33,7 @@ if cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON -DWICK_HIP=OFF -DW
 else
   step build FAIL; grep -E "error|Error" "$O/build.log" | head -30; cat "$S"; exit 1
 fi
-for v in default WICK_FORCE_RTC=1 WICK_ATTN_FLASH=0; do
+for v in default WICK_FORCE_RTC=1 WICK_ATTN_FLASH=p2 WICK_ATTN_FLASH=0; do
   if [ $v = default ]; then set --; else set -- "$v"; fi
   env "$@" WICK_TEST_DEVICES=cpu,cuda:0 timeout 300 $B/test_attn >"$O/test_attn_$v.log" 2>&1
   step "test_attn ($v)" "rc=$? $(tail -1 "$O/test_attn_$v.log")"
@@ -45,9 +49,16 @@ if [ -n "$SAN" ]; then
   WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 200 "$SAN" --tool racecheck --error-exitcode 99 \
     $B/test_attn >"$O/racecheck.log" 2>&1
   step "racecheck test_attn (quick)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck.log" | tail -1)"
+  WICK_ATTN_FLASH=p2 WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 200 "$SAN" --tool racecheck \
+    --error-exitcode 99 $B/test_attn >"$O/racecheck_p2.log" 2>&1
+  step "racecheck test_attn (quick, p2)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck_p2.log" | tail -1)"
 else
   step "compute-sanitizer" "not found"
 fi
-timeout 300 python3 bench/gpu_compare_prefill.py $B/wick_gpu_bench_decode >"$O/bench.txt" 2>&1
+nvcc -arch=sm_90 -c -std=c++17 -O3 -fmad=false -Xptxas -v -Ikernels -Isrc/core kernels/flash.cu \
+  -o "$O/flash_sm90.o" >"$O/flash_ptxas.txt" 2>&1
+step "ptxas sm_90 flash (regs, spill bytes)" "$(awk '/Compiling entry/ {n=$7} /spill stores/ {sp=$5} /Used/ {printf "%s %s/%s ", n, $5, sp}' "$O/flash_ptxas.txt" | tr -d "'")"
+timeout 300 python3 bench/gpu_compare_prefill.py $B/wick_gpu_bench_decode \
+  --variants "${PREFILL_VARIANTS:-default,WICK_ATTN_FLASH=p2}" >"$O/bench.txt" 2>&1
 step "bench/gpu_compare_prefill.py" "rc=$?"
 echo; cat "$S"; echo; cat "$O/bench.txt"
