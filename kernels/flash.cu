@@ -3,9 +3,10 @@
  * are all f16 or all bf16, D 64 or 128, Lq >= 64, rows aligned for 16-byte loads.
  *
  *   flash_<dt>_<D>(q, k, v, out, g, scale)
- *       grid (ceil(Lq / 128), Hq, B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
+ *       grid (Hq, ceil(Lq / 128), B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
  *       a 64-lane wave holds two, gpu.h's matrix-unit note). Group w owns query rows
- *       r0 = 128 x blockIdx.x + 16 w .. r0 + 15 of head h, batch b; kv head h / (Hq / Hkv).
+ *       r0 = 128 x (gridDim.y - 1 - blockIdx.y) + 16 w .. r0 + 15 of head h = blockIdx.x, batch
+ *       b; kv head h / (Hq / Hkv).
  *       Its q rows stay in registers as A fragments (D / 16 of them). The keys the block can see
  *       (causal: up to the position of its last row, Lk - Lq + row; else all Lk) pass in tiles
  *       of 64: K and V rows staged in shared memory as 16-bit values (rows of D + 8: the 8 rows
@@ -111,14 +112,17 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     __shared__ uint16_t Ks[FL_BC * LD] __attribute__((aligned(16)));
     __shared__ uint16_t Vs[FL_BC * LD] __attribute__((aligned(16)));
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
-    const int64_t h = blockIdx.y, b = blockIdx.z, hk = h / (g.hq / g.hkv);
-    const int64_t r0 = (int64_t)blockIdx.x * FL_BR + w * 16;
+    /* the blocks with the most keys (causal: the last rows) first, across all heads: the short
+     * ones fill the tail */
+    const int64_t qblk = (int64_t)gridDim.y - 1 - blockIdx.y;
+    const int64_t h = blockIdx.x, b = blockIdx.z, hk = h / (g.hq / g.hkv);
+    const int64_t r0 = qblk * FL_BR + w * 16;
     const uint16_t *qb = q + b * g.qs[0] + h * g.qs[1];
     const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1], *vb = v + b * g.vs[0] + hk * g.vs[1];
     const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
-    const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
+    const int64_t last = qblk * FL_BR + FL_BR - 1;
     const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
-    const int64_t wlast = (int64_t)blockIdx.x * FL_BR +
+    const int64_t wlast = qblk * FL_BR +
                           ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
 
     /* the first K tile on its way while q is read */
@@ -288,18 +292,21 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         }
 }
 
-#define FLASH(DN_, DT, D, NT, SUF)                                                              \
-    WK_KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,    \
+#define FLASH(DN_, DT, D, NT, SUF, KERNEL)                                                      \
+    KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,    \
                                      flash_geom g, float scale)                                 \
     {                                                                                           \
         flash_body<DT, D, NT>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,    \
                               (uint16_t *)out, g, scale);                                       \
     }
-FLASH(f16, WK_DT_F16, 64, 1, )
-FLASH(f16, WK_DT_F16, 128, 1, )
-FLASH(bf16, WK_DT_BF16, 64, 1, )
-FLASH(bf16, WK_DT_BF16, 128, 1, )
-FLASH(f16, WK_DT_F16, 64, 2, _p2)
-FLASH(f16, WK_DT_F16, 128, 2, _p2)
-FLASH(bf16, WK_DT_BF16, 64, 2, _p2)
-FLASH(bf16, WK_DT_BF16, 128, 2, _p2)
+FLASH(f16, WK_DT_F16, 64, 1, , WK_KERNEL)
+FLASH(f16, WK_DT_F16, 128, 1, , WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 64, 1, , WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 128, 1, , WK_KERNEL)
+FLASH(f16, WK_DT_F16, 64, 2, _p2, WK_KERNEL)
+FLASH(f16, WK_DT_F16, 128, 2, _p2, WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 64, 2, _p2, WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 128, 2, _p2, WK_KERNEL)
+/* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_MINB=2) */
+FLASH(f16, WK_DT_F16, 64, 1, _m2, WK_KERNEL_MINB(2))
+FLASH(bf16, WK_DT_BF16, 64, 1, _m2, WK_KERNEL_MINB(2))

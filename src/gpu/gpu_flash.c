@@ -27,8 +27,9 @@ bool wk_gpu_flash_fits(const wk_attn_args *a)
         return false;
     const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
     const int64_t d = lq->dims[3];
-    if ((d != 64 && d != 128) || lq->dims[2] < FLASH_MIN_LQ || lq->dims[1] > 65535 ||
-        lq->dims[0] > 65535)
+    if ((d != 64 && d != 128) || lq->dims[2] < FLASH_MIN_LQ ||
+        (lq->dims[2] + FLASH_BR - 1) / FLASH_BR > 65535 || lq->dims[0] > 65535 ||
+        lq->dims[1] > 65535)
         return false;
     return wk_gpu_rows_aligned(wk_gpu_at(a->q, lq->offset, 2), lq, 2, 4) &&
            wk_gpu_rows_aligned(wk_gpu_at(a->k, lk->offset, 2), lk, 2, 16) &&
@@ -51,12 +52,15 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     float scale = a->scale;
     void *out = a->out;
     char name[32];
-    /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once */
-    const char *e = getenv("WICK_ATTN_FLASH");
+    /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
+     * WICK_ATTN_FLASH_MINB=2 (measurement): D 64 in two blocks per SM */
+    const char *e = getenv("WICK_ATTN_FLASH"), *mb = getenv("WICK_ATTN_FLASH_MINB");
+    const bool p2 = e && !strcmp(e, "p2");
+    const bool m2 = !p2 && lq->dims[3] == 64 && mb && !strcmp(mb, "2");
     const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), lq->dims[3] == 64 ? "64" : "128",
-                            "p2"};
-    wk_gpu_kname(name, sizeof name, parts, e && !strcmp(e, "p2") ? 4 : 3);
+                            p2 ? "p2" : "m2"};
+    wk_gpu_kname(name, sizeof name, parts, p2 || m2 ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
-    return wk_gpu_run(dev, "flash", name, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
-                      (unsigned)g.hq, (unsigned)g.nb, args);
+    return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
+                      (unsigned)g.nb, args);
 }

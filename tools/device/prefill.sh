@@ -13,7 +13,8 @@
 #   3. ptxas's registers / spills of kernels/flash.cu for sm_90 (flash_ptxas.txt);
 #   4. bench/gpu_compare_prefill.py: wick beside torch sdpa (flash backend), causal, GQA 4:1,
 #      D 64 / 128, L 2048 / 4096 / 8192, f16 and bf16, once per variant of PREFILL_VARIANTS
-#      (default "default,WICK_ATTN_FLASH=p2": P rounded once, P in two terms);
+#      (default "default,WICK_ATTN_FLASH=p2,WICK_ATTN_FLASH_MINB=2": P rounded once, P in
+#      two terms, D 64 in two blocks per SM (its D 128 rows repeat the default: the spread));
 #   5. the summary last (also OUTDIR/prefill/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -59,6 +60,6 @@ nvcc -arch=sm_90 -c -std=c++17 -O3 -fmad=false -Xptxas -v -Ikernels -Isrc/core k
   -o "$O/flash_sm90.o" >"$O/flash_ptxas.txt" 2>&1
 step "ptxas sm_90 flash (regs, spill bytes)" "$(awk '/Compiling entry/ {n=$7} /spill stores/ {sp=$5} /Used/ {printf "%s %s/%s ", n, $5, sp}' "$O/flash_ptxas.txt" | tr -d "'")"
 timeout 300 python3 bench/gpu_compare_prefill.py $B/wick_gpu_bench_decode \
-  --variants "${PREFILL_VARIANTS:-default,WICK_ATTN_FLASH=p2}" >"$O/bench.txt" 2>&1
+  --variants "${PREFILL_VARIANTS:-default,WICK_ATTN_FLASH=p2,WICK_ATTN_FLASH_MINB=2}" >"$O/bench.txt" 2>&1
 step "bench/gpu_compare_prefill.py" "rc=$?"
 echo; cat "$S"; echo; cat "$O/bench.txt"
