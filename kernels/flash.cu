@@ -102,13 +102,14 @@ WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64
 }
 
 /* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
- * (P_hi + P_lo: the f32 path's bound). */
-template <int DT, int D, int NT>
+ * (P_hi + P_lo: the f32 path's bound). MI: row groups of 16 per warp (block rows 128 MI): each
+ * K or V fragment read from shared memory feeds MI products. */
+template <int DT, int D, int NT, int MI>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
 {
-    enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8 };
+    enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8, BR = FL_BR * MI };
     __shared__ uint16_t Ks[FL_BC * LD] __attribute__((aligned(16)));
     __shared__ uint16_t Vs[FL_BC * LD] __attribute__((aligned(16)));
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
@@ -116,35 +117,41 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
      * ones fill the tail */
     const int64_t qblk = (int64_t)gridDim.y - 1 - blockIdx.y;
     const int64_t h = blockIdx.x, b = blockIdx.z, hk = h / (g.hq / g.hkv);
-    const int64_t r0 = qblk * FL_BR + w * 16;
+    const int64_t r0 = qblk * BR + w * 16 * MI; /* row group mi: r0 + 16 mi .. + 15 */
     const uint16_t *qb = q + b * g.qs[0] + h * g.qs[1];
     const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1], *vb = v + b * g.vs[0] + hk * g.vs[1];
     const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
-    const int64_t last = qblk * FL_BR + FL_BR - 1;
+    const int64_t last = qblk * BR + BR - 1;
     const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
-    const int64_t wlast = qblk * FL_BR +
-                          ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
+    const int64_t wlast = qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
 
     /* the first K tile on its way while q is read */
     flash_stage<D>(Ks, kb, g.ks[2], 0, g.lk);
     wk_cp_async_commit();
 
-    /* the group's q rows as A fragments (zeros past Lq) */
-    uint32_t qf[KC][4];
+    /* the warp's q rows as A fragments (zeros past Lq) */
+    uint32_t qf[MI][KC][4];
 #pragma unroll
-    for (int c = 0; c < KC; c++)
+    for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int64_t row = r0 + gr + (i & 1) * 8;
-            const int col = c * 16 + (i >> 1) * 8 + 2 * t;
-            const uint16_t *p = qb + row * g.qs[2] + col;
-            qf[c][i] = row < g.lq ? (uint32_t)p[0] | (uint32_t)p[1] << 16 : 0u;
-        }
+        for (int c = 0; c < KC; c++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int64_t row = r0 + mi * 16 + gr + (i & 1) * 8;
+                const int col = c * 16 + (i >> 1) * 8 + 2 * t;
+                const uint16_t *p = qb + row * g.qs[2] + col;
+                qf[mi][c][i] = row < g.lq ? (uint32_t)p[0] | (uint32_t)p[1] << 16 : 0u;
+            }
 
-    float o[DN][4], m[2] = {-wk_inf_f32(), -wk_inf_f32()}, lsum[2] = {0.f, 0.f};
+    float o[MI][DN][4], m[MI][2], lsum[MI][2];
 #pragma unroll
-    for (int j = 0; j < DN; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    for (int mi = 0; mi < MI; mi++) {
+        m[mi][0] = m[mi][1] = -wk_inf_f32();
+        lsum[mi][0] = lsum[mi][1] = 0.f;
+#pragma unroll
+        for (int j = 0; j < DN; j++)
+            o[mi][j][0] = o[mi][j][1] = o[mi][j][2] = o[mi][j][3] = 0.f;
+    }
     const float sl2 = scale * 1.4426950408889634f;
 
     /* The pipeline (FlashAttention-2's order, one shared buffer each for K and V): V of tile
@@ -153,7 +160,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
      * of the buffer about to be refilled from its new copies. */
     for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
         wk_cp_async_wait<0>();
-        __syncthreads(); /* K(k0) in place; every group is past P V of the previous tile */
+        __syncthreads(); /* K(k0) in place; every warp is past P V of the previous tile */
         flash_stage<D>(Vs, vb, g.vs[2], k0, g.lk);
         wk_cp_async_commit();
 
@@ -161,12 +168,14 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
          * wave, not per group: a 64-lane wave holds two groups, and the shuffles below need
          * all its lanes */
         const bool skip = g.causal && k0 > shift + wlast;
-        float s[FL_BC / 8][4];
+        float s[MI][FL_BC / 8][4];
         if (!skip) {
             /* S = q K^T for the 8 key tiles of 8 */
 #pragma unroll
-            for (int j = 0; j < FL_BC / 8; j++)
-                s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+            for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                for (int j = 0; j < FL_BC / 8; j++)
+                    s[mi][j][0] = s[mi][j][1] = s[mi][j][2] = s[mi][j][3] = 0.f;
 #pragma unroll
             for (int c = 0; c < KC; c++)
 #pragma unroll
@@ -174,68 +183,75 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                     uint32_t r[4];
                     wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
                     const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-                    wk_mma_16816<BF>(s[j], qf[c], b0);
-                    wk_mma_16816<BF>(s[j + 1], qf[c], b1);
+#pragma unroll
+                    for (int mi = 0; mi < MI; mi++) {
+                        wk_mma_16816<BF>(s[mi][j], qf[mi][c], b0);
+                        wk_mma_16816<BF>(s[mi][j + 1], qf[mi][c], b1);
+                    }
                 }
 
-            /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
-            float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
-            /* every key of the tile visible to every row of the group: no mask (uniform) */
-            const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + r0);
-            if (whole) {
 #pragma unroll
-                for (int j = 0; j < FL_BC / 8; j++)
+            for (int mi = 0; mi < MI; mi++) {
+                const int64_t rg = r0 + mi * 16;
+                /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
+                float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
+                /* every key of the tile visible to every row of the group: no mask (uniform) */
+                const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + rg);
+                if (whole) {
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        s[j][e] *= sl2;
-                        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+                    for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            s[mi][j][e] *= sl2;
+                            mx[e >> 1] = fmaxf(mx[e >> 1], s[mi][j][e]);
+                        }
+                } else {
+                    /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
+                    int lim[2];
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        int64_t vl = g.lk - k0;
+                        if (g.causal && shift + rg + gr + i * 8 + 1 - k0 < vl)
+                            vl = shift + rg + gr + i * 8 + 1 - k0;
+                        lim[i] = vl > FL_BC ? FL_BC : vl < 0 ? 0 : (int)vl;
                     }
-            } else {
-                /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
-                int lim[2];
+#pragma unroll
+                    for (int j = 0; j < FL_BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const int key = j * 8 + 2 * t + (e & 1);
+                            s[mi][j][e] = key < lim[e >> 1] ? s[mi][j][e] * sl2 : -wk_inf_f32();
+                            mx[e >> 1] = fmaxf(mx[e >> 1], s[mi][j][e]);
+                        }
+                }
+                float alpha[2], mn[2];
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    int64_t vl = g.lk - k0;
-                    if (g.causal && shift + r0 + gr + i * 8 + 1 - k0 < vl)
-                        vl = shift + r0 + gr + i * 8 + 1 - k0;
-                    lim[i] = vl > FL_BC ? FL_BC : vl < 0 ? 0 : (int)vl;
+                    mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
+                    mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
+                    const float mnew = fmaxf(m[mi][i], mx[i]);
+                    mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* no visible key yet */
+                    alpha[i] = exp2f(m[mi][i] - mn[i]);
+                    m[mi][i] = mnew;
+                    lsum[mi][i] *= alpha[i];
+                }
+#pragma unroll
+                for (int j = 0; j < DN; j++) {
+                    o[mi][j][0] *= alpha[0], o[mi][j][1] *= alpha[0];
+                    o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
                 }
 #pragma unroll
                 for (int j = 0; j < FL_BC / 8; j++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
-                        const int key = j * 8 + 2 * t + (e & 1);
-                        s[j][e] = key < lim[e >> 1] ? s[j][e] * sl2 : -wk_inf_f32();
-                        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+                        s[mi][j][e] = exp2f(s[mi][j][e] - mn[e >> 1]);
+                        lsum[mi][e >> 1] += s[mi][j][e];
                     }
             }
-            float alpha[2], mn[2];
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
-                mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
-                const float mnew = fmaxf(m[i], mx[i]);
-                mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* a row with no visible key yet */
-                alpha[i] = exp2f(m[i] - mn[i]);
-                m[i] = mnew;
-                lsum[i] *= alpha[i];
-            }
-#pragma unroll
-            for (int j = 0; j < DN; j++) {
-                o[j][0] *= alpha[0], o[j][1] *= alpha[0];
-                o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-            }
-#pragma unroll
-            for (int j = 0; j < FL_BC / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    s[j][e] = exp2f(s[j][e] - mn[e >> 1]);
-                    lsum[e >> 1] += s[j][e];
-                }
         }
 
         wk_cp_async_wait<0>();
-        __syncthreads(); /* V(k0) in place; every group is past q K^T of this tile */
+        __syncthreads(); /* V(k0) in place; every warp is past q K^T of this tile */
         if (k0 + FL_BC < kend)
             flash_stage<D>(Ks, kb, g.ks[2], k0 + FL_BC, g.lk);
         wk_cp_async_commit();
@@ -245,28 +261,34 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         /* O += P V, 16 keys per product; P rounded to the dtype (NT = 1) or in two terms */
 #pragma unroll
         for (int kk = 0; kk < FL_BC / 16; kk++) {
-            uint32_t ph[4], pl[4];
-            if (NT == 2) {
-                fl_split<BF>(s[2 * kk][0], s[2 * kk][1], &ph[0], &pl[0]);
-                fl_split<BF>(s[2 * kk][2], s[2 * kk][3], &ph[1], &pl[1]);
-                fl_split<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1], &ph[2], &pl[2]);
-                fl_split<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3], &ph[3], &pl[3]);
-            } else {
-                ph[0] = fl_pack2<BF>(s[2 * kk][0], s[2 * kk][1]);
-                ph[1] = fl_pack2<BF>(s[2 * kk][2], s[2 * kk][3]);
-                ph[2] = fl_pack2<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-                ph[3] = fl_pack2<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            uint32_t ph[MI][4], pl[MI][4];
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++) {
+                if (NT == 2) {
+                    fl_split<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1], &ph[mi][0], &pl[mi][0]);
+                    fl_split<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3], &ph[mi][1], &pl[mi][1]);
+                    fl_split<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1], &ph[mi][2], &pl[mi][2]);
+                    fl_split<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3], &ph[mi][3], &pl[mi][3]);
+                } else {
+                    ph[mi][0] = fl_pack2<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+                    ph[mi][1] = fl_pack2<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+                    ph[mi][2] = fl_pack2<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+                    ph[mi][3] = fl_pack2<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+                }
             }
 #pragma unroll
             for (int j = 0; j < DN; j += 2) {
                 uint32_t r[4];
                 wk_mma_frag<0, LD, 0>(r, Vs, j * 8, kk * 16);
                 const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-                wk_mma_16816<BF>(o[j], ph, b0);
-                wk_mma_16816<BF>(o[j + 1], ph, b1);
-                if (NT == 2) {
-                    wk_mma_16816<BF>(o[j], pl, b0);
-                    wk_mma_16816<BF>(o[j + 1], pl, b1);
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++) {
+                    wk_mma_16816<BF>(o[mi][j], ph[mi], b0);
+                    wk_mma_16816<BF>(o[mi][j + 1], ph[mi], b1);
+                    if (NT == 2) {
+                        wk_mma_16816<BF>(o[mi][j], pl[mi], b0);
+                        wk_mma_16816<BF>(o[mi][j + 1], pl[mi], b1);
+                    }
                 }
             }
         }
@@ -274,39 +296,46 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     wk_cp_async_wait<0>(); /* nothing left in flight at exit (the last commit is empty) */
 
     /* the row sums over their 4 lanes, then O / l, rounded once, stored in pairs */
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        lsum[i] += WK_SHFL_XOR(lsum[i], 1);
-        lsum[i] += WK_SHFL_XOR(lsum[i], 2);
-    }
     uint16_t *ob = out + ((b * g.hq + h) * g.lq) * D;
 #pragma unroll
-    for (int j = 0; j < DN; j++)
+    for (int mi = 0; mi < MI; mi++) {
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-            const int64_t row = r0 + gr + i * 8;
-            if (row < g.lq)
-                *(uint32_t *)(ob + row * D + j * 8 + 2 * t) =
-                    (uint32_t)fl_t<BF>::st(o[j][2 * i] / lsum[i]) |
-                    (uint32_t)fl_t<BF>::st(o[j][2 * i + 1] / lsum[i]) << 16;
+            lsum[mi][i] += WK_SHFL_XOR(lsum[mi][i], 1);
+            lsum[mi][i] += WK_SHFL_XOR(lsum[mi][i], 2);
         }
+#pragma unroll
+        for (int j = 0; j < DN; j++)
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int64_t row = r0 + mi * 16 + gr + i * 8;
+                if (row < g.lq)
+                    *(uint32_t *)(ob + row * D + j * 8 + 2 * t) =
+                        (uint32_t)fl_t<BF>::st(o[mi][j][2 * i] / lsum[mi][i]) |
+                        (uint32_t)fl_t<BF>::st(o[mi][j][2 * i + 1] / lsum[mi][i]) << 16;
+            }
+    }
 }
 
-#define FLASH(DN_, DT, D, NT, SUF, KERNEL)                                                      \
-    KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,    \
-                                     flash_geom g, float scale)                                 \
+#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL)                                                  \
+    KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
+                                  flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D, NT>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,    \
-                              (uint16_t *)out, g, scale);                                       \
+        flash_body<DT, D, NT, MI>((const uint16_t *)q, (const uint16_t *)k,                     \
+                                  (const uint16_t *)v, (uint16_t *)out, g, scale);              \
     }
-FLASH(f16, WK_DT_F16, 64, 1, , WK_KERNEL)
-FLASH(f16, WK_DT_F16, 128, 1, , WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 64, 1, , WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 128, 1, , WK_KERNEL)
-FLASH(f16, WK_DT_F16, 64, 2, _p2, WK_KERNEL)
-FLASH(f16, WK_DT_F16, 128, 2, _p2, WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 64, 2, _p2, WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 128, 2, _p2, WK_KERNEL)
+FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL)
+FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL)
+FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL)
+FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL)
 /* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_MINB=2) */
-FLASH(f16, WK_DT_F16, 64, 1, _m2, WK_KERNEL_MINB(2))
-FLASH(bf16, WK_DT_BF16, 64, 1, _m2, WK_KERNEL_MINB(2))
+FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2))
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2))
+/* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_ROWS=256; D 128
+ * would need 600 bytes of spills) */
+FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL)
+FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL)
