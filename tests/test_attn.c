@@ -25,7 +25,8 @@
  *     through a strided offset layout; each entry compared with the float64 reference on its
  *     first L_b rows (a (1, Hkv, L_b, D) view), same bound. Rows L_b .. Lk - 1 of k and v hold
  *     NaN, so reading any of them would make the output NaN.
- * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer). */
+ * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer);
+ * WICK_TEST_PREFILL=1 the prefill cases alone. */
 #include "ref_attn.h"
 #include "testlib.h"
 #include <math.h>
@@ -324,6 +325,9 @@ int main(void)
     /* WICK_TEST_QUICK=1 (the sanitizer runs of tools/device/attn.sh): fewer dtype pairs */
     const char *qe = getenv("WICK_TEST_QUICK");
     const int quick = qe && *qe && *qe != '0';
+    /* WICK_TEST_PREFILL=1: the prefill cases alone (sanitizer runs of the flash variants) */
+    const char *pe = getenv("WICK_TEST_PREFILL");
+    const int prefill_only = pe && *pe && *pe != '0';
     static const wk_dtype dts[3] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
     static const acase cases[] = {
         {2, 8, 2, 1, 300, 128, 1}, {1, 8, 2, 3, 1100, 64, 1}, {2, 4, 4, 1, 5, 80, 0},
@@ -335,13 +339,15 @@ int main(void)
         wk_device *dev;
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[di]), WK_OK))
             continue;
-        known_answers(dev);
-        for (int a = 0; a < 3; a++)
+        if (!prefill_only)
+            known_answers(dev);
+        for (int a = 0; a < (prefill_only ? 0 : 3); a++)
             for (int b = 0; b < 3; b++)
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                     if (!quick || (a + b) % 3 == 0) /* quick: 3 of the 9 dtype pairs */
                         ref_case(dev, dts[a], dts[b], &cases[c], 0);
-        ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+        if (!prefill_only)
+            ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
         /* prefill: many query tokens (f16/f16 and bf16/bf16 with D 64 or 128 take the GPU's
          * matrix-unit kernel, kernels/flash.cu: partial blocks of 128 rows, Lk > Lq, GQA) */
         static const acase pre[] = {
@@ -354,10 +360,11 @@ int main(void)
             for (size_t c = 0; c < sizeof pre / sizeof pre[0]; c++)
                 ref_case(dev, pq[a], pk[a], &pre[c], 0);
         ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[1], 1); /* a NaN row */
-        for (int a = 0; a < (quick ? 1 : 3); a++)
+        for (int a = 0; a < (prefill_only ? 0 : quick ? 1 : 3); a++)
             lens_cases(dev, dts[a], dts[a]);
-        lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
-        if (!quick)
+        if (!prefill_only)
+            lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
+        if (!quick && !prefill_only)
             lens_cases(dev, WK_DTYPE_F16, WK_DTYPE_F32);
         wk_device_close(dev);
     }

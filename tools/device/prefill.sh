@@ -51,13 +51,10 @@ if [ -n "$SAN" ]; then
   WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 200 "$SAN" --tool racecheck --error-exitcode 99 \
     $B/test_attn >"$O/racecheck.log" 2>&1
   step "racecheck test_attn (quick)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck.log" | tail -1)"
-  WICK_ATTN_FLASH=p2 WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 200 "$SAN" --tool racecheck \
-    --error-exitcode 99 $B/test_attn >"$O/racecheck_p2.log" 2>&1
-  step "racecheck test_attn (quick, p2)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck_p2.log" | tail -1)"
-  for v in WICK_ATTN_FLASH_ROWS=256 WICK_ATTN_FLASH_MINB=2; do
-    env $v WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 200 "$SAN" --tool racecheck \
-      --error-exitcode 99 $B/test_attn >"$O/racecheck_$v.log" 2>&1
-    step "racecheck test_attn (quick, $v)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck_$v.log" | tail -1)"
+  for v in WICK_ATTN_FLASH=p2 WICK_ATTN_FLASH_ROWS=256 WICK_ATTN_FLASH_MINB=2; do
+    env $v WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_TEST_PREFILL=1 timeout 120 "$SAN" \
+      --tool racecheck --error-exitcode 99 $B/test_attn >"$O/racecheck_$v.log" 2>&1
+    step "racecheck prefill cases ($v)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck_$v.log" | tail -1)"
   done
 else
   step "compute-sanitizer" "not found"
