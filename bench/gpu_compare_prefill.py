@@ -42,9 +42,11 @@ def wick_rows(exe, dev, variant):
     if variant != "default":
         key, val = variant.split("=", 1)
         env[key] = val
-    out = subprocess.run([exe, "--prefill", "--device", dev], capture_output=True, text=True,
-                         check=True, env=env).stdout
-    return [l.split()[1:] for l in out.splitlines() if l.startswith("PREFILL ")]
+    r = subprocess.run([exe, "--prefill", "--device", dev], capture_output=True, text=True,
+                       env=env)
+    if r.returncode:
+        print(f"wick ({variant}) failed, rc {r.returncode}: {r.stderr.strip()[-300:]}")
+    return [l.split()[1:] for l in r.stdout.splitlines() if l.startswith("PREFILL ")]
 
 
 def main():
@@ -72,6 +74,9 @@ def main():
         flop = 4.0 * 32 * L * L * d / 2
         line = f"{dt:6} {d:4d} {L:6d} {t:9.3f} {flop / (t * 1e-3) / 1e12:11.1f}"
         for run in runs:
+            if r >= len(run):
+                line += f" {'-':>9} {'-':>6} {'-':>6}"
+                continue
             ms = float(run[r][3])
             line += f" {ms:9.3f} {flop / (ms * 1e-3) / 1e12:6.1f} {t / ms:6.2f}"
         print(line)
