@@ -37,7 +37,7 @@ struct flash_geom {
 };
 
 #define FL_BR 128 /* query rows per block: 8 groups of 16 */
-#define FL_BC 64  /* keys per tile */
+#define FL_BC 64  /* keys per tile (the default; BC of flash_body) */
 #define FL_PAD 8
 
 /* The 16-bit storage type of a matrix-unit operand (BF: bf16, else f16), for its conversions. */
@@ -88,13 +88,13 @@ template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t 
 /* Issues the 16-byte copies of one tile of 64 rows (keys k0 ..) of K or V into s (rows of LD):
  * thread x copies chunk (x mod D / 8) of rows x / (D / 8) + i (2048 / D), i < D / 32; rows past
  * Lk are zero-filled (src: the operand's base, valid but not read). */
-template <int D>
+template <int D, int BC>
 WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64_t k0, int64_t lk)
 {
     enum { LD = D + FL_PAD, CPR = D / 8, RSTEP = WK_BLOCK / CPR };
     const int r = (int)threadIdx.x / CPR, col = (int)threadIdx.x % CPR * 8;
 #pragma unroll
-    for (int i = 0; i < FL_BC / RSTEP; i++) {
+    for (int i = 0; i < BC / RSTEP; i++) {
         const int row = r + i * RSTEP;
         const bool full = k0 + row < lk;
         wk_cp_async16(s + row * LD + col, full ? base + (k0 + row) * stride + col : base, full);
@@ -103,15 +103,15 @@ WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64
 
 /* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
  * (P_hi + P_lo: the f32 path's bound). MI: row groups of 16 per warp (block rows 128 MI): each
- * K or V fragment read from shared memory feeds MI products. */
-template <int DT, int D, int NT, int MI>
+ * K or V fragment read from shared memory feeds MI products. BC: keys per tile (64 or 128). */
+template <int DT, int D, int NT, int MI, int BC>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
 {
     enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8, BR = FL_BR * MI };
-    __shared__ uint16_t Ks[FL_BC * LD] __attribute__((aligned(16)));
-    __shared__ uint16_t Vs[FL_BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Ks[BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Vs[BC * LD] __attribute__((aligned(16)));
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
     /* the blocks with the most keys (causal: the last rows) first, across all heads: the short
      * ones fill the tail */
@@ -126,7 +126,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     const int64_t wlast = qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
 
     /* the first K tile on its way while q is read */
-    flash_stage<D>(Ks, kb, g.ks[2], 0, g.lk);
+    flash_stage<D, BC>(Ks, kb, g.ks[2], 0, g.lk);
     wk_cp_async_commit();
 
     /* the warp's q rows as A fragments (zeros past Lq) */
@@ -158,28 +158,28 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
      * k0 is copied while S = q K^T and the softmax run, K of the next tile while O += P V runs.
      * Each barrier follows the wait for the tile about to be read and separates the last reads
      * of the buffer about to be refilled from its new copies. */
-    for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
+    for (int64_t k0 = 0; k0 < kend; k0 += BC) {
         wk_cp_async_wait<0>();
         __syncthreads(); /* K(k0) in place; every warp is past P V of the previous tile */
-        flash_stage<D>(Vs, vb, g.vs[2], k0, g.lk);
+        flash_stage<D, BC>(Vs, vb, g.vs[2], k0, g.lk);
         wk_cp_async_commit();
 
         /* no row of the wave sees this tile (causal: past its last row): nothing to add. Per
          * wave, not per group: a 64-lane wave holds two groups, and the shuffles below need
          * all its lanes */
         const bool skip = g.causal && k0 > shift + wlast;
-        float s[MI][FL_BC / 8][4];
+        float s[MI][BC / 8][4];
         if (!skip) {
             /* S = q K^T for the 8 key tiles of 8 */
 #pragma unroll
             for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-                for (int j = 0; j < FL_BC / 8; j++)
+                for (int j = 0; j < BC / 8; j++)
                     s[mi][j][0] = s[mi][j][1] = s[mi][j][2] = s[mi][j][3] = 0.f;
 #pragma unroll
             for (int c = 0; c < KC; c++)
 #pragma unroll
-                for (int j = 0; j < FL_BC / 8; j += 2) {
+                for (int j = 0; j < BC / 8; j += 2) {
                     uint32_t r[4];
                     wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
                     const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
@@ -196,10 +196,10 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                 /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
                 float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
                 /* every key of the tile visible to every row of the group: no mask (uniform) */
-                const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + rg);
+                const bool whole = k0 + BC <= g.lk && (!g.causal || k0 + BC - 1 <= shift + rg);
                 if (whole) {
 #pragma unroll
-                    for (int j = 0; j < FL_BC / 8; j++)
+                    for (int j = 0; j < BC / 8; j++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             s[mi][j][e] *= sl2;
@@ -213,10 +213,10 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                         int64_t vl = g.lk - k0;
                         if (g.causal && shift + rg + gr + i * 8 + 1 - k0 < vl)
                             vl = shift + rg + gr + i * 8 + 1 - k0;
-                        lim[i] = vl > FL_BC ? FL_BC : vl < 0 ? 0 : (int)vl;
+                        lim[i] = vl > BC ? BC : vl < 0 ? 0 : (int)vl;
                     }
 #pragma unroll
-                    for (int j = 0; j < FL_BC / 8; j++)
+                    for (int j = 0; j < BC / 8; j++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const int key = j * 8 + 2 * t + (e & 1);
@@ -241,7 +241,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                     o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
                 }
 #pragma unroll
-                for (int j = 0; j < FL_BC / 8; j++)
+                for (int j = 0; j < BC / 8; j++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         s[mi][j][e] = exp2f(s[mi][j][e] - mn[e >> 1]);
@@ -252,15 +252,15 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 
         wk_cp_async_wait<0>();
         __syncthreads(); /* V(k0) in place; every warp is past q K^T of this tile */
-        if (k0 + FL_BC < kend)
-            flash_stage<D>(Ks, kb, g.ks[2], k0 + FL_BC, g.lk);
+        if (k0 + BC < kend)
+            flash_stage<D, BC>(Ks, kb, g.ks[2], k0 + BC, g.lk);
         wk_cp_async_commit();
         if (skip)
             continue;
 
         /* O += P V, 16 keys per product; P rounded to the dtype (NT = 1) or in two terms */
 #pragma unroll
-        for (int kk = 0; kk < FL_BC / 16; kk++) {
+        for (int kk = 0; kk < BC / 16; kk++) {
             uint32_t ph[MI][4], pl[MI][4];
 #pragma unroll
             for (int mi = 0; mi < MI; mi++) {
@@ -317,25 +317,29 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     }
 }
 
-#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL)                                                  \
+#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC)                                                  \
     KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
                                   flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D, NT, MI>((const uint16_t *)q, (const uint16_t *)k,                     \
+        flash_body<DT, D, NT, MI, BC>((const uint16_t *)q, (const uint16_t *)k,                     \
                                   (const uint16_t *)v, (uint16_t *)out, g, scale);              \
     }
-FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL)
-FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL)
-FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL)
-FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL)
-/* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_MINB=2) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2))
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2))
-/* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_ROWS=256; D 128
+FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64)
+FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL, 64)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL, 64)
+FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64)
+FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64)
+FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64)
+FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64)
+/* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_VARIANT=m2) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64)
+/* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_VARIANT=r2; D 128
  * would need 600 bytes of spills) */
-FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL)
-FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL)
+FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL, 64)
+FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL, 64)
+/* (measurement) D 64 with tiles of 128 keys (WICK_ATTN_FLASH_VARIANT=c128; D 128 would take
+ * 68 KiB of shared memory) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _c128, WK_KERNEL, 128)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _c128, WK_KERNEL, 128)

@@ -53,17 +53,16 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     void *out = a->out;
     char name[32];
     /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
-     * Measurement variants of D 64: WICK_ATTN_FLASH_MINB=2 (two blocks per SM),
-     * WICK_ATTN_FLASH_ROWS=256 (32 rows per warp) */
-    const char *e = getenv("WICK_ATTN_FLASH"), *mb = getenv("WICK_ATTN_FLASH_MINB");
-    const char *rw = getenv("WICK_ATTN_FLASH_ROWS");
+     * Measurement variants of D 64 (WICK_ATTN_FLASH_VARIANT): m2 (two blocks per SM), r2 (32
+     * rows per warp, blocks of 256 rows), c128 (tiles of 128 keys) */
+    const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
     const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
-    const bool m2 = !p2 && d64 && mb && !strcmp(mb, "2");
-    const bool r2 = !p2 && !m2 && d64 && rw && !strcmp(rw, "256");
-    const int64_t br = r2 ? 2 * FLASH_BR : FLASH_BR;
-    const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128",
-                            p2 ? "p2" : m2 ? "m2" : "r2"};
-    wk_gpu_kname(name, sizeof name, parts, p2 || m2 || r2 ? 4 : 3);
+    const char *suf = p2 ? "p2" : NULL;
+    if (!p2 && d64 && var && (!strcmp(var, "m2") || !strcmp(var, "r2") || !strcmp(var, "c128")))
+        suf = var;
+    const int64_t br = suf && !strcmp(suf, "r2") ? 2 * FLASH_BR : FLASH_BR;
+    const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128", suf};
+    wk_gpu_kname(name, sizeof name, parts, suf ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
     return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + br - 1) / br),
                       (unsigned)g.nb, args);
