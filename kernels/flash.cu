@@ -2,30 +2,36 @@
  * host side src/gpu/gpu_flash.c, which takes wk_decode_attention / _lens calls whose q, k and v
  * are all f16 or all bf16, D 64 or 128, Lq >= 64, rows aligned for 16-byte loads.
  *
- *   flash_<dt>_<D>(q, k, v, out, g, scale)
- *       grid (Hq, ceil(Lq / 128), B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
- *       a 64-lane wave holds two, gpu.h's matrix-unit note). Group w owns query rows
- *       r0 = 128 x (gridDim.y - 1 - blockIdx.y) + 16 w .. r0 + 15 of head h = blockIdx.x, batch
- *       b; kv head h / (Hq / Hkv).
- *       Its q rows stay in registers as A fragments (D / 16 of them). The keys the block can see
- *       (causal: up to the position of its last row, Lk - Lq + row; else all Lk) pass in tiles
- *       of 64: K and V rows staged in shared memory as 16-bit values (rows of D + 8: the 8 rows
- *       of an 8 x 8 fragment matrix in distinct banks), then per group:
- *         S = q K^T (16 x 64, f32, the 16 x 8 x 16 products of gpu.h: mma.sync on NVIDIA sm_80+,
- *           the shuffle twin elsewhere; K fragments by ldmatrix / plain reads);
- *         scores x scale x log2(e); masked (key >= Lk, or causal and key > Lk - Lq + row) to
- *           -inf; online softmax per row in base 2: the tile maximum over the row's 4 lanes
- *           (xor shuffles 1, 2), m' = max(m, tile max), the row's sum l and accumulators O
- *           rescaled by 2^(m - m'), p = 2^(s - m');
+ *   flash_<dt>_<D>[_<variant>](q, k, v, out, g, scale)
+ *       grid (Hq, ceil(Lq / BR), B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
+ *       a 64-lane wave holds two, gpu.h's matrix-unit note), BR = 128 MI query rows per block.
+ *       Warp w owns the MI groups of 16 query rows from r0 = BR (gridDim.y - 1 - blockIdx.y) +
+ *       16 MI w (the query blocks in reverse: under a causal mask the longest start first) of
+ *       head h = blockIdx.x, batch b; kv head h / (Hq / Hkv). Its q rows stay in registers as
+ *       A fragments (D / 16 per group).
+ *       The keys the block can see (causal: up to the position of its last row, Lk - Lq + row;
+ *       else all Lk) pass in tiles of BC (64): K and V rows copied to shared memory by cp.async
+ *       (gpu.h; rows of D + 8 16-bit values: the 8 rows of an 8 x 8 fragment matrix in distinct
+ *       banks), in FlashAttention-2's order: V of a tile copied while S = q K^T and the softmax
+ *       run, K of the next tile while O += P V runs (one buffer each). Per group and tile:
+ *         S = q K^T (16 x BC, f32, the 16 x 8 x 16 products of gpu.h: mma.sync on NVIDIA sm_80+,
+ *           the shuffle twin elsewhere; K fragments by ldmatrix / plain reads, each feeding the
+ *           warp's MI groups);
+ *         scores x |scale| x log2(e) (scale < 0: q negated beforehand, exactly), masked (key >=
+ *           Lk, or causal and key > Lk - Lq + row) to -inf only in a tile that has such keys
+ *           (elsewhere the tile maximum comes from the raw scores and p by one fma); online
+ *           softmax per row in base 2: the tile maximum over the row's 4 lanes (xor shuffles
+ *           1, 2), m' = max(m, tile max), the row's sum l (f32 p) and accumulators O rescaled by
+ *           2^(m - m'), p = 2^(s - m');
  *         O += P V with P as A fragments straight from the S accumulators (the C layout of two
- *           adjacent 16 x 8 tiles is the A layout of one 16 x 16), in two 16-bit terms: P_hi =
- *           P rounded to the dtype, P_lo = (P - P_hi) rounded, both multiplied by V (products
- *           of 16-bit values are exact in f32), so P carries about 16 bits (bf16) or 22 bits
- *           (f16) instead of 8 or 11: the result stays within the f32 attention's bound
- *           (docs/semantics.md).
+ *           adjacent 16 x 8 tiles is the A layout of one 16 x 16): P rounded once to the dtype
+ *           (NT = 1, the default, as FlashAttention), or (NT = 2, variant p2) in two 16-bit
+ *           terms P_hi = P rounded, P_lo = (P - P_hi) rounded, so P carries about 16 bits (bf16)
+ *           or 22 (f16) instead of 8 or 11 and the result stays within the f32 attention's
+ *           bound. docs/semantics.md derives the bound of each.
  *       Finally O / l, rounded once to the dtype, rows < Lq stored. Every group runs the same
  *       trip count and reaches every shuffle and barrier; the shuffles stay inside a 32-lane
- *       group.
+ *       group; tiles past a wave's last row skip the arithmetic, not the copies and barriers.
  * A NaN score gives p = NaN and a NaN row (as the other paths). */
 #include "mma.h"
 
@@ -152,7 +158,17 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         for (int j = 0; j < DN; j++)
             o[mi][j][0] = o[mi][j][1] = o[mi][j][2] = o[mi][j][3] = 0.f;
     }
-    const float sl2 = scale * 1.4426950408889634f;
+    /* scale < 0: q negated (sign bits flipped: exact), so that the score order is the scaled
+     * one and a tile's maximum can be taken before scaling */
+    const float sl2 = fabsf(scale) * 1.4426950408889634f;
+    if (scale < 0.f)
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int c = 0; c < KC; c++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    qf[mi][c][i] ^= 0x80008000u;
 
     /* The pipeline (FlashAttention-2's order, one shared buffer each for K and V): V of tile
      * k0 is copied while S = q K^T and the softmax run, K of the next tile while O += P V runs.
@@ -193,19 +209,18 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 #pragma unroll
             for (int mi = 0; mi < MI; mi++) {
                 const int64_t rg = r0 + mi * 16;
-                /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
+                /* mask, online softmax in scaled units (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
                 float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
                 /* every key of the tile visible to every row of the group: no mask (uniform) */
                 const bool whole = k0 + BC <= g.lk && (!g.causal || k0 + BC - 1 <= shift + rg);
-                if (whole) {
+                if (whole) { /* the maximum of the raw scores, scaled (sl2 >= 0) */
 #pragma unroll
                     for (int j = 0; j < BC / 8; j++)
 #pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            s[mi][j][e] *= sl2;
+                        for (int e = 0; e < 4; e++)
                             mx[e >> 1] = fmaxf(mx[e >> 1], s[mi][j][e]);
-                        }
-                } else {
+                    mx[0] *= sl2, mx[1] *= sl2;
+                } else { /* scores scaled, masked to -inf (sl2 = 0 would make -inf x 0 NaN) */
                     /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
                     int lim[2];
 #pragma unroll
@@ -240,13 +255,25 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                     o[mi][j][0] *= alpha[0], o[mi][j][1] *= alpha[0];
                     o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
                 }
+                /* p = 2^(s sl2 - m): one fma for the unmasked tiles, the scores raw there */
+                if (whole) {
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            s[mi][j][e] = exp2f(fmaf(s[mi][j][e], sl2, -mn[e >> 1]));
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            s[mi][j][e] = exp2f(s[mi][j][e] - mn[e >> 1]);
+                }
 #pragma unroll
                 for (int j = 0; j < BC / 8; j++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        s[mi][j][e] = exp2f(s[mi][j][e] - mn[e >> 1]);
+                    for (int e = 0; e < 4; e++)
                         lsum[mi][e >> 1] += s[mi][j][e];
-                    }
             }
         }
 

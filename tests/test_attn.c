@@ -19,7 +19,7 @@
  *     the softmax weights P once to the dtype before P V (as FlashAttention): the bound adds the
  *     derived term of p_round_bound (its comment), computed per case from the reference run on
  *     |v|; with WICK_ATTN_FLASH=p2 (P in two 16-bit terms) the f32 path's bound as it is;
- *   - a NaN in q gives NaN in its row only;
+ *   - a NaN in q gives NaN in its row only; prefill shapes with a negative scale;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
  *     through a strided offset layout; each entry compared with the float64 reference on its
@@ -34,6 +34,7 @@
 #include <string.h>
 
 static uint32_t rs = 777u;
+static int scale_sign = 1; /* -1: the cases run with a negative scale */
 static double urand(void)
 {
     rs = rs * 1664525u + 1013904223u;
@@ -216,7 +217,7 @@ static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
                     .strides = {c->hkv * lmax * c->d, lmax * c->d, c->d, 1}, .offset = 0};
     wk_layout lv = lk;
     lv.offset = c->d;
-    const float scale = 1.0f / sqrtf((float)c->d);
+    const float scale = (float)scale_sign / sqrtf((float)c->d);
     wk_status st;
     if (lens) {
         /* counts at elements 1, 3, .. of a u32 array: a strided, offset layout */
@@ -360,6 +361,10 @@ int main(void)
             for (size_t c = 0; c < sizeof pre / sizeof pre[0]; c++)
                 ref_case(dev, pq[a], pk[a], &pre[c], 0);
         ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[1], 1); /* a NaN row */
+        scale_sign = -1; /* a negative scale (the matrix-unit kernel negates q instead) */
+        ref_case(dev, WK_DTYPE_F16, WK_DTYPE_F16, &pre[1], 0);
+        ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[3], 0);
+        scale_sign = 1;
         for (int a = 0; a < (prefill_only ? 0 : quick ? 1 : 3); a++)
             lens_cases(dev, dts[a], dts[a]);
         if (!prefill_only)
