@@ -81,6 +81,21 @@ template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
     *hi = wk_mma_in<BF>(p >> 16);
 }
 
+/* 2^x with results below the normal range flushed to zero: ex2.approx.ftz on NVIDIA sm_80+
+ * (one instruction; exp2f's non-flushing form takes four), exp2f and the same flush elsewhere.
+ * The flushed weights (p < 2^-126) are within the bound of docs/semantics.md. */
+WK_DEV float fl_exp2(float x)
+{
+#if WK_MMA_NATIVE
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    const float r = exp2f(x);
+    return r < 1.17549435e-38f ? 0.f : r;
+#endif
+}
+
 /* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
  * (the lower index in the low half, as the fragments hold them). */
 template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t *lo)
@@ -246,28 +261,31 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                     mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
                     const float mnew = fmaxf(m[mi][i], mx[i]);
                     mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* no visible key yet */
-                    alpha[i] = exp2f(m[mi][i] - mn[i]);
+                    alpha[i] = fl_exp2(m[mi][i] - mn[i]);
                     m[mi][i] = mnew;
                     lsum[mi][i] *= alpha[i];
                 }
+                /* (once the maximum settles, alpha = 1 in most tiles: no rescale; lanes branch
+                 * alone, no shuffle inside) */
+                if (alpha[0] != 1.f || alpha[1] != 1.f)
 #pragma unroll
-                for (int j = 0; j < DN; j++) {
-                    o[mi][j][0] *= alpha[0], o[mi][j][1] *= alpha[0];
-                    o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
-                }
+                    for (int j = 0; j < DN; j++) {
+                        o[mi][j][0] *= alpha[0], o[mi][j][1] *= alpha[0];
+                        o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
+                    }
                 /* p = 2^(s sl2 - m): one fma for the unmasked tiles, the scores raw there */
                 if (whole) {
 #pragma unroll
                     for (int j = 0; j < BC / 8; j++)
 #pragma unroll
                         for (int e = 0; e < 4; e++)
-                            s[mi][j][e] = exp2f(fmaf(s[mi][j][e], sl2, -mn[e >> 1]));
+                            s[mi][j][e] = fl_exp2(fmaf(s[mi][j][e], sl2, -mn[e >> 1]));
                 } else {
 #pragma unroll
                     for (int j = 0; j < BC / 8; j++)
 #pragma unroll
                         for (int e = 0; e < 4; e++)
-                            s[mi][j][e] = exp2f(s[mi][j][e] - mn[e >> 1]);
+                            s[mi][j][e] = fl_exp2(s[mi][j][e] - mn[e >> 1]);
                 }
 #pragma unroll
                 for (int j = 0; j < BC / 8; j++)

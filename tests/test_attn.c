@@ -127,8 +127,9 @@ static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
 
 /* The part of the error bound that rounding each weight p_j (in [0, 1], relative to the running
  * maximum) once to the dtype adds, as a root of a normalised MSE: the rounding changes p_j by at
- * most u p_j + s (u the dtype's unit roundoff, 2^-8 bf16 / 2^-11 f16; s half its smallest
- * subnormal, 2^-25 f16 / 2^-134 bf16, where p_j is below the normal range); a later rescale by
+ * most u p_j + s (u the dtype's unit roundoff, 2^-8 bf16 / 2^-11 f16; s: f16 half its smallest
+ * subnormal, 2^-25, where p_j is below f16's normal range; bf16 2^-126, the kernel's exp2
+ * flushing results below f32's normal range to zero); a later rescale by
  * 2^(m - m') <= 1 keeps that bound relative to the final weights, and the row sum l (of the
  * unrounded p, in f32) is at least 1 (the maximum's own weight). So output element i moves by
  * at most E_i = u A_i + s Lk max|v| / 1, A_i = sum_j p_j |v_j| / l (the attention of |v|,
@@ -153,7 +154,7 @@ static double p_round_bound(wk_dtype dt, const acase *c, const double *hq, const
     if (ref_decode_attention(a, WK_DTYPE_F64, WK_DTYPE_F64, hq, lq, hk, lk, av, lv, (double)scale,
                              c->causal) != WK_OK)
         goto out;
-    const double u = unit_roundoff(dt), sub = ldexp(1.0, dt == WK_DTYPE_F16 ? -25 : -134);
+    const double u = unit_roundoff(dt), sub = ldexp(1.0, dt == WK_DTYPE_F16 ? -25 : -126);
     double num = 0, den = 0;
     for (size_t i = 0; i < no; i++) {
         if (nan_row && i < (size_t)c->d)
