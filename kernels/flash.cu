@@ -144,7 +144,8 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
     const int64_t last = qblk * BR + BR - 1;
     const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
-    const int64_t wlast = qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
+    const int64_t wlast =
+        qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
 
     /* the first K tile on its way while q is read */
     flash_stage<D, BC>(Ks, kb, g.ks[2], 0, g.lk);
@@ -310,10 +311,11 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 #pragma unroll
             for (int mi = 0; mi < MI; mi++) {
                 if (NT == 2) {
-                    fl_split<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1], &ph[mi][0], &pl[mi][0]);
-                    fl_split<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3], &ph[mi][1], &pl[mi][1]);
-                    fl_split<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1], &ph[mi][2], &pl[mi][2]);
-                    fl_split<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3], &ph[mi][3], &pl[mi][3]);
+                    const float(*sa)[4] = s[mi] + 2 * kk, (*sb)[4] = s[mi] + 2 * kk + 1;
+                    fl_split<BF>(sa[0][0], sa[0][1], &ph[mi][0], &pl[mi][0]);
+                    fl_split<BF>(sa[0][2], sa[0][3], &ph[mi][1], &pl[mi][1]);
+                    fl_split<BF>(sb[0][0], sb[0][1], &ph[mi][2], &pl[mi][2]);
+                    fl_split<BF>(sb[0][2], sb[0][3], &ph[mi][3], &pl[mi][3]);
                 } else {
                     ph[mi][0] = fl_pack2<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
                     ph[mi][1] = fl_pack2<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
@@ -362,12 +364,12 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     }
 }
 
-#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC)                                                  \
+#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC)                                             \
     KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
                                   flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D, NT, MI, BC>((const uint16_t *)q, (const uint16_t *)k,                     \
-                                  (const uint16_t *)v, (uint16_t *)out, g, scale);              \
+        flash_body<DT, D, NT, MI, BC>((const uint16_t *)q, (const uint16_t *)k,                 \
+                                      (const uint16_t *)v, (uint16_t *)out, g, scale);          \
     }
 FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64)
 FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64)

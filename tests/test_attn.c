@@ -120,7 +120,8 @@ static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
                           const uint32_t *lens)
 {
     const char *e = getenv("WICK_ATTN_FLASH");
-    return wk_device_backend(dev) != WK_BACKEND_CPU && !(e && (!strcmp(e, "0") || !strcmp(e, "p2"))) &&
+    return wk_device_backend(dev) != WK_BACKEND_CPU &&
+           !(e && (!strcmp(e, "0") || !strcmp(e, "p2"))) &&
            qdt == kvdt && (qdt == WK_DTYPE_F16 || qdt == WK_DTYPE_BF16) &&
            (c->d == 64 || c->d == 128) && c->lq >= 64 && !lens;
 }
