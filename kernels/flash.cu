@@ -124,15 +124,16 @@ WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64
 
 /* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
  * (P_hi + P_lo: the f32 path's bound). MI: row groups of 16 per warp (block rows 128 MI): each
- * K or V fragment read from shared memory feeds MI products. BC: keys per tile (64 or 128). */
-template <int DT, int D, int NT, int MI, int BC>
+ * K or V fragment read from shared memory feeds MI products. BC: keys per tile (32, 64 or 128).
+ * ST: shared buffers for each of K and V (1 or 2). */
+template <int DT, int D, int NT, int MI, int BC, int ST>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
 {
     enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8, BR = FL_BR * MI };
-    __shared__ uint16_t Ks[BC * LD] __attribute__((aligned(16)));
-    __shared__ uint16_t Vs[BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Ks[ST][BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Vs[ST][BC * LD] __attribute__((aligned(16)));
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
     /* the blocks with the most keys (causal: the last rows) first, across all heads: the short
      * ones fill the tail */
@@ -148,7 +149,9 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
 
     /* the first K tile on its way while q is read */
-    flash_stage<D, BC>(Ks, kb, g.ks[2], 0, g.lk);
+    flash_stage<D, BC>(Ks[0], kb, g.ks[2], 0, g.lk);
+    if (ST == 2)
+        flash_stage<D, BC>(Vs[0], vb, g.vs[2], 0, g.lk);
     wk_cp_async_commit();
 
     /* the warp's q rows as A fragments (zeros past Lq) */
@@ -189,11 +192,19 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     /* The pipeline (FlashAttention-2's order, one shared buffer each for K and V): V of tile
      * k0 is copied while S = q K^T and the softmax run, K of the next tile while O += P V runs.
      * Each barrier follows the wait for the tile about to be read and separates the last reads
-     * of the buffer about to be refilled from its new copies. */
+     * of the buffer about to be refilled from its new copies. ST = 2: two buffers each, one
+     * barrier per tile, the next tile's K and V copied while this one is used. */
+    int cb = ST == 2 ? 1 : 0; /* the buffer of tile k0 (ST = 2: toggled at each tile's start) */
     for (int64_t k0 = 0; k0 < kend; k0 += BC) {
+        cb ^= ST == 2;
         wk_cp_async_wait<0>();
-        __syncthreads(); /* K(k0) in place; every warp is past P V of the previous tile */
-        flash_stage<D, BC>(Vs, vb, g.vs[2], k0, g.lk);
+        __syncthreads(); /* K(k0) (ST = 2: and V) in place; every warp is past the previous tile */
+        if (ST == 1) {
+            flash_stage<D, BC>(Vs[0], vb, g.vs[2], k0, g.lk);
+        } else if (k0 + BC < kend) {
+            flash_stage<D, BC>(Ks[cb ^ 1], kb, g.ks[2], k0 + BC, g.lk);
+            flash_stage<D, BC>(Vs[cb ^ 1], vb, g.vs[2], k0 + BC, g.lk);
+        }
         wk_cp_async_commit();
 
         /* no row of the wave sees this tile (causal: past its last row): nothing to add. Per
@@ -213,7 +224,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 #pragma unroll
                 for (int j = 0; j < BC / 8; j += 2) {
                     uint32_t r[4];
-                    wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
+                    wk_mma_frag<1, LD, 0>(r, Ks[cb], j * 8, c * 16);
                     const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
                     for (int mi = 0; mi < MI; mi++) {
@@ -296,11 +307,13 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
             }
         }
 
-        wk_cp_async_wait<0>();
-        __syncthreads(); /* V(k0) in place; every warp is past q K^T of this tile */
-        if (k0 + BC < kend)
-            flash_stage<D, BC>(Ks, kb, g.ks[2], k0 + BC, g.lk);
-        wk_cp_async_commit();
+        if (ST == 1) {
+            wk_cp_async_wait<0>();
+            __syncthreads(); /* V(k0) in place; every warp is past q K^T of this tile */
+            if (k0 + BC < kend)
+                flash_stage<D, BC>(Ks[0], kb, g.ks[2], k0 + BC, g.lk);
+            wk_cp_async_commit();
+        }
         if (skip)
             continue;
 
@@ -326,7 +339,7 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
 #pragma unroll
             for (int j = 0; j < DN; j += 2) {
                 uint32_t r[4];
-                wk_mma_frag<0, LD, 0>(r, Vs, j * 8, kk * 16);
+                wk_mma_frag<0, LD, 0>(r, Vs[cb], j * 8, kk * 16);
                 const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
                 for (int mi = 0; mi < MI; mi++) {
@@ -364,29 +377,35 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     }
 }
 
-#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC)                                             \
+#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC, ST)                                         \
     KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
                                   flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D, NT, MI, BC>((const uint16_t *)q, (const uint16_t *)k,                 \
+        flash_body<DT, D, NT, MI, BC, ST>((const uint16_t *)q, (const uint16_t *)k,             \
                                       (const uint16_t *)v, (uint16_t *)out, g, scale);          \
     }
-FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64)
-FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL, 64)
-FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL, 64)
-FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64)
-FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64)
-FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64)
-FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64)
+FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
 /* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_VARIANT=m2) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64)
+FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
 /* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_VARIANT=r2; D 128
  * would need 600 bytes of spills) */
-FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL, 64)
-FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL, 64)
+FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
 /* (measurement) D 64 with tiles of 128 keys (WICK_ATTN_FLASH_VARIANT=c128; D 128 would take
  * 68 KiB of shared memory) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _c128, WK_KERNEL, 128)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _c128, WK_KERNEL, 128)
+FLASH(f16, WK_DT_F16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
+/* (measurement) two buffers each for K and V, one barrier per tile (WICK_ATTN_FLASH_VARIANT=s2):
+ * D 64 with tiles of 64 keys, D 128 with tiles of 32 (35 KiB) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
+FLASH(f16, WK_DT_F16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
