@@ -409,3 +409,6 @@ FLASH(f16, WK_DT_F16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
 FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
 FLASH(f16, WK_DT_F16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
 FLASH(bf16, WK_DT_BF16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
+/* (measurement) D 64, two buffers, two blocks per SM (WICK_ATTN_FLASH_VARIANT=s2m2) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)

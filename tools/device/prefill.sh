@@ -14,9 +14,10 @@
 #      (default: default, WICK_ATTN_FLASH=p2, WICK_ATTN_FLASH_VARIANT=m2, r2, c128, s2: P
 #      rounded once, P in two terms; D 64 in two blocks per SM, with 32 rows per warp, with
 #      tiles of 128 keys (these three run D 128 as the default does: repeats that show the
-#      spread); two buffers each for K and V, one barrier per tile (D 128: tiles of 32 keys));
+#      spread); two buffers each for K and V, one barrier per tile (D 128: tiles of 32 keys);
+#      s2m2: D 64 with two buffers in two blocks per SM);
 #   4. compute-sanitizer memcheck and racecheck on test_attn (WICK_TEST_QUICK=1), the default
-#      kernels and (racecheck, prefill cases) the p2, m2, r2, c128 and s2 ones;
+#      kernels and (racecheck, prefill cases) the p2, m2, r2, c128, s2, s2m2 ones;
 #   5. the summary last (also OUTDIR/prefill/summary.txt).
 set -u
 R=${1:-${OUT:-gpu-out}}
@@ -48,7 +49,7 @@ nvcc -arch=sm_90 -c -std=c++17 -O3 -fmad=false -Xptxas -v -Ikernels -Isrc/core k
   -o "$O/flash_sm90.o" >"$O/flash_ptxas.txt" 2>&1
 step "ptxas sm_90 flash (regs, spill bytes)" "$(awk '/Compiling entry/ {n=$7} /spill stores/ {sp=$5} /Used/ {printf "%s %s/%s ", n, $5, sp}' "$O/flash_ptxas.txt" | tr -d "'")"
 PV=default,WICK_ATTN_FLASH=p2,WICK_ATTN_FLASH_VARIANT=m2,WICK_ATTN_FLASH_VARIANT=r2
-PV=$PV,WICK_ATTN_FLASH_VARIANT=c128,WICK_ATTN_FLASH_VARIANT=s2
+PV=$PV,WICK_ATTN_FLASH_VARIANT=c128,WICK_ATTN_FLASH_VARIANT=s2,WICK_ATTN_FLASH_VARIANT=s2m2
 timeout 300 python3 bench/gpu_compare_prefill.py $B/wick_gpu_bench_decode \
   --variants "${PREFILL_VARIANTS:-$PV}" >"$O/bench.txt" 2>&1
 step "bench/gpu_compare_prefill.py" "rc=$?"
@@ -61,7 +62,7 @@ if [ -n "$SAN" ]; then
     $B/test_attn >"$O/racecheck.log" 2>&1
   step "racecheck test_attn (quick)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck.log" | tail -1)"
   for v in WICK_ATTN_FLASH=p2 WICK_ATTN_FLASH_VARIANT=m2 WICK_ATTN_FLASH_VARIANT=r2 \
-    WICK_ATTN_FLASH_VARIANT=c128 WICK_ATTN_FLASH_VARIANT=s2; do
+    WICK_ATTN_FLASH_VARIANT=c128 WICK_ATTN_FLASH_VARIANT=s2 WICK_ATTN_FLASH_VARIANT=s2m2; do
     env $v WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_TEST_PREFILL=1 timeout 120 "$SAN" \
       --tool racecheck --error-exitcode 99 $B/test_attn >"$O/racecheck_$v.log" 2>&1
     step "racecheck prefill cases ($v)" "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$O/racecheck_$v.log" | tail -1)"
