@@ -55,7 +55,7 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
      * Measurement variants (WICK_ATTN_FLASH_VARIANT): of D 64, m2 (two blocks per SM), r2 (32
      * rows per warp, blocks of 256 rows), c128 (tiles of 128 keys); of both, s2 (two buffers
-     * each for K and V); s2m2 (D 64, s2 in two blocks per SM) */
+     * each for K and V); s2m2 (D 64, s2 in two blocks per SM). Not compiled for AMD. */
     const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
     const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
     const char *suf = p2 ? "p2" : NULL;
