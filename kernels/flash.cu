@@ -2,29 +2,36 @@
  * host side src/gpu/gpu_flash.c, which takes wk_decode_attention / _lens calls whose q, k and v
  * are all f16 or all bf16, D 64 or 128, Lq >= 64, rows aligned for 16-byte loads.
  *
- *   flash_<dt>_<D>(q, k, v, out, g, scale)
- *       grid (ceil(Lq / 128), Hq, B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
- *       a 64-lane wave holds two, gpu.h's matrix-unit note). Group w owns query rows
- *       r0 = 128 x blockIdx.x + 16 w .. r0 + 15 of head h, batch b; kv head h / (Hq / Hkv).
- *       Its q rows stay in registers as A fragments (D / 16 of them). The keys the block can see
- *       (causal: up to the position of its last row, Lk - Lq + row; else all Lk) pass in tiles
- *       of 64: K and V rows staged in shared memory as 16-bit values (rows of D + 8: the 8 rows
- *       of an 8 x 8 fragment matrix in distinct banks), then per group:
- *         S = q K^T (16 x 64, f32, the 16 x 8 x 16 products of gpu.h: mma.sync on NVIDIA sm_80+,
- *           the shuffle twin elsewhere; K fragments by ldmatrix / plain reads);
- *         scores x scale x log2(e); masked (key >= Lk, or causal and key > Lk - Lq + row) to
- *           -inf; online softmax per row in base 2: the tile maximum over the row's 4 lanes
- *           (xor shuffles 1, 2), m' = max(m, tile max), the row's sum l and accumulators O
- *           rescaled by 2^(m - m'), p = 2^(s - m');
+ *   flash_<dt>_<D>[_<variant>](q, k, v, out, g, scale)
+ *       grid (Hq, ceil(Lq / BR), B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
+ *       a 64-lane wave holds two, gpu.h's matrix-unit note), BR = 128 MI query rows per block.
+ *       Warp w owns the MI groups of 16 query rows from r0 = BR (gridDim.y - 1 - blockIdx.y) +
+ *       16 MI w (the query blocks in reverse: under a causal mask the longest start first) of
+ *       head h = blockIdx.x, batch b; kv head h / (Hq / Hkv). Its q rows stay in registers as
+ *       A fragments (D / 16 per group).
+ *       The keys the block can see (causal: up to the position of its last row, Lk - Lq + row;
+ *       else all Lk) pass in tiles of BC (64): K and V rows copied to shared memory by cp.async
+ *       (gpu.h; rows of D + 8 16-bit values: the 8 rows of an 8 x 8 fragment matrix in distinct
+ *       banks), in FlashAttention-2's order: V of a tile copied while S = q K^T and the softmax
+ *       run, K of the next tile while O += P V runs (one buffer each). Per group and tile:
+ *         S = q K^T (16 x BC, f32, the 16 x 8 x 16 products of gpu.h: mma.sync on NVIDIA sm_80+,
+ *           the shuffle twin elsewhere; K fragments by ldmatrix / plain reads, each feeding the
+ *           warp's MI groups);
+ *         scores x |scale| x log2(e) (scale < 0: q negated beforehand, exactly), masked (key >=
+ *           Lk, or causal and key > Lk - Lq + row) to -inf only in a tile that has such keys
+ *           (elsewhere the tile maximum comes from the raw scores and p by one fma); online
+ *           softmax per row in base 2: the tile maximum over the row's 4 lanes (xor shuffles
+ *           1, 2), m' = max(m, tile max), the row's sum l (f32 p) and accumulators O rescaled by
+ *           2^(m - m'), p = 2^(s - m');
  *         O += P V with P as A fragments straight from the S accumulators (the C layout of two
- *           adjacent 16 x 8 tiles is the A layout of one 16 x 16), in two 16-bit terms: P_hi =
- *           P rounded to the dtype, P_lo = (P - P_hi) rounded, both multiplied by V (products
- *           of 16-bit values are exact in f32), so P carries about 16 bits (bf16) or 22 bits
- *           (f16) instead of 8 or 11: the result stays within the f32 attention's bound
- *           (docs/semantics.md).
+ *           adjacent 16 x 8 tiles is the A layout of one 16 x 16): P rounded once to the dtype
+ *           (NT = 1, the default, as FlashAttention), or (NT = 2, variant p2) in two 16-bit
+ *           terms P_hi = P rounded, P_lo = (P - P_hi) rounded, so P carries about 16 bits (bf16)
+ *           or 22 (f16) instead of 8 or 11 and the result stays within the f32 attention's
+ *           bound. docs/semantics.md derives the bound of each.
  *       Finally O / l, rounded once to the dtype, rows < Lq stored. Every group runs the same
  *       trip count and reaches every shuffle and barrier; the shuffles stay inside a 32-lane
- *       group.
+ *       group; tiles past a wave's last row skip the arithmetic, not the copies and barriers.
  * A NaN score gives p = NaN and a NaN row (as the other paths). */
 #include "mma.h"
 
@@ -36,7 +43,7 @@ struct flash_geom {
 };
 
 #define FL_BR 128 /* query rows per block: 8 groups of 16 */
-#define FL_BC 64  /* keys per tile */
+#define FL_BC 64  /* keys per tile (the default; BC of flash_body) */
 #define FL_PAD 8
 
 /* The 16-bit storage type of a matrix-unit operand (BF: bf16, else f16), for its conversions. */
@@ -74,6 +81,21 @@ template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
     *hi = wk_mma_in<BF>(p >> 16);
 }
 
+/* 2^x with results below the normal range flushed to zero: ex2.approx.ftz on NVIDIA sm_80+
+ * (one instruction; exp2f's non-flushing form takes four), exp2f and the same flush elsewhere.
+ * The flushed weights (p < 2^-126) are within the bound of docs/semantics.md. */
+WK_DEV float fl_exp2(float x)
+{
+#if WK_MMA_NATIVE
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    const float r = exp2f(x);
+    return r < 1.17549435e-38f ? 0.f : r;
+#endif
+}
+
 /* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
  * (the lower index in the low half, as the fragments hold them). */
 template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t *lo)
@@ -84,174 +106,314 @@ template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t 
     *lo = fl_pack2<BF>(a - ah, b - bh);
 }
 
-template <int DT, int D>
+/* Issues the 16-byte copies of one tile of 64 rows (keys k0 ..) of K or V into s (rows of LD):
+ * thread x copies chunk (x mod D / 8) of rows x / (D / 8) + i (2048 / D), i < D / 32; rows past
+ * Lk are zero-filled (src: the operand's base, valid but not read). */
+template <int D, int BC>
+WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64_t k0, int64_t lk)
+{
+    enum { LD = D + FL_PAD, CPR = D / 8, RSTEP = WK_BLOCK / CPR };
+    const int r = (int)threadIdx.x / CPR, col = (int)threadIdx.x % CPR * 8;
+#pragma unroll
+    for (int i = 0; i < BC / RSTEP; i++) {
+        const int row = r + i * RSTEP;
+        const bool full = k0 + row < lk;
+        wk_cp_async16(s + row * LD + col, full ? base + (k0 + row) * stride + col : base, full);
+    }
+}
+
+/* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
+ * (P_hi + P_lo: the f32 path's bound). MI: row groups of 16 per warp (block rows 128 MI): each
+ * K or V fragment read from shared memory feeds MI products. BC: keys per tile (32, 64 or 128).
+ * ST: shared buffers for each of K and V (1 or 2). */
+template <int DT, int D, int NT, int MI, int BC, int ST>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
 {
-    enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8 };
-    __shared__ uint16_t Ks[FL_BC * LD] __attribute__((aligned(16)));
-    __shared__ uint16_t Vs[FL_BC * LD] __attribute__((aligned(16)));
+    enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8, BR = FL_BR * MI };
+    __shared__ uint16_t Ks[ST][BC * LD] __attribute__((aligned(16)));
+    __shared__ uint16_t Vs[ST][BC * LD] __attribute__((aligned(16)));
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x & 31, gr = l >> 2, t = l & 3;
-    const int64_t h = blockIdx.y, b = blockIdx.z, hk = h / (g.hq / g.hkv);
-    const int64_t r0 = (int64_t)blockIdx.x * FL_BR + w * 16;
+    /* the blocks with the most keys (causal: the last rows) first, across all heads: the short
+     * ones fill the tail */
+    const int64_t qblk = (int64_t)gridDim.y - 1 - blockIdx.y;
+    const int64_t h = blockIdx.x, b = blockIdx.z, hk = h / (g.hq / g.hkv);
+    const int64_t r0 = qblk * BR + w * 16 * MI; /* row group mi: r0 + 16 mi .. + 15 */
     const uint16_t *qb = q + b * g.qs[0] + h * g.qs[1];
     const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1], *vb = v + b * g.vs[0] + hk * g.vs[1];
-
-    /* the group's q rows as A fragments (zeros past Lq) */
-    uint32_t qf[KC][4];
-#pragma unroll
-    for (int c = 0; c < KC; c++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int64_t row = r0 + gr + (i & 1) * 8;
-            const int col = c * 16 + (i >> 1) * 8 + 2 * t;
-            const uint16_t *p = qb + row * g.qs[2] + col;
-            qf[c][i] = row < g.lq ? (uint32_t)p[0] | (uint32_t)p[1] << 16 : 0u;
-        }
-
-    float o[DN][4], m[2] = {-wk_inf_f32(), -wk_inf_f32()}, lsum[2] = {0.f, 0.f};
-#pragma unroll
-    for (int j = 0; j < DN; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-    const float sl2 = scale * 1.4426950408889634f;
     const int64_t shift = g.lk - g.lq; /* query row i sits at position shift + i */
-    const int64_t last = (int64_t)blockIdx.x * FL_BR + FL_BR - 1;
+    const int64_t last = qblk * BR + BR - 1;
     const int64_t kend = g.causal && shift + last + 1 < g.lk ? shift + last + 1 : g.lk;
-    const int64_t wlast = (int64_t)blockIdx.x * FL_BR +
-                          ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 - 1;
+    const int64_t wlast =
+        qblk * BR + ((int)threadIdx.x / warpSize + 1) * (warpSize / 32) * 16 * MI - 1;
 
-    for (int64_t k0 = 0; k0 < kend; k0 += FL_BC) {
-        __syncthreads(); /* the previous tile's reads are done */
-        /* stage K and V rows k0 .. k0 + 63: 16-byte chunks, zeros past Lk */
-        for (int c = (int)threadIdx.x; c < FL_BC * D / 8; c += WK_BLOCK) {
-            const int row = c / (D / 8), col = c % (D / 8) * 8;
-            wk_pack<uint16_t, 8> kv, vv;
-            if (k0 + row < g.lk) {
-                kv.raw = ((const wk_pack<uint16_t, 8> *)(kb + (k0 + row) * g.ks[2] + col))->raw;
-                vv.raw = ((const wk_pack<uint16_t, 8> *)(vb + (k0 + row) * g.vs[2] + col))->raw;
-            } else {
+    /* the first K tile on its way while q is read */
+    flash_stage<D, BC>(Ks[0], kb, g.ks[2], 0, g.lk);
+    if (ST == 2)
+        flash_stage<D, BC>(Vs[0], vb, g.vs[2], 0, g.lk);
+    wk_cp_async_commit();
+
+    /* the warp's q rows as A fragments (zeros past Lq) */
+    uint32_t qf[MI][KC][4];
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    kv.v[e] = vv.v[e] = 0;
+    for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+        for (int c = 0; c < KC; c++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int64_t row = r0 + mi * 16 + gr + (i & 1) * 8;
+                const int col = c * 16 + (i >> 1) * 8 + 2 * t;
+                const uint16_t *p = qb + row * g.qs[2] + col;
+                qf[mi][c][i] = row < g.lq ? (uint32_t)p[0] | (uint32_t)p[1] << 16 : 0u;
             }
-            ((wk_pack<uint16_t, 8> *)(Ks + row * LD + col))->raw = kv.raw;
-            ((wk_pack<uint16_t, 8> *)(Vs + row * LD + col))->raw = vv.raw;
+
+    float o[MI][DN][4], m[MI][2], lsum[MI][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; mi++) {
+        m[mi][0] = m[mi][1] = -wk_inf_f32();
+        lsum[mi][0] = lsum[mi][1] = 0.f;
+#pragma unroll
+        for (int j = 0; j < DN; j++)
+            o[mi][j][0] = o[mi][j][1] = o[mi][j][2] = o[mi][j][3] = 0.f;
+    }
+    /* scale < 0: q negated (sign bits flipped: exact), so that the score order is the scaled
+     * one and a tile's maximum can be taken before scaling */
+    const float sl2 = fabsf(scale) * 1.4426950408889634f;
+    if (scale < 0.f)
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int c = 0; c < KC; c++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    qf[mi][c][i] ^= 0x80008000u;
+
+    /* The pipeline (FlashAttention-2's order, one shared buffer each for K and V): V of tile
+     * k0 is copied while S = q K^T and the softmax run, K of the next tile while O += P V runs.
+     * Each barrier follows the wait for the tile about to be read and separates the last reads
+     * of the buffer about to be refilled from its new copies. ST = 2: two buffers each, one
+     * barrier per tile, the next tile's K and V copied while this one is used. */
+    int cb = ST == 2 ? 1 : 0; /* the buffer of tile k0 (ST = 2: toggled at each tile's start) */
+    for (int64_t k0 = 0; k0 < kend; k0 += BC) {
+        cb ^= ST == 2;
+        wk_cp_async_wait<0>();
+        __syncthreads(); /* K(k0) (ST = 2: and V) in place; every warp is past the previous tile */
+        if (ST == 1) {
+            flash_stage<D, BC>(Vs[0], vb, g.vs[2], k0, g.lk);
+        } else if (k0 + BC < kend) {
+            flash_stage<D, BC>(Ks[cb ^ 1], kb, g.ks[2], k0 + BC, g.lk);
+            flash_stage<D, BC>(Vs[cb ^ 1], vb, g.vs[2], k0 + BC, g.lk);
         }
-        __syncthreads();
+        wk_cp_async_commit();
 
         /* no row of the wave sees this tile (causal: past its last row): nothing to add. Per
          * wave, not per group: a 64-lane wave holds two groups, and the shuffles below need
          * all its lanes */
-        if (g.causal && k0 > shift + wlast)
+        const bool skip = g.causal && k0 > shift + wlast;
+        float s[MI][BC / 8][4];
+        if (!skip) {
+            /* S = q K^T for the 8 key tiles of 8 */
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                for (int j = 0; j < BC / 8; j++)
+                    s[mi][j][0] = s[mi][j][1] = s[mi][j][2] = s[mi][j][3] = 0.f;
+#pragma unroll
+            for (int c = 0; c < KC; c++)
+#pragma unroll
+                for (int j = 0; j < BC / 8; j += 2) {
+                    uint32_t r[4];
+                    wk_mma_frag<1, LD, 0>(r, Ks[cb], j * 8, c * 16);
+                    const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+#pragma unroll
+                    for (int mi = 0; mi < MI; mi++) {
+                        wk_mma_16816<BF>(s[mi][j], qf[mi][c], b0);
+                        wk_mma_16816<BF>(s[mi][j + 1], qf[mi][c], b1);
+                    }
+                }
+
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++) {
+                const int64_t rg = r0 + mi * 16;
+                /* mask, online softmax in scaled units (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
+                float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
+                /* every key of the tile visible to every row of the group: no mask (uniform) */
+                const bool whole = k0 + BC <= g.lk && (!g.causal || k0 + BC - 1 <= shift + rg);
+                if (whole) { /* the maximum of the raw scores, scaled (sl2 >= 0) */
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            mx[e >> 1] = fmaxf(mx[e >> 1], s[mi][j][e]);
+                    mx[0] *= sl2, mx[1] *= sl2;
+                } else { /* scores scaled, masked to -inf (sl2 = 0 would make -inf x 0 NaN) */
+                    /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
+                    int lim[2];
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        int64_t vl = g.lk - k0;
+                        if (g.causal && shift + rg + gr + i * 8 + 1 - k0 < vl)
+                            vl = shift + rg + gr + i * 8 + 1 - k0;
+                        lim[i] = vl > BC ? BC : vl < 0 ? 0 : (int)vl;
+                    }
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const int key = j * 8 + 2 * t + (e & 1);
+                            s[mi][j][e] = key < lim[e >> 1] ? s[mi][j][e] * sl2 : -wk_inf_f32();
+                            mx[e >> 1] = fmaxf(mx[e >> 1], s[mi][j][e]);
+                        }
+                }
+                float alpha[2], mn[2];
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
+                    mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
+                    const float mnew = fmaxf(m[mi][i], mx[i]);
+                    mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* no visible key yet */
+                    alpha[i] = fl_exp2(m[mi][i] - mn[i]);
+                    m[mi][i] = mnew;
+                    lsum[mi][i] *= alpha[i];
+                }
+                /* (once the maximum settles, alpha = 1 in most tiles: no rescale; lanes branch
+                 * alone, no shuffle inside) */
+                if (alpha[0] != 1.f || alpha[1] != 1.f)
+#pragma unroll
+                    for (int j = 0; j < DN; j++) {
+                        o[mi][j][0] *= alpha[0], o[mi][j][1] *= alpha[0];
+                        o[mi][j][2] *= alpha[1], o[mi][j][3] *= alpha[1];
+                    }
+                /* p = 2^(s sl2 - m): one fma for the unmasked tiles, the scores raw there */
+                if (whole) {
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            s[mi][j][e] = fl_exp2(fmaf(s[mi][j][e], sl2, -mn[e >> 1]));
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            s[mi][j][e] = fl_exp2(s[mi][j][e] - mn[e >> 1]);
+                }
+#pragma unroll
+                for (int j = 0; j < BC / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        lsum[mi][e >> 1] += s[mi][j][e];
+            }
+        }
+
+        if (ST == 1) {
+            wk_cp_async_wait<0>();
+            __syncthreads(); /* V(k0) in place; every warp is past q K^T of this tile */
+            if (k0 + BC < kend)
+                flash_stage<D, BC>(Ks[0], kb, g.ks[2], k0 + BC, g.lk);
+            wk_cp_async_commit();
+        }
+        if (skip)
             continue;
-        /* S = q K^T for the 8 key tiles of 8 */
-        float s[FL_BC / 8][4];
-#pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-        for (int c = 0; c < KC; c++)
-#pragma unroll
-            for (int j = 0; j < FL_BC / 8; j += 2) {
-                uint32_t r[4];
-                wk_mma_frag<1, LD, 0>(r, Ks, j * 8, c * 16);
-                const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-                wk_mma_16816<BF>(s[j], qf[c], b0);
-                wk_mma_16816<BF>(s[j + 1], qf[c], b1);
-            }
 
-        /* scale, mask, online softmax (rows gr: e = 0, 1; gr + 8: e = 2, 3) */
-        float mx[2] = {-wk_inf_f32(), -wk_inf_f32()};
-        /* every key of the tile visible to every row of the group: no mask (a uniform branch) */
-        const bool whole = k0 + FL_BC <= g.lk && (!g.causal || k0 + FL_BC - 1 <= shift + r0);
-        /* key - k0 at or past lim[e >> 1] is masked (row gr, gr + 8) */
-        int lim[2];
+        /* O += P V, 16 keys per product; P rounded to the dtype (NT = 1) or in two terms */
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            int64_t v = g.lk - k0;
-            if (g.causal && shift + r0 + gr + i * 8 + 1 - k0 < v)
-                v = shift + r0 + gr + i * 8 + 1 - k0;
-            lim[i] = whole || v > FL_BC ? FL_BC : v < 0 ? 0 : (int)v;
-        }
+        for (int kk = 0; kk < BC / 16; kk++) {
+            uint32_t ph[MI][4], pl[MI][4];
 #pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int key = j * 8 + 2 * t + (e & 1);
-                s[j][e] = key < lim[e >> 1] ? s[j][e] * sl2 : -wk_inf_f32();
-                mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+            for (int mi = 0; mi < MI; mi++) {
+                if (NT == 2) {
+                    const float(*sa)[4] = s[mi] + 2 * kk, (*sb)[4] = s[mi] + 2 * kk + 1;
+                    fl_split<BF>(sa[0][0], sa[0][1], &ph[mi][0], &pl[mi][0]);
+                    fl_split<BF>(sa[0][2], sa[0][3], &ph[mi][1], &pl[mi][1]);
+                    fl_split<BF>(sb[0][0], sb[0][1], &ph[mi][2], &pl[mi][2]);
+                    fl_split<BF>(sb[0][2], sb[0][3], &ph[mi][3], &pl[mi][3]);
+                } else {
+                    ph[mi][0] = fl_pack2<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+                    ph[mi][1] = fl_pack2<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+                    ph[mi][2] = fl_pack2<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+                    ph[mi][3] = fl_pack2<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+                }
             }
-        float alpha[2], mn[2];
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 1));
-            mx[i] = fmaxf(mx[i], WK_SHFL_XOR(mx[i], 2));
-            const float mnew = fmaxf(m[i], mx[i]);
-            mn[i] = mnew == -wk_inf_f32() ? 0.f : mnew; /* a row with no visible key yet */
-            alpha[i] = exp2f(m[i] - mn[i]);
-            m[i] = mnew;
-            lsum[i] *= alpha[i];
-        }
-#pragma unroll
-        for (int j = 0; j < DN; j++) {
-            o[j][0] *= alpha[0], o[j][1] *= alpha[0];
-            o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-        }
-#pragma unroll
-        for (int j = 0; j < FL_BC / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                s[j][e] = exp2f(s[j][e] - mn[e >> 1]);
-                lsum[e >> 1] += s[j][e];
-            }
-
-        /* O += P V, P in two 16-bit terms, 16 keys per product */
-#pragma unroll
-        for (int kk = 0; kk < FL_BC / 16; kk++) {
-            uint32_t ph[4], pl[4];
-            fl_split<BF>(s[2 * kk][0], s[2 * kk][1], &ph[0], &pl[0]);
-            fl_split<BF>(s[2 * kk][2], s[2 * kk][3], &ph[1], &pl[1]);
-            fl_split<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1], &ph[2], &pl[2]);
-            fl_split<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3], &ph[3], &pl[3]);
 #pragma unroll
             for (int j = 0; j < DN; j += 2) {
                 uint32_t r[4];
-                wk_mma_frag<0, LD, 0>(r, Vs, j * 8, kk * 16);
+                wk_mma_frag<0, LD, 0>(r, Vs[cb], j * 8, kk * 16);
                 const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-                wk_mma_16816<BF>(o[j], ph, b0);
-                wk_mma_16816<BF>(o[j], pl, b0);
-                wk_mma_16816<BF>(o[j + 1], ph, b1);
-                wk_mma_16816<BF>(o[j + 1], pl, b1);
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++) {
+                    wk_mma_16816<BF>(o[mi][j], ph[mi], b0);
+                    wk_mma_16816<BF>(o[mi][j + 1], ph[mi], b1);
+                    if (NT == 2) {
+                        wk_mma_16816<BF>(o[mi][j], pl[mi], b0);
+                        wk_mma_16816<BF>(o[mi][j + 1], pl[mi], b1);
+                    }
+                }
             }
         }
     }
+    wk_cp_async_wait<0>(); /* nothing left in flight at exit (the last commit is empty) */
 
-    /* the row sums over their 4 lanes, then O / l, rounded once */
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        lsum[i] += WK_SHFL_XOR(lsum[i], 1);
-        lsum[i] += WK_SHFL_XOR(lsum[i], 2);
-    }
+    /* the row sums over their 4 lanes, then O / l, rounded once, stored in pairs */
     uint16_t *ob = out + ((b * g.hq + h) * g.lq) * D;
 #pragma unroll
-    for (int j = 0; j < DN; j++)
+    for (int mi = 0; mi < MI; mi++) {
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int64_t row = r0 + gr + (e >> 1) * 8;
-            if (row < g.lq)
-                ob[row * D + j * 8 + 2 * t + (e & 1)] = fl_t<BF>::st(o[j][e] / lsum[e >> 1]);
+        for (int i = 0; i < 2; i++) {
+            lsum[mi][i] += WK_SHFL_XOR(lsum[mi][i], 1);
+            lsum[mi][i] += WK_SHFL_XOR(lsum[mi][i], 2);
         }
+#pragma unroll
+        for (int j = 0; j < DN; j++)
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int64_t row = r0 + mi * 16 + gr + i * 8;
+                if (row < g.lq)
+                    *(uint32_t *)(ob + row * D + j * 8 + 2 * t) =
+                        (uint32_t)fl_t<BF>::st(o[mi][j][2 * i] / lsum[mi][i]) |
+                        (uint32_t)fl_t<BF>::st(o[mi][j][2 * i + 1] / lsum[mi][i]) << 16;
+            }
+    }
 }
 
-#define FLASH(DN_, DT, D)                                                                       \
-    WK_KERNEL flash_##DN_##_##D(const void *q, const void *k, const void *v, void *out,         \
-                                flash_geom g, float scale)                                      \
+#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC, ST)                                         \
+    KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
+                                  flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,        \
-                          (uint16_t *)out, g, scale);                                           \
+        flash_body<DT, D, NT, MI, BC, ST>((const uint16_t *)q, (const uint16_t *)k,             \
+                                      (const uint16_t *)v, (uint16_t *)out, g, scale);          \
     }
-FLASH(f16, WK_DT_F16, 64)
-FLASH(f16, WK_DT_F16, 128)
-FLASH(bf16, WK_DT_BF16, 64)
-FLASH(bf16, WK_DT_BF16, 128)
+FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
+/* Measurement variants (WICK_ATTN_FLASH_VARIANT, gpu_flash.c), not yet measured on a device:
+ * NVIDIA and the simt device only (not compiled for AMD, where the knob's kernels are missing
+ * and the call fails with the driver's status). */
+#if !defined(WK_HIP)
+/* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_VARIANT=m2) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
+/* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_VARIANT=r2; D 128
+ * would need 600 bytes of spills) */
+FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
+/* (measurement) D 64 with tiles of 128 keys (WICK_ATTN_FLASH_VARIANT=c128; D 128 would take
+ * 68 KiB of shared memory) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
+/* (measurement) two buffers each for K and V, one barrier per tile (WICK_ATTN_FLASH_VARIANT=s2):
+ * D 64 with tiles of 64 keys, D 128 with tiles of 32 (35 KiB) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
+FLASH(f16, WK_DT_F16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
+FLASH(bf16, WK_DT_BF16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
+/* (measurement) D 64, two buffers, two blocks per SM (WICK_ATTN_FLASH_VARIANT=s2m2) */
+FLASH(f16, WK_DT_F16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
+FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
+#endif

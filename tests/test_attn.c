@@ -15,14 +15,18 @@
  *     squared), bounded with a wide margin by 1e-8 (worst case, all errors aligned:
  *     (D + Lk) 2^-24 ~ 3e-4, 1e-7 squared: the margin is not that);
  *   - prefill shapes (Lq 64 .. 300, Lk up to 1000, D 64 and 128, GQA, causal or not): on a GPU
- *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), same bound;
- *   - a NaN in q gives NaN in its row only;
+ *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), which rounds
+ *     the softmax weights P once to the dtype before P V (as FlashAttention): the bound adds the
+ *     derived term of p_round_bound (its comment), computed per case from the reference run on
+ *     |v|; with WICK_ATTN_FLASH=p2 (P in two 16-bit terms) the f32 path's bound as it is;
+ *   - a NaN in q gives NaN in its row only; prefill shapes with a negative scale;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
  *     through a strided offset layout; each entry compared with the float64 reference on its
  *     first L_b rows (a (1, Hkv, L_b, D) view), same bound. Rows L_b .. Lk - 1 of k and v hold
  *     NaN, so reading any of them would make the output NaN.
- * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer). */
+ * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer);
+ * WICK_TEST_PREFILL=1 the prefill cases alone. */
 #include "ref_attn.h"
 #include "testlib.h"
 #include <math.h>
@@ -30,6 +34,7 @@
 #include <string.h>
 
 static uint32_t rs = 777u;
+static int scale_sign = 1; /* -1: the cases run with a negative scale */
 static double urand(void)
 {
     rs = rs * 1664525u + 1013904223u;
@@ -107,6 +112,65 @@ typedef struct acase {
     int causal;
 } acase;
 
+/* Whether the GPU's matrix-unit kernel runs this case with P rounded once to the dtype
+ * (src/gpu/gpu_flash.c: f16 or bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; the
+ * layouts of ref_case_lens are aligned; WICK_ATTN_FLASH=0 or p2 select the paths with the f32
+ * bound). */
+static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
+                          const uint32_t *lens)
+{
+    const char *e = getenv("WICK_ATTN_FLASH");
+    return wk_device_backend(dev) != WK_BACKEND_CPU &&
+           !(e && (!strcmp(e, "0") || !strcmp(e, "p2"))) &&
+           qdt == kvdt && (qdt == WK_DTYPE_F16 || qdt == WK_DTYPE_BF16) &&
+           (c->d == 64 || c->d == 128) && c->lq >= 64 && !lens;
+}
+
+/* The part of the error bound that rounding each weight p_j (in [0, 1], relative to the running
+ * maximum) once to the dtype adds, as a root of a normalised MSE: the rounding changes p_j by at
+ * most u p_j + s (u the dtype's unit roundoff, 2^-8 bf16 / 2^-11 f16; s: f16 half its smallest
+ * subnormal, 2^-25, where p_j is below f16's normal range; bf16 2^-126, the kernel's exp2
+ * flushing results below f32's normal range to zero); a later rescale by
+ * 2^(m - m') <= 1 keeps that bound relative to the final weights, and the row sum l (of the
+ * unrounded p, in f32) is at least 1 (the maximum's own weight). So output element i moves by
+ * at most E_i = u A_i + s Lk max|v| / 1, A_i = sum_j p_j |v_j| / l (the attention of |v|,
+ * computed here by the float64 reference), and the normalised error by sqrt(sum E_i^2 /
+ * sum w_i^2) (triangle inequality: this adds to the root of the f32 path's bound). A NaN row
+ * (nan_row) is left out, as in the comparison. Returns -1 on failure. */
+static double p_round_bound(wk_dtype dt, const acase *c, const double *hq, const wk_layout *lq,
+                            const double *hk, const wk_layout *lk, const double *hv,
+                            const wk_layout *lv, float scale, const double *want, int nan_row)
+{
+    const size_t nce = (size_t)(c->b * c->hkv * (c->lk + 3) * c->d) + (size_t)c->d;
+    const size_t no = (size_t)(c->b * c->lq * c->hq * c->d);
+    double *av = malloc(nce * sizeof(double)), *a = malloc(no * sizeof(double));
+    double res = -1;
+    if (!av || !a)
+        goto out;
+    double vmax = 0;
+    for (size_t i = 0; i < nce; i++) {
+        av[i] = fabs(hv[i]);
+        vmax = av[i] > vmax ? av[i] : vmax;
+    }
+    if (ref_decode_attention(a, WK_DTYPE_F64, WK_DTYPE_F64, hq, lq, hk, lk, av, lv, (double)scale,
+                             c->causal) != WK_OK)
+        goto out;
+    const double u = unit_roundoff(dt), sub = ldexp(1.0, dt == WK_DTYPE_F16 ? -25 : -126);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < no; i++) {
+        if (nan_row && i < (size_t)c->d)
+            continue;
+        const double ei = u * a[i] + sub * (double)c->lk * vmax;
+        num += ei * ei;
+        den += want[i] * want[i];
+    }
+    res = sqrt(den > 0 ? num / den : num);
+out:
+    free(av);
+    free(a);
+    return res;
+}
+
 /* q: a permuted (B, Lq, Hq, D) tensor viewed as (B, Hq, Lq, D); k, v: (B, Hkv, Lmax, D) caches
  * (Lmax = lk + 3, k at offset 0, v at offset D) viewed as (B, Hkv, Lk, D). lens (B counts, or
  * NULL): through wk_decode_attention_lens, rows lens[b] .. Lk - 1 of k and v set to NaN, the
@@ -155,7 +219,7 @@ static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
                     .strides = {c->hkv * lmax * c->d, lmax * c->d, c->d, 1}, .offset = 0};
     wk_layout lv = lk;
     lv.offset = c->d;
-    const float scale = 1.0f / sqrtf((float)c->d);
+    const float scale = (float)scale_sign / sqrtf((float)c->d);
     wk_status st;
     if (lens) {
         /* counts at elements 1, 3, .. of a u32 array: a strided, offset layout */
@@ -203,7 +267,16 @@ static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
         den += w * w;
         nan_bad |= isnan(got[i]);
     }
-    const double u = unit_roundoff(qdt), bound = u * u + 1e-8;
+    const double u = unit_roundoff(qdt);
+    double bound = u * u + 1e-8;
+    if (takes_flash_p1(dev, qdt, kvdt, c, lens)) {
+        /* P rounded once to the dtype (docs/semantics.md): + (sqrt(sum E_i^2 / sum w_i^2))
+         * on the root of the bound, E_i from A_i = sum_j p_j |v_j| / l, the reference run on |v| */
+        const double pb = p_round_bound(qdt, c, hq, &lq, hk, &lk, hv, &lv, scale, want, nan_row);
+        if (!TEST_CHECK(pb >= 0, "p_round_bound failed"))
+            goto out;
+        bound = (sqrt(bound) + pb) * (sqrt(bound) + pb);
+    }
     const double e = den > 0 ? num / den : num;
     TEST_CHECK(e <= bound && !nan_bad,
                "%s: q %s kv %s B=%lld Hq=%lld Hkv=%lld Lq=%lld Lk=%lld D=%lld causal=%d%s "
@@ -255,6 +328,9 @@ int main(void)
     /* WICK_TEST_QUICK=1 (the sanitizer runs of tools/device/attn.sh): fewer dtype pairs */
     const char *qe = getenv("WICK_TEST_QUICK");
     const int quick = qe && *qe && *qe != '0';
+    /* WICK_TEST_PREFILL=1: the prefill cases alone (sanitizer runs of the flash variants) */
+    const char *pe = getenv("WICK_TEST_PREFILL");
+    const int prefill_only = pe && *pe && *pe != '0';
     static const wk_dtype dts[3] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
     static const acase cases[] = {
         {2, 8, 2, 1, 300, 128, 1}, {1, 8, 2, 3, 1100, 64, 1}, {2, 4, 4, 1, 5, 80, 0},
@@ -270,13 +346,15 @@ int main(void)
         wk_device *dev;
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[di]), WK_OK))
             continue;
-        known_answers(dev);
-        for (int a = 0; a < 3; a++)
+        if (!prefill_only)
+            known_answers(dev);
+        for (int a = 0; a < (prefill_only ? 0 : 3); a++)
             for (int b = 0; b < 3; b++)
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                     if (!quick || (a + b) % 3 == 0) /* quick: 3 of the 9 dtype pairs */
                         ref_case(dev, dts[a], dts[b], &cases[c], 0);
-        ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+        if (!prefill_only)
+            ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
         /* prefill: many query tokens (f16/f16 and bf16/bf16 with D 64 or 128 take the GPU's
          * matrix-unit kernel, kernels/flash.cu: partial blocks of 128 rows, Lk > Lq, GQA) */
         static const acase pre[] = {
@@ -289,10 +367,15 @@ int main(void)
             for (size_t c = 0; c < sizeof pre / sizeof pre[0]; c++)
                 ref_case(dev, pq[a], pk[a], &pre[c], 0);
         ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[1], 1); /* a NaN row */
-        for (int a = 0; a < (quick ? 1 : 3); a++)
+        scale_sign = -1; /* a negative scale (the matrix-unit kernel negates q instead) */
+        ref_case(dev, WK_DTYPE_F16, WK_DTYPE_F16, &pre[1], 0);
+        ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[3], 0);
+        scale_sign = 1;
+        for (int a = 0; a < (prefill_only ? 0 : quick ? 1 : 3); a++)
             lens_cases(dev, dts[a], dts[a]);
-        lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
-        if (!quick)
+        if (!prefill_only)
+            lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
+        if (!quick && !prefill_only)
             lens_cases(dev, WK_DTYPE_F16, WK_DTYPE_F32);
         wk_device_close(dev);
     }

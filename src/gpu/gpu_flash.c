@@ -27,8 +27,9 @@ bool wk_gpu_flash_fits(const wk_attn_args *a)
         return false;
     const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
     const int64_t d = lq->dims[3];
-    if ((d != 64 && d != 128) || lq->dims[2] < FLASH_MIN_LQ || lq->dims[1] > 65535 ||
-        lq->dims[0] > 65535)
+    if ((d != 64 && d != 128) || lq->dims[2] < FLASH_MIN_LQ ||
+        (lq->dims[2] + FLASH_BR - 1) / FLASH_BR > 65535 || lq->dims[0] > 65535 ||
+        lq->dims[1] > 65535)
         return false;
     return wk_gpu_rows_aligned(wk_gpu_at(a->q, lq->offset, 2), lq, 2, 4) &&
            wk_gpu_rows_aligned(wk_gpu_at(a->k, lk->offset, 2), lk, 2, 16) &&
@@ -51,9 +52,22 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     float scale = a->scale;
     void *out = a->out;
     char name[32];
-    const char *parts[3] = {"flash", wk_gpu_dtype_kname(a->qdt), lq->dims[3] == 64 ? "64" : "128"};
-    wk_gpu_kname(name, sizeof name, parts, 3);
+    /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
+     * Measurement variants (WICK_ATTN_FLASH_VARIANT): of D 64, m2 (two blocks per SM), r2 (32
+     * rows per warp, blocks of 256 rows), c128 (tiles of 128 keys); of both, s2 (two buffers
+     * each for K and V); s2m2 (D 64, s2 in two blocks per SM). Not compiled for AMD. */
+    const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
+    const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
+    const char *suf = p2 ? "p2" : NULL;
+    if (!p2 && var &&
+        (!strcmp(var, "s2") ||
+         (d64 && (!strcmp(var, "m2") || !strcmp(var, "r2") || !strcmp(var, "c128") ||
+                  !strcmp(var, "s2m2")))))
+        suf = var;
+    const int64_t br = suf && !strcmp(suf, "r2") ? 2 * FLASH_BR : FLASH_BR;
+    const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128", suf};
+    wk_gpu_kname(name, sizeof name, parts, suf ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
-    return wk_gpu_run(dev, "flash", name, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
-                      (unsigned)g.hq, (unsigned)g.nb, args);
+    return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + br - 1) / br),
+                      (unsigned)g.nb, args);
 }
