@@ -21,7 +21,7 @@
  *       rows of D <= 256 * er <= SR_TILE: one row per block sorted in shared memory; the
  *       items stay in registers between passes and move through shared slots; er <= 4 or 8
  *       (the register arrays' bound: 4 keeps D <= 1024 within 64 registers).
- *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R)
+ *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R, match)
  *   sort_rscan(hist, rows, T)
  *   sort_rscatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R, last)
  *       one pass over rows of any length cut into T = ceil(D / SR_TILE) tiles per row: rhist
@@ -273,9 +273,12 @@ WK_DEV int sr_tile_keys(typename sr_key<DT>::K *k, uint32_t *idx, const void *x,
     return n;
 }
 
+/* Tile digit counts. match = 0: one shared atomic add per item; 1: one per run of equal digits
+ * in a warp's round (sr_match: 9 ballots per round, fewer atomics where digits repeat). */
 template <int DT>
 WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, int64_t rows,
-                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R)
+                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R,
+                    int32_t match)
 {
     typedef typename sr_key<DT>::K K;
     __shared__ uint32_t h[256];
@@ -289,13 +292,22 @@ WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, i
         K k[SR_E];
         const int n = sr_tile_keys<DT>(k, (uint32_t *)0, x, kin, (const uint32_t *)0, D, row,
                                        tile - row * T, asc, sx, R, shift == 0);
+        if (match) { /* uniform */
 #pragma unroll
-        for (int r = 0; r < SR_E; r++) {
-            const int i = (w * SR_E + r) * ws + lane;
-            const uint32_t d = (uint32_t)(k[r] >> shift) & 255u;
-            const uint64_t m = sr_match(d, i < n);
-            if (i < n && (m & lt) == 0)
-                atomicAdd(&h[d], (unsigned)sr_popc(m));
+            for (int r = 0; r < SR_E; r++) {
+                const int i = (w * SR_E + r) * ws + lane;
+                const uint32_t d = (uint32_t)(k[r] >> shift) & 255u;
+                const uint64_t m = sr_match(d, i < n);
+                if (i < n && (m & lt) == 0)
+                    atomicAdd(&h[d], (unsigned)sr_popc(m));
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < SR_E; r++) {
+                const int i = (w * SR_E + r) * ws + lane;
+                if (i < n)
+                    atomicAdd(&h[(uint32_t)(k[r] >> shift) & 255u], 1u);
+            }
         }
         __syncthreads();
         hist[tile * 256 + t] = h[t];
@@ -403,9 +415,9 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
     }                                                                                          \
     WK_KERNEL sort_rhist_##dtn(const void *x, const void *kin, uint32_t *hist, int64_t D,      \
                                int64_t rows, int64_t T, int32_t shift, int32_t asc,            \
-                               int64_t sx, wk_klay<1> R)                                       \
+                               int64_t sx, wk_klay<1> R, int32_t match)                        \
     {                                                                                          \
-        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R);                              \
+        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R, match);                       \
     }                                                                                          \
     WK_KERNEL sort_rscatter_##dtn(const void *x, const void *kin, const uint32_t *iin,         \
                                   void *kout, uint32_t *iout, uint32_t *out,                   \
