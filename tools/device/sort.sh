@@ -89,7 +89,7 @@ if command -v nsys >/dev/null 2>&1; then
   timeout 180 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
     argsort >"$O/nsys.log" 2>&1
   step "nsys argsort kernels" "rc=$? (log: nsys.log)"
-  grep -E ' sort_' "$O/nsys.log" | head -8
+  grep -E ' sort_' "$O/nsys.log" | head -12
 else
   step nsys "not found (no per-kernel times)"
 fi
