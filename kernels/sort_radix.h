@@ -107,23 +107,22 @@ WK_DEV uint64_t sr_match(uint32_t d, bool valid)
 }
 
 /* Exclusive prefix over the block's 256 values v (thread t's); sc: 256 + 16 u32 of shared
- * memory. Synchronises. */
+ * memory (the warps' totals in sc[0 .. 256 / ws)). A shuffle scan in each warp, the warps'
+ * totals through shared memory. Synchronises. */
 WK_DEV uint32_t sr_scan256(uint32_t v, uint32_t *sc)
 {
-    const int t = threadIdx.x;
-    sc[t] = v;
-    __syncthreads();
-    if (t < 16) {
-        uint32_t s = 0;
-        for (int k = 0; k < 16; k++)
-            s += sc[t * 16 + k];
-        sc[256 + t] = s;
+    const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
+    uint32_t inc = v; /* inclusive prefix within the warp */
+    for (int d = 1; d < ws; d <<= 1) {
+        const uint32_t o = WK_SHFL_IDX(inc, lane >= d ? lane - d : lane);
+        if (lane >= d)
+            inc += o;
     }
+    if (lane == ws - 1)
+        sc[w] = inc;
     __syncthreads();
-    uint32_t p = 0;
-    for (int g = 0; g < t / 16; g++)
-        p += sc[256 + g];
-    for (int k = t / 16 * 16; k < t; k++)
+    uint32_t p = inc - v;
+    for (int k = 0; k < w; k++)
         p += sc[k];
     __syncthreads(); /* before sc is used again */
     return p;
