@@ -58,10 +58,10 @@ unset WICK_FORCE_RTC
 # ---- 3. sanitizers
 SAN=$(command -v compute-sanitizer)
 if [ -n "$SAN" ]; then
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 300 "$SAN" --tool memcheck \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 150 "$SAN" --tool memcheck \
     --report-api-errors no --error-exitcode 99 $B/test_arg_sort >"$O/memcheck.log" 2>&1
   step "memcheck test_arg_sort" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck.log" | tail -1)"
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 300 "$SAN" --tool racecheck --error-exitcode 99 \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 150 "$SAN" --tool racecheck --error-exitcode 99 \
     $B/test_arg_sort >"$O/racecheck.log" 2>&1
   step "racecheck test_arg_sort" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck.log" | tail -1)"
 else
@@ -86,7 +86,7 @@ done
 # Per-kernel times (where nsys exists): how the argsort rows split over sort_rhist / sort_rscan /
 # sort_rscatter / sort_rblock4, for the next round of tuning.
 if command -v nsys >/dev/null 2>&1; then
-  timeout 180 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
+  timeout 90 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
     argsort >"$O/nsys.log" 2>&1
   step "nsys argsort kernels" "rc=$? (log: nsys.log)"
   grep -E ' sort_' "$O/nsys.log" | head -12
