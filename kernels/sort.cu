@@ -20,6 +20,7 @@
  *       (u32); else the sorted chunk's items go to dst (scratch, row r at dst + r*D). x row r
  *       starts at koff(R, r), element j at + j*sx. src/gpu/gpu_sort.c uses it for rows of
  *       D <= 256 only (cpr = 1, several rows per block).
+ *   the warp sorts (rows of D <= 1024, 32-bit keys): kernels/sort_warp.h.
  *   the radix sorts (rows of D > 256): kernels/sort_radix.h. */
 #include "gpu.h"
 
@@ -211,6 +212,7 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
 }
 
 #include "sort_radix.h"
+#include "sort_warp.h"
 
 #define WK_SORT_BLOCK(dtn, DT)                                                                 \
     WK_KERNEL sort_block_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg,   \

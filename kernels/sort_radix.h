@@ -9,19 +9,22 @@
  * The tile rank (sr_rank): a block of 256 threads holds a tile of n <= 256 * er items, item i
  * of the tile at warp w = i / (er * ws), round r = i / ws % er, lane i % ws (ws: the warp
  * size, 32 or 64), so item order = (warp, round, lane) order. Per round each warp finds the
- * lanes with its digit by 8 ballots (match mask); the lowest of them writes the group's size to
- * cnt[(w * er + r) * 256 + digit] (u16, zeroed first); after a barrier thread t (= digit t)
- * scans its column, a block scan over digits gives each digit's first slot base[d], and the
- * column becomes exclusive slots; the item's slot = its column entry + its rank in the match
- * mask. Slots are digit-major and stable. Only barriers order shared memory (no warp-level
- * memory exchange).
+ * lanes with its digit by 8 ballots (match mask); the lowest of them adds the group's size to
+ * its warp's running count of the digit, wc[w * 256 + digit] (shared atomic add, zeroed first),
+ * and hands the count before the add (the digit's items in the warp's earlier rounds) to the
+ * group by a shuffle; the item's rank in its warp = that count + its rank in the match mask.
+ * After a barrier thread t (= digit t) sums its column over the warps, a block scan over digits
+ * gives each digit's first slot base[d], and the column becomes exclusive slots per warp; the
+ * item's slot = its warp's column entry + its rank in the warp. Slots are digit-major and
+ * stable. Shared memory exchanged between lanes of a warp: only the running counts, through
+ * atomics whose results the round's shuffle waits for.
  *
  * Kernels (blocks of 256 threads):
  *   sort_rblock<4|8>_<dt>(x, out, D, rows, er, asc, sx, R)
  *       rows of D <= 256 * er <= SR_TILE: one row per block sorted in shared memory; the
  *       items stay in registers between passes and move through shared slots; er <= 4 or 8
  *       (the register arrays' bound: 4 keeps D <= 1024 within 64 registers).
- *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R)
+ *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R, match)
  *   sort_rscan(hist, rows, T)
  *   sort_rscatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R, last)
  *       one pass over rows of any length cut into T = ceil(D / SR_TILE) tiles per row: rhist
@@ -35,12 +38,14 @@
 
 #define SR_E 8                      /* rounds (items per thread) of a tile, at most */
 #define SR_TILE (WK_BLOCK * SR_E)   /* 2048 items per tile */
-#define SR_NK (WK_BLOCK / 32 * SR_E) /* cnt columns per digit, at most (warps of 32) */
 
+/* sr_popc: set bits; sr_low: the lowest set bit's index (m != 0) */
 #if defined(WK_SIMT)
 WK_DEV int sr_popc(uint64_t m) { return __builtin_popcountll(m); }
+WK_DEV int sr_low(uint64_t m) { return __builtin_ctzll(m); }
 #else
 WK_DEV int sr_popc(uint64_t m) { return __popcll((unsigned long long)m); }
+WK_DEV int sr_low(uint64_t m) { return __ffsll((long long)m) - 1; }
 #endif
 
 /* ---- keys: K the key type, KB its significant bits. */
@@ -102,23 +107,22 @@ WK_DEV uint64_t sr_match(uint32_t d, bool valid)
 }
 
 /* Exclusive prefix over the block's 256 values v (thread t's); sc: 256 + 16 u32 of shared
- * memory. Synchronises. */
+ * memory (the warps' totals in sc[0 .. 256 / ws)). A shuffle scan in each warp, the warps'
+ * totals through shared memory. Synchronises. */
 WK_DEV uint32_t sr_scan256(uint32_t v, uint32_t *sc)
 {
-    const int t = threadIdx.x;
-    sc[t] = v;
-    __syncthreads();
-    if (t < 16) {
-        uint32_t s = 0;
-        for (int k = 0; k < 16; k++)
-            s += sc[t * 16 + k];
-        sc[256 + t] = s;
+    const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
+    uint32_t inc = v; /* inclusive prefix within the warp */
+    for (int d = 1; d < ws; d <<= 1) {
+        const uint32_t o = WK_SHFL_IDX(inc, lane >= d ? lane - d : lane);
+        if (lane >= d)
+            inc += o;
     }
+    if (lane == ws - 1)
+        sc[w] = inc;
     __syncthreads();
-    uint32_t p = 0;
-    for (int g = 0; g < t / 16; g++)
-        p += sc[256 + g];
-    for (int k = t / 16 * 16; k < t; k++)
+    uint32_t p = inc - v;
+    for (int k = 0; k < w; k++)
         p += sc[k];
     __syncthreads(); /* before sc is used again */
     return p;
@@ -126,37 +130,46 @@ WK_DEV uint32_t sr_scan256(uint32_t v, uint32_t *sc)
 
 /* The tile rank (top of file): dg[r] the digits of this lane's items, n the tile's items.
  * Returns the slots in pos[r] (for items i < n) and each digit's first slot in base[256].
- * cnt: 256 * SR_NK u16, sc: 272 u32 (shared). Synchronises; cnt is free again on return. */
+ * wc: 256 * WK_BLOCK / 32 u32, sc: 272 u32 (shared). Synchronises. wc is read until the
+ * return: the caller's next barrier frees it. */
 template <int ER>
-WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, uint32_t *sc,
+WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint32_t *wc, uint32_t *sc,
                     uint32_t *base)
 {
-    const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
-    const int nk = WK_BLOCK / ws * er;
+    const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws, nw = WK_BLOCK / ws;
     const uint64_t lt = (((uint64_t)1) << lane) - 1;
-    for (int k = t; k < nk * 64; k += WK_BLOCK) /* nk * 256 u16 as u64 words */
-        ((uint64_t *)cnt)[k] = 0;
+    for (int k = t; k < nw * 256; k += WK_BLOCK)
+        wc[k] = 0;
     __syncthreads();
+    uint32_t *mine = wc + w * 256; /* this warp's running count per digit */
     int rk[ER] = {0};
 #pragma unroll
     for (int r = 0; r < ER; r++) {
         if (r < er) { /* uniform */
             const int i = (w * er + r) * ws + lane;
-            const uint64_t m = sr_match(dg[r], i < n);
-            rk[r] = sr_popc(m & lt);
-            if (i < n && rk[r] == 0)
-                cnt[(w * er + r) * 256 + dg[r]] = (uint16_t)sr_popc(m);
+            const bool valid = i < n;
+            const uint64_t m = sr_match(dg[r], valid);
+            const int below = sr_popc(m & lt);
+            /* the group's lowest lane adds the group to its digit's count and gets the count
+             * of the warp's earlier rounds; a round's groups have distinct digits, and the
+             * shuffle below waits for every leader's add before the next round's */
+            uint32_t old = 0;
+            if (valid && below == 0)
+                old = atomicAdd(&mine[dg[r]], (unsigned)sr_popc(m));
+            old = WK_SHFL_IDX(old, valid ? sr_low(m) : lane);
+            rk[r] = (int)old + below;
         }
     }
     __syncthreads();
+    /* thread t = digit t: the warps' counts -> exclusive slots (digit-major, warp order) */
     uint32_t tot = 0;
-    for (int k = 0; k < nk; k++)
-        tot += cnt[k * 256 + t];
+    for (int k = 0; k < nw; k++)
+        tot += wc[k * 256 + t];
     uint32_t run = sr_scan256(tot, sc);
     base[t] = run;
-    for (int k = 0; k < nk; k++) {
-        const uint32_t c = cnt[k * 256 + t];
-        cnt[k * 256 + t] = (uint16_t)run;
+    for (int k = 0; k < nw; k++) {
+        const uint32_t c = wc[k * 256 + t];
+        wc[k * 256 + t] = run;
         run += c;
     }
     __syncthreads();
@@ -165,19 +178,17 @@ WK_DEV void sr_rank(const uint32_t *dg, int n, int er, int *pos, uint16_t *cnt, 
         if (r < er) {
             const int i = (w * er + r) * ws + lane;
             if (i < n)
-                pos[r] = (int)cnt[(w * er + r) * 256 + dg[r]] + rk[r];
+                pos[r] = (int)mine[dg[r]] + rk[r];
         }
     }
-    __syncthreads();
 }
 
-/* Shared memory of the radix kernels: cnt (u16) and, after the rank, the slots (keys then
- * indices), in one buffer; plus the scan scratch, the digit bases and (rscatter) the tile's
- * destinations. */
-#define SR_BUF_U64 (256 * SR_NK / 4) /* 32 KiB: >= SR_TILE * (8 + 4) bytes */
+/* Shared memory of the radix kernels: the slots (keys then indices), the warps' digit counts
+ * of the rank, the scan scratch, the digit bases and (rscatter) the tile's destinations. */
+#define SR_BUF_U64 (SR_TILE * 12 / 8) /* 24 KiB: SR_TILE * (8 + 4) bytes */
 struct sr_smem {
     uint64_t buf[SR_BUF_U64];
-    uint32_t sc[272], base[256], dst[256];
+    uint32_t wc[WK_BLOCK / 32 * 256], sc[272], base[256], dst[256];
 };
 
 template <int DT, int ER>
@@ -187,7 +198,6 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
     typedef sr_key<DT> KY;
     typedef typename KY::K K;
     __shared__ sr_smem sm;
-    uint16_t *cnt = (uint16_t *)sm.buf;
     K *sk = (K *)sm.buf;
     uint32_t *si = (uint32_t *)(sk + SR_TILE);
     const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws, n = (int)D;
@@ -211,7 +221,7 @@ WK_DEV void sr_block(const void *x, void *out, int64_t D, int64_t rows, int32_t 
 #pragma unroll
             for (int r = 0; r < ER; r++)
                 dg[r] = (uint32_t)(k[r] >> sh) & 255u;
-            sr_rank<ER>(dg, n, er, pos, cnt, sm.sc, sm.base);
+            sr_rank<ER>(dg, n, er, pos, sm.wc, sm.sc, sm.base);
 #pragma unroll
             for (int r = 0; r < ER; r++) {
                 const int i = (w * er + r) * ws + lane;
@@ -273,9 +283,12 @@ WK_DEV int sr_tile_keys(typename sr_key<DT>::K *k, uint32_t *idx, const void *x,
     return n;
 }
 
+/* Tile digit counts. match = 0: one shared atomic add per item; 1: one per run of equal digits
+ * in a warp's round (sr_match: 9 ballots per round, fewer atomics where digits repeat). */
 template <int DT>
 WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, int64_t rows,
-                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R)
+                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R,
+                    int32_t match)
 {
     typedef typename sr_key<DT>::K K;
     __shared__ uint32_t h[256];
@@ -289,13 +302,22 @@ WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, i
         K k[SR_E];
         const int n = sr_tile_keys<DT>(k, (uint32_t *)0, x, kin, (const uint32_t *)0, D, row,
                                        tile - row * T, asc, sx, R, shift == 0);
+        if (match) { /* uniform */
 #pragma unroll
-        for (int r = 0; r < SR_E; r++) {
-            const int i = (w * SR_E + r) * ws + lane;
-            const uint32_t d = (uint32_t)(k[r] >> shift) & 255u;
-            const uint64_t m = sr_match(d, i < n);
-            if (i < n && (m & lt) == 0)
-                atomicAdd(&h[d], (unsigned)sr_popc(m));
+            for (int r = 0; r < SR_E; r++) {
+                const int i = (w * SR_E + r) * ws + lane;
+                const uint32_t d = (uint32_t)(k[r] >> shift) & 255u;
+                const uint64_t m = sr_match(d, i < n);
+                if (i < n && (m & lt) == 0)
+                    atomicAdd(&h[d], (unsigned)sr_popc(m));
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < SR_E; r++) {
+                const int i = (w * SR_E + r) * ws + lane;
+                if (i < n)
+                    atomicAdd(&h[(uint32_t)(k[r] >> shift) & 255u], 1u);
+            }
         }
         __syncthreads();
         hist[tile * 256 + t] = h[t];
@@ -348,7 +370,6 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
 {
     typedef typename sr_key<DT>::K K;
     __shared__ sr_smem sm;
-    uint16_t *cnt = (uint16_t *)sm.buf;
     K *sk = (K *)sm.buf;
     uint32_t *si = (uint32_t *)(sk + SR_TILE);
     const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
@@ -365,7 +386,7 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
         for (int r = 0; r < SR_E; r++)
             dg[r] = (uint32_t)(k[r] >> shift) & 255u;
         sm.dst[t] = hist[tile * 256 + t];
-        sr_rank<SR_E>(dg, n, SR_E, pos, cnt, sm.sc, sm.base);
+        sr_rank<SR_E>(dg, n, SR_E, pos, sm.wc, sm.sc, sm.base);
 #pragma unroll
         for (int r = 0; r < SR_E; r++) {
             const int i = (w * SR_E + r) * ws + lane;
@@ -403,9 +424,9 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
     }                                                                                          \
     WK_KERNEL sort_rhist_##dtn(const void *x, const void *kin, uint32_t *hist, int64_t D,      \
                                int64_t rows, int64_t T, int32_t shift, int32_t asc,            \
-                               int64_t sx, wk_klay<1> R)                                       \
+                               int64_t sx, wk_klay<1> R, int32_t match)                        \
     {                                                                                          \
-        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R);                              \
+        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R, match);                       \
     }                                                                                          \
     WK_KERNEL sort_rscatter_##dtn(const void *x, const void *kin, const uint32_t *iin,         \
                                   void *kout, uint32_t *iout, uint32_t *out,                   \

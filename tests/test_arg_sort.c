@@ -2,10 +2,12 @@
  * per row, qsort of (value, index) pairs under the documented total order (ascending: smaller
  * value first, NaN last; descending: larger first, NaN first; -0 == +0; equal values and NaNs
  * in index order), the values decoded from their bits by this file's own decoders. Row lengths
- * cover every path of the GPU backend (bitonic rows <= 256, the shared-memory radix sort up to
- * 2048, the global radix passes beyond): 1, 2, 255, 256, 257, 1000, 2048, 2049, 4095, 4097 and
- * 200,000, row counts 1, 2, 3, 5, 7, 13 (not multiples of anything), contiguous and transposed.
- * Data: few distinct values (many ties, NaN, -0, +0, infinities) or random bit patterns.
+ * cover every path of the GPU backend (bitonic rows <= 256, the warp sort up to 1024 for 32-bit
+ * keys, the shared-memory radix sort up to 2048, the global radix passes beyond): 1, 2, 255,
+ * 256, 257, 1000, 2048, 2049, 4095, 4097 and 200,000, row counts 1, 2, 3, 5, 7, 13 (not
+ * multiples of anything), contiguous and transposed; warp_cases forces the warp sort at its
+ * edges. Data: few distinct values (many ties, NaN, -0, +0, infinities), all keys equal, or
+ * random bit patterns.
  * Run: ctest -R test_arg_sort (WICK_TEST_DEVICES picks the devices; WICK_TEST_QUICK=1 keeps one
  * of the 200,000-element rows). */
 #include "testlib.h"
@@ -105,19 +107,23 @@ static uint64_t rnd(void)
     return g_rng;
 }
 
-/* n elements of dt: ties = 1: a few values (ties, NaN, -0, +0, inf); else random bits. */
+/* n elements of dt: ties = 1: a few values (ties, NaN, -0, +0, inf); ties = 2: all keys equal
+ * (integers one value, floats -0 and +0 mixed: one value in the order); else random bits. */
 static void fill(wk_dtype dt, void *p, size_t n, int ties)
 {
     static const double set[8] = {0.0, -0.0, 1.5, -2.0, NAN, 3.0, INFINITY, -INFINITY};
     for (size_t i = 0; i < n; i++) {
-        const uint64_t r = rnd();
+        uint64_t r = rnd();
+        if (ties == 2) /* bits r >> 61 pick set[0] or set[1] */
+            r = (r >> 63) << 61;
+        const uint64_t rq = ties == 2 ? 0 : r; /* integers' tie values */
         const double t = set[r >> 61];
         switch (dt) {
-        case WK_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)(ties ? r % 3 : r); break;
-        case WK_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)(ties ? r % 3 * 0x7fffffffu : r); break;
-        case WK_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)(ties ? (int)(r % 5) - 2 : (int)(r & 0xffff)); break;
-        case WK_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)(ties ? (int)(r % 5) - 2 : (int32_t)r); break;
-        case WK_DTYPE_I64: ((int64_t *)p)[i] = ties ? (int64_t)(r % 5) - 2 : (int64_t)r; break;
+        case WK_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)(ties ? rq % 3 : r); break;
+        case WK_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)(ties ? rq % 3 * 0x7fffffffu : r); break;
+        case WK_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)(ties ? (int)(rq % 5) - 2 : (int)(r & 0xffff)); break;
+        case WK_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)(ties ? (int)(rq % 5) - 2 : (int32_t)r); break;
+        case WK_DTYPE_I64: ((int64_t *)p)[i] = ties ? (int64_t)(rq % 5) - 2 : (int64_t)r; break;
         case WK_DTYPE_BF16: { /* ties: the f32 bits of the set, truncated */
             float f = (float)t;
             uint32_t u;
@@ -223,6 +229,31 @@ done:
     free(it);
 }
 
+/* The warp sort (kernels/sort_warp.h) at its edges, forced for every row of D <= 1024 with
+ * WICK_SORT_ROWS=warp (read per call; other dtypes and devices keep their own paths): D at the
+ * slot counts' edges (1, 31, 32, 33, 255, 256, 257, 512, 513, 1023, 1024, and 1025 past the
+ * path), 1 row, 9 and 17 (8 rows per block: the last block part full), random bits, a few
+ * values with NaN and +-0, all keys equal; one transposed case. quick (the sanitizer runs):
+ * the f32 cases only. */
+static void warp_cases(int quick)
+{
+    static const int64_t ds[] = {1, 31, 32, 33, 255, 256, 257, 512, 513, 1023, 1024, 1025};
+    static const int64_t rs[] = {1, 9, 17};
+    static const wk_dtype dts[] = {WK_DTYPE_F32, WK_DTYPE_BF16, WK_DTYPE_I32, WK_DTYPE_U8,
+                                   WK_DTYPE_F16, WK_DTYPE_F8E4M3, WK_DTYPE_U32, WK_DTYPE_I16};
+    setenv("WICK_SORT_ROWS", "warp", 1);
+    for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++)
+        for (int ties = 0; ties < 3; ties++)
+            run_case(WK_DTYPE_F32, rs[(k + (size_t)ties) % 3], ds[k], 0, ties);
+    for (size_t k = 0; !quick && k < sizeof dts / sizeof dts[0]; k++)
+        for (int ties = 0; ties < 3; ties++)
+            run_case(dts[k], 9, ds[(k * 3 + (size_t)ties) % 12], 0, ties);
+    run_case(WK_DTYPE_F32, 9, 1000, 1, 1);
+    if (!quick)
+        run_case(WK_DTYPE_F32, 4097, 64, 0, 0); /* many rows: blocks loop over row sets */
+    unsetenv("WICK_SORT_ROWS");
+}
+
 int main(void)
 {
     static const int64_t shapes[][2] = {{7, 1},    {5, 2},    {3, 255},  {2, 256},  {5, 257},
@@ -246,6 +277,7 @@ int main(void)
             run_case(WK_DTYPE_F32, 3, 5000, 1, ties);
             run_case(WK_DTYPE_F64, 3, 3000, 1, ties);
         }
+        warp_cases(quick);
         run_case(WK_DTYPE_F32, 1, 200000, 0, 0); /* the long rows of the benchmark */
         if (!quick) {
             run_case(WK_DTYPE_F32, 2, 200000, 0, 1);

@@ -1,26 +1,29 @@
 /* gpu_sort.c: the GPU arg_sort_last_dim, every dtype, rows of any length, through
  * kernels/sort.cu and kernels/sort_radix.h (the order, the keys and the kernels are described
- * there). Three paths by row length D:
+ * there). Four paths by row length D:
  *   D <= 256          sort_block: a bitonic network per row in shared memory, several short
- *                     rows per block (P / p2 segments of p2 = the power of two >= D;
- *                     WICK_SORT_ROWS = bitonic | radix moves the line for rows <= 2048);
- *   256 < D <= 2048   sort_rblock4/8: one row per block, an LSD radix sort in shared memory
- *                     (KB / 8 passes of 8-bit digits; no global scratch);
+ *                     rows per block (P / p2 segments of p2 = the power of two >= D);
+ *   256 < D <= 1024   32-bit keys: sort_warp8/16/32: one row per 32 lanes, a bitonic network
+ *                     in registers (8 rows per block; no barrier during the sort);
+ *   D <= 2048         other rows: sort_rblock4/8: one row per block, an LSD radix sort in
+ *                     shared memory (KB / 8 passes of 8-bit digits; no global scratch);
  *   D > 2048          KB / 8 global LSD radix passes over tiles of 2048 items, each pass
  *                     sort_rhist (tile digit counts) + sort_rscan (per row: counts -> first
  *                     destinations) + sort_rscatter (stable tile rank, runs of one digit
  *                     stored together), ping-ponging keys and indices between two buffers;
  *                     the first pass reads x, the last writes the indices to out.
- * Why radix for rows of 257..2048 (reasoned, not yet measured; WICK_SORT_ROWS lets
- * tools/device/sort.sh time both): a 1024-element f32 row in a block of 256 threads takes 55
- * bitonic steps of 4 compare-exchanges of 64-bit items per thread; with the steps of partner
- * distance < 4 in registers and < 128 in warp shuffles, 6 steps still need a barrier and each
- * thread still runs about 1,700 instructions. The radix sort runs 4 passes of (4 rounds of 9
- * ballots, the 32-column count / scan / rewrite, the slot moves): about 1,600 instructions and
- * 28 barriers, the same order for f32, but 1 pass for u8/f8e4m3 and 2 for bf16/f16/i16 where
- * bitonic still takes 55 steps, and its stable rank is the long rows' own code (one piece of
- * order-keeping code to prove on warps of 32 and 64). The bitonic sort it replaces measured
- * 88 GB/s on 4096 x 1024 f32 (docs/performance.md).
+ * WICK_SORT_ROWS = bitonic | warp | radix forces one of the first three for rows <= 2048
+ * (warp only where it applies) and WICK_SORT_HIST = match the older tile counts: benchmarking
+ * switches, read per call, for tools/device/sort.sh.
+ * Why the warp sort for rows of 257..1024 with 32-bit keys (reasoned before measuring;
+ * tools/device/sort.sh times it beside the radix sort): a 1024-element f32 row takes 4 radix
+ * passes of 7 barriers each and shared-memory traffic per item per pass (about 157 us for 4096
+ * rows on the H200); the bitonic network on 64-bit items in one group's registers takes 40
+ * register steps (16 compare-exchanges of 7 instructions per lane) and 15 shuffle steps (32
+ * exchanges of ~6), about 8,000 instructions per lane, no barrier: 4096 rows are 4096 warps of
+ * that, ~35 us at the H200's issue rate. 64-bit keys would need 96 registers for the items alone,
+ * so i64/f64 keep the radix sort. The bitonic block sort (several rows per block, no wasted
+ * lanes) stays for D <= 256.
  * KB: the bits of the dtype's radix key (8 u8/f8e4m3, 16 i16/bf16/f16, 32 u32/i32/f32,
  * 64 i64/f64). Scratch (long rows only): 2 key + 2 index buffers of n (none for 8-bit keys)
  * and the counts, 256 u32 per tile; stream-ordered, freed after the launches. */
@@ -51,18 +54,26 @@ static int key_bits(wk_dtype dt)
     }
 }
 
-/* Rows of D <= SORT_TILE: the shared-memory radix sort (true) or the bitonic network.
- * WICK_SORT_ROWS = bitonic | radix forces one (a benchmarking switch, read per call, so that
- * one process can compare them); else bitonic for D <= 256 (several rows per block), radix
- * above. */
-static bool rows_by_radix(int64_t D)
+/* The kernel family for rows of D <= SORT_TILE. WICK_SORT_ROWS = bitonic | radix | warp forces
+ * one where it applies (a benchmarking switch, read per call, so that one process can compare
+ * them; warp applies to D <= 1024 with 32-bit keys, else the default stands); by default the
+ * bitonic block sort for D <= 256 (several rows per block), the warp sort for D <= 1024 with
+ * 32-bit keys, the shared-memory radix sort above. */
+typedef enum { ROWS_BITONIC, ROWS_WARP, ROWS_RADIX } rows_kind;
+
+static rows_kind rows_by(int64_t D, wk_dtype dt)
 {
+    const bool warp_ok = D <= 1024 && key_bits(dt) <= 32;
     const char *e = getenv("WICK_SORT_ROWS");
     if (e && strcmp(e, "bitonic") == 0)
-        return false;
+        return ROWS_BITONIC;
     if (e && strcmp(e, "radix") == 0)
-        return true;
-    return D > WK_GPU_BLOCK;
+        return ROWS_RADIX;
+    if (e && strcmp(e, "warp") == 0 && warp_ok)
+        return ROWS_WARP;
+    if (D <= WK_GPU_BLOCK)
+        return ROWS_BITONIC;
+    return warp_ok ? ROWS_WARP : ROWS_RADIX;
 }
 
 /* The global radix passes (D > SORT_TILE): see the top of the file. */
@@ -91,9 +102,13 @@ static wk_status sort_radix(wk_device *dev, wk_dtype dt, void *out, const void *
     snprintf(hname, sizeof hname, "sort_rhist_%s", wk_gpu_dtype_kname(dt));
     snprintf(cname, sizeof cname, "sort_rscatter_%s", wk_gpu_dtype_kname(dt));
     const unsigned tiles = capped(dev, M * T), rows = capped(dev, M);
+    /* WICK_SORT_HIST = match: sort_rhist counts by warp match masks (the kernel before the
+     * plain shared atomics; a benchmarking switch) */
+    const char *he = getenv("WICK_SORT_HIST");
+    int32_t match = he && strcmp(he, "match") == 0;
     for (int32_t shift = 0; shift < kb && s == WK_OK; shift += 8) {
         int32_t last = shift + 8 >= kb;
-        void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R};
+        void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R, &match};
         s = wk_gpu_run(dev, "sort", hname, tiles, 1, 1, hargs);
         if (s != WK_OK)
             break;
@@ -142,7 +157,15 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     if (D > SORT_TILE)
         return sort_radix(dev, dt, out, xp, D, M, sx, asc, &R);
     char name[32];
-    if (rows_by_radix(D)) { /* one row per block, er = ceil(D / 256) rounds */
+    const rows_kind kind = rows_by(D, dt);
+    if (kind == ROWS_WARP) { /* 8 rows per block, E = 8, 16 or 32 slots per lane */
+        const int E = D <= 256 ? 8 : D <= 512 ? 16 : 32;
+        snprintf(name, sizeof name, "sort_warp%d_%s", E, wk_gpu_dtype_kname(dt));
+        void *args[] = {&xp, &out, &D, &M, &asc, &sx, &R};
+        return wk_gpu_run(dev, "sort", name, capped(dev, ceil_div(M, WK_GPU_BLOCK / 32)), 1, 1,
+                          args);
+    }
+    if (kind == ROWS_RADIX) { /* one row per block, er = ceil(D / 256) rounds */
         int32_t er = (int32_t)ceil_div(D, WK_GPU_BLOCK);
         snprintf(name, sizeof name, "sort_rblock%d_%s", er <= 4 ? 4 : 8, wk_gpu_dtype_kname(dt));
         void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};

@@ -10,8 +10,11 @@
 #      wick check with the embedded code objects and with run-time compiled kernels (NVRTC);
 #   3. compute-sanitizer memcheck and racecheck on test_arg_sort (WICK_TEST_QUICK=1);
 #   4. bench: the argsort rows of bench/gpu_compare_ops.py (4096 x 1024 and 64 x 200,000 f32)
-#      beside torch.argsort(stable=True), twice, and 4096 x 1024 once more with
-#      WICK_SORT_ROWS=bitonic (the bitonic row sort, the kernel before the radix one);
+#      beside torch.argsort(stable=True), twice; then the kernels before this round in the same
+#      run: 4096 x 1024 with WICK_SORT_ROWS=radix (the shared-memory radix sort; the default is
+#      now the warp sort of kernels/sort_warp.h) and 64 x 200,000 with WICK_SORT_HIST=match (tile
+#      counts by warp match masks; the default is now shared atomics); WICK_SORT_AB adds more
+#      "VAR=value:row" variants (e.g. WICK_SORT_AB="WICK_SORT_ROWS=bitonic:argsort_4096");
 #      then, where nsys exists, the per-kernel times of those rows (OUTDIR/sort/nsys.log);
 #   5. the summary table last (also OUTDIR/sort/summary.txt).
 set -u
@@ -55,10 +58,10 @@ unset WICK_FORCE_RTC
 # ---- 3. sanitizers
 SAN=$(command -v compute-sanitizer)
 if [ -n "$SAN" ]; then
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 300 "$SAN" --tool memcheck \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 WICK_GPU_NO_CACHE=1 timeout 150 "$SAN" --tool memcheck \
     --report-api-errors no --error-exitcode 99 $B/test_arg_sort >"$O/memcheck.log" 2>&1
   step "memcheck test_arg_sort" "rc=$? $(grep -E 'ERROR SUMMARY' "$O/memcheck.log" | tail -1)"
-  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 300 "$SAN" --tool racecheck --error-exitcode 99 \
+  WICK_TEST_DEVICES=cuda:0 WICK_TEST_QUICK=1 timeout 150 "$SAN" --tool racecheck --error-exitcode 99 \
     $B/test_arg_sort >"$O/racecheck.log" 2>&1
   step "racecheck test_arg_sort" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck.log" | tail -1)"
 else
@@ -71,17 +74,22 @@ for k in 1 2; do
     >"$O/bench_$k.log" 2>&1
   step "gpu_compare_ops.py argsort (run $k)" "rc=$?"
 done
-# A/B for the short rows in the same run: the bitonic row sort (the kernel before the radix one)
-WICK_SORT_ROWS=bitonic timeout 300 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
-  argsort_4096 >"$O/bench_bitonic.log" 2>&1
-step "gpu_compare_ops.py argsort_4096 (bitonic)" "rc=$?"
+# A/B in the same run: the kernels before this round (see the top), then WICK_SORT_AB's
+ab() { # ab VAR=value row: one bench row with one variable set
+  env "$1" timeout 300 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
+    "$2" >"$O/bench_ab_$1.log" 2>&1
+  step "gpu_compare_ops.py $2 ($1)" "rc=$?"
+}
+for v in WICK_SORT_ROWS=radix:argsort_4096 WICK_SORT_HIST=match:argsort_64 ${WICK_SORT_AB:-}; do
+  ab "${v%%:*}" "${v#*:}"
+done
 # Per-kernel times (where nsys exists): how the argsort rows split over sort_rhist / sort_rscan /
 # sort_rscatter / sort_rblock4, for the next round of tuning.
 if command -v nsys >/dev/null 2>&1; then
-  timeout 180 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
+  timeout 90 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
     argsort >"$O/nsys.log" 2>&1
   step "nsys argsort kernels" "rc=$? (log: nsys.log)"
-  grep -E ' sort_' "$O/nsys.log" | head -8
+  grep -E ' sort_' "$O/nsys.log" | head -12
 else
   step nsys "not found (no per-kernel times)"
 fi
@@ -91,6 +99,9 @@ step "after the build" "$(( $(date +%s) - t1 )) s"
 echo
 echo "argsort beside torch.argsort(stable=True) (GB/s of input; wick/torch > 1: wick faster):"
 for k in 1 2; do grep -E '^argsort_' "$O/bench_$k.log"; done | tee -a "$S"
-grep -E '^argsort_' "$O/bench_bitonic.log" | sed 's/$/ (WICK_SORT_ROWS=bitonic)/' | tee -a "$S"
+for f in "$O"/bench_ab_*.log; do
+  v=${f#"$O"/bench_ab_}
+  grep -E '^argsort_' "$f" | sed "s/\$/ (${v%.log})/"
+done | tee -a "$S"
 echo
 cat "$S"
