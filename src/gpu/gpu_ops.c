@@ -146,24 +146,26 @@ const char *wk_gpu_dtype_kname(wk_dtype dt)
     return wk_dtype_valid(dt) ? names[dt] : "?";
 }
 
-wk_status wk_gpu_run(wk_device *dev, const char *module, const char *name, unsigned gx,
-                     unsigned gy, unsigned gz, void **args)
+static wk_status run_flags(wk_device *dev, const char *module, const char *name, unsigned gx,
+                           unsigned gy, unsigned gz, void **args, unsigned flags)
 {
     wk_gpu_fn fn;
     const wk_status s = wk_gpu_function(&fn, dev, module, name);
     if (s != WK_OK)
         return s;
-    return wk_gpu_launch(dev, fn, gx, gy, gz, WK_GPU_BLOCK, 1, 1, 0, args);
+    return wk_gpu_launch_ex(dev, fn, gx, gy, gz, WK_GPU_BLOCK, 1, 1, 0, args, flags);
+}
+
+wk_status wk_gpu_run(wk_device *dev, const char *module, const char *name, unsigned gx,
+                     unsigned gy, unsigned gz, void **args)
+{
+    return run_flags(dev, module, name, gx, gy, gz, args, 0);
 }
 
 wk_status wk_gpu_run_early(wk_device *dev, const char *module, const char *name, unsigned gx,
                            unsigned gy, unsigned gz, void **args)
 {
-    wk_gpu_fn fn;
-    const wk_status s = wk_gpu_function(&fn, dev, module, name);
-    if (s != WK_OK)
-        return s;
-    return wk_gpu_launch_ex(dev, fn, gx, gy, gz, WK_GPU_BLOCK, 1, 1, 0, args, WK_LAUNCH_EARLY);
+    return run_flags(dev, module, name, gx, gy, gz, args, WK_LAUNCH_EARLY);
 }
 
 bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
