@@ -426,9 +426,9 @@ static wk_status fake_function(void *ctx, void **fn, void *module, const char *n
     return WK_OK;
 }
 static wk_status fake_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3],
-                             unsigned shmem, void **args)
+                             unsigned shmem, void **args, unsigned flags)
 {
-    (void)ctx; (void)fn; (void)g; (void)b; (void)shmem; (void)args;
+    (void)ctx; (void)fn; (void)g; (void)b; (void)shmem; (void)args; (void)flags;
     pthread_mutex_lock(&fake.mu);
     fake.launches++;
     pthread_mutex_unlock(&fake.mu);
