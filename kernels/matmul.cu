@@ -341,24 +341,9 @@ template <int D, int BM, int AKC, int BKC, int FM, int FN>
 WK_DEV void mt_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
 {
     enum { LDA = AKC ? MT_BK + MT_PAD : BM + MT_PAD, LDB = BKC ? MT_BK + MT_PAD : BM + MT_PAD };
-#pragma unroll
-    for (int kk = 0; kk < MT_BK; kk += 16) {
-        uint32_t af[FM][4], bf[FN][2];
-#pragma unroll
-        for (int i = 0; i < FM; i++)
-            wk_mma_frag<AKC, LDA, 1>(af[i], As, wm + i * 16, kk);
-#pragma unroll
-        for (int j = 0; j < FN; j += 2) {
-            uint32_t r[4];
-            wk_mma_frag<BKC, LDB, 0>(r, Bs, wn + j * 8, kk);
-            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < FM; i++)
-#pragma unroll
-            for (int j = 0; j < FN; j++)
-                wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
-    }
+    typedef wk_tile_rows<LDA> TA;
+    typedef wk_tile_rows<LDB> TB;
+    wk_mma_tile<mt_in<D>::BF, MT_BK, AKC, BKC, TA, TB, FM, FN>(acc, As, Bs, wm, wn);
 }
 
 /* The pipeline: two shared stages and two register sets (p, q), so that a tile's global loads
@@ -511,30 +496,15 @@ template <int CPR> WK_DEV int mc_off(int row, int col)
     return ((q & ~7) | ((q & 7) ^ x)) * 8 + (col & 7);
 }
 
-/* r[0..3] <- four 8 x 8 matrices of a swizzled staged tile (as wk_mma_frag of mma.h). */
-template <int KC, int CPR, int AO>
-WK_DEV void mc_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
-{
-    const int l = (int)threadIdx.x & 31;
-#if WK_MMA_NATIVE
-    const int i = l >> 3;
-    const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
-    if (KC)
-        wk_ldsm_x4(r, s + mc_off<CPR>(e0 + eo + (l & 7), k0 + ko));
-    else
-        wk_ldsm_x4_t(r, s + mc_off<CPR>(k0 + ko + (l & 7), e0 + eo));
-#else
-    const int g = l >> 2, t = l & 3;
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
-        const int e = e0 + eo + g, k = k0 + ko + 2 * t;
-        const uint32_t lo = KC ? s[mc_off<CPR>(e, k)] : s[mc_off<CPR>(k, e)];
-        const uint32_t hi = KC ? s[mc_off<CPR>(e, k + 1)] : s[mc_off<CPR>(k + 1, e)];
-        r[i] = lo | hi << 16;
+/* mc_off as an element-place policy of mma.h's fragment loads. */
+template <int CPR> struct mc_swz {
+    static __device__ __forceinline__ int at(int row, int col) { return mc_off<CPR>(row, col); }
+    static __device__ __forceinline__ const uint16_t *ptr(const uint16_t *s, int row, int c0,
+                                                          int c1)
+    {
+        return s + mc_off<CPR>(row, c0 + c1);
     }
-#endif
-}
+};
 
 /* Issues the copies of one operand tile into stage s. The operand X is E x K: element (e, k) at
  * x[e*se + k*sk], x already at the tile's first e; ne = the tile's rows inside the operand
@@ -604,24 +574,7 @@ template <int BE, int KC> struct mc_src {
 template <int D, int CA, int CB, int AKC, int BKC, int FM, int FN>
 WK_DEV void mc_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
 {
-#pragma unroll
-    for (int kk = 0; kk < MC_BK; kk += 16) {
-        uint32_t af[FM][4], bf[FN][2];
-#pragma unroll
-        for (int i = 0; i < FM; i++)
-            mc_frag<AKC, CA, 1>(af[i], As, wm + i * 16, kk);
-#pragma unroll
-        for (int j = 0; j < FN; j += 2) {
-            uint32_t r[4];
-            mc_frag<BKC, CB, 0>(r, Bs, wn + j * 8, kk);
-            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < FM; i++)
-#pragma unroll
-            for (int j = 0; j < FN; j++)
-                wk_mma_16816<mt_in<D>::BF>(acc[i][j], af[i], bf[j]);
-    }
+    wk_mma_tile<mt_in<D>::BF, MC_BK, AKC, BKC, mc_swz<CA>, mc_swz<CB>, FM, FN>(acc, As, Bs, wm, wn);
 }
 
 /* C (M x N, row stride ldc) <- the warp tile's accumulators, the warp tile at (r0, c0); pairs

@@ -8,32 +8,79 @@
 
 #include "gpu.h"
 
-/* r[0..3] <- four 8 x 8 matrices of a staged tile s (row length LD) in fragment layout: matrix
- * i at e0 + eo_i, k0 + ko_i, with (eo, ko) = (8 (i & 1), 8 (i >> 1)) for an A fragment
+/* Where element (row, col) of a staged tile lies (in elements): T::at(row, col), and
+ * T::ptr(s, row, c0, c1) the address of (row, c0 + c1). wk_tile_rows<LD>:
+ * plain rows of LD elements (padded tiles); kernels/matmul.cu's cp.async tiles are swizzled. */
+template <int LD> struct wk_tile_rows {
+    static __device__ __forceinline__ int at(int row, int col) { return row * LD + col; }
+    /* the place of (row, c0 + c1) as a pointer (the sum in this order, as the kernels had it) */
+    static __device__ __forceinline__ const uint16_t *ptr(const uint16_t *s, int row, int c0,
+                                                          int c1)
+    {
+        return s + row * LD + c0 + c1;
+    }
+};
+
+/* r[0..3] <- four 8 x 8 matrices of a staged tile s (element places by T) in fragment layout:
+ * matrix i at e0 + eo_i, k0 + ko_i, with (eo, ko) = (8 (i & 1), 8 (i >> 1)) for an A fragment
  * (AO = 1: a[0..3] of m16 x k16) and (8 (i >> 1), 8 (i & 1)) for two B fragments (AO = 0:
  * b[0..1] of columns e0..e0+7, then of e0+8..e0+15). */
-template <int KC, int LD, int AO>
-WK_DEV void wk_mma_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
+template <int KC, class T, int AO>
+WK_DEV void wk_mma_frag_at(uint32_t *r, const uint16_t *s, int e0, int k0)
 {
     const int l = (int)threadIdx.x & 31;
 #if WK_MMA_NATIVE
     const int i = l >> 3;
     const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
     if (KC)
-        wk_ldsm_x4(r, s + (e0 + eo + (l & 7)) * LD + k0 + ko);
+        wk_ldsm_x4(r, T::ptr(s, e0 + eo + (l & 7), k0, ko));
     else
-        wk_ldsm_x4_t(r, s + (k0 + ko + (l & 7)) * LD + e0 + eo);
+        wk_ldsm_x4_t(r, T::ptr(s, k0 + ko + (l & 7), e0, eo));
 #else
     const int g = l >> 2, t = l & 3;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const int eo = AO ? (i & 1) * 8 : (i >> 1) * 8, ko = AO ? (i >> 1) * 8 : (i & 1) * 8;
         const int e = e0 + eo + g, k = k0 + ko + 2 * t;
-        const uint32_t lo = KC ? s[e * LD + k] : s[k * LD + e];
-        const uint32_t hi = KC ? s[e * LD + k + 1] : s[(k + 1) * LD + e];
+        const uint32_t lo = KC ? s[T::at(e, k)] : s[T::at(k, e)];
+        const uint32_t hi = KC ? s[T::at(e, k + 1)] : s[T::at(k + 1, e)];
         r[i] = lo | hi << 16;
     }
 #endif
+}
+
+/* The same for plain rows of LD elements. */
+template <int KC, int LD, int AO>
+WK_DEV void wk_mma_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
+{
+    wk_mma_frag_at<KC, wk_tile_rows<LD>, AO>(r, s, e0, k0);
+}
+
+/* acc += the products of one staged k tile of BK (a multiple of 16) for the warp tile at (wm,
+ * wn): BK / 16 steps of FM x FN fragment products. As, Bs: the A and B tiles, staged [e][k]
+ * (AKC / BKC = 1) or [k][e], element places by TA / TB; BF: bf16 (1) or f16 (0) operands. */
+template <int BF, int BK, int AKC, int BKC, class TA, class TB, int FM, int FN>
+WK_DEV void wk_mma_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm,
+                        int wn)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+        uint32_t af[FM][4], bf[FN][2];
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+            wk_mma_frag_at<AKC, TA, 1>(af[i], As, wm + i * 16, kk);
+#pragma unroll
+        for (int j = 0; j < FN; j += 2) {
+            uint32_t r[4];
+            wk_mma_frag_at<BKC, TB, 0>(r, Bs, wn + j * 8, kk);
+            bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                wk_mma_16816<BF>(acc[i][j], af[i], bf[j]);
+    }
 }
 
 #endif
