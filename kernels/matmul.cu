@@ -375,13 +375,7 @@ WK_DEV void mt_body(uint16_t *smem, MM_ARGS(D))
     const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
 
     float acc[FM][FN][4];
-#pragma unroll
-    for (int i = 0; i < FM; i++)
-#pragma unroll
-        for (int j = 0; j < FN; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                acc[i][j][q] = 0.0f;
+    wk_mma_zero(acc);
 
     const int64_t tiles = (K + MT_BK - 1) / MT_BK; /* every condition below is block-uniform */
     if (tiles > 0) {
@@ -630,13 +624,7 @@ template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D
     const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
 
     float acc[FM][FN][4];
-#pragma unroll
-    for (int i = 0; i < FM; i++)
-#pragma unroll
-        for (int j = 0; j < FN; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                acc[i][j][q] = 0.0f;
+    wk_mma_zero(acc);
 
     const int64_t tiles = (K + MC_BK - 1) / MC_BK; /* every condition below is block-uniform */
     const int64_t kfull = K / MC_BK;                /* tiles with every k inside */
@@ -773,13 +761,7 @@ template <int BM, int BN, int AKC, int BKC> WK_DEV void mc_body8(MM_ARGS(WK_DT_F
     const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
 
     float acc[FM][FN][4];
-#pragma unroll
-    for (int i = 0; i < FM; i++)
-#pragma unroll
-        for (int j = 0; j < FN; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                acc[i][j][q] = 0.0f;
+    wk_mma_zero(acc);
 
     const int64_t tiles = (K + MC_BK - 1) / MC_BK; /* every condition below is block-uniform */
 #pragma unroll

@@ -56,6 +56,18 @@ WK_DEV void wk_mma_frag(uint32_t *r, const uint16_t *s, int e0, int k0)
     wk_mma_frag_at<KC, wk_tile_rows<LD>, AO>(r, s, e0, k0);
 }
 
+/* Accumulators of FM x FN fragment products to zero. */
+template <int FM, int FN> WK_DEV void wk_mma_zero(float (&acc)[FM][FN][4])
+{
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                acc[i][j][q] = 0.0f;
+}
+
 /* acc += the products of one staged k tile of BK (a multiple of 16) for the warp tile at (wm,
  * wn): BK / 16 steps of FM x FN fragment products. As, Bs: the A and B tiles, staged [e][k]
  * (AKC / BKC = 1) or [k][e], element places by TA / TB; BF: bf16 (1) or f16 (0) operands. */
