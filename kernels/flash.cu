@@ -392,28 +392,14 @@ FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
 FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
 FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
 FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
-/* Measurement variants (WICK_ATTN_FLASH_VARIANT, gpu_flash.c), not yet measured on a device:
- * NVIDIA and the simt device only (not compiled for AMD, where the knob's kernels are missing
- * and the call fails with the driver's status). */
+/* Measurement variant (WICK_ATTN_FLASH_VARIANT=s2m2, gpu_flash.c): D 64 with two buffers each
+ * for K and V (one barrier per tile) in two blocks per SM. On the H200 it ran at 0.77-0.95x
+ * PyTorch's flash backend where the default ran at 0.57-0.80x; it becomes the D 64 default once
+ * it has passed test_attn and compute-sanitizer on a GPU. The other variants measured beside it
+ * lost and were removed: two blocks per SM alone, 32 rows per warp (MI 2), tiles of 128 keys,
+ * and two buffers alone (docs/performance.md). NVIDIA and the simt device only: not compiled
+ * for AMD, where the knob's kernel is missing and the call fails with the driver's status. */
 #if !defined(WK_HIP)
-/* (measurement) D 64 capped at 128 registers: two blocks per SM (WICK_ATTN_FLASH_VARIANT=m2) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _m2, WK_KERNEL_MINB(2), 64, 1)
-/* (measurement) D 64 with 32 rows per warp, blocks of 256 rows (WICK_ATTN_FLASH_VARIANT=r2; D 128
- * would need 600 bytes of spills) */
-FLASH(f16, WK_DT_F16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
-FLASH(bf16, WK_DT_BF16, 64, 1, 2, _r2, WK_KERNEL, 64, 1)
-/* (measurement) D 64 with tiles of 128 keys (WICK_ATTN_FLASH_VARIANT=c128; D 128 would take
- * 68 KiB of shared memory) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _c128, WK_KERNEL, 128, 1)
-/* (measurement) two buffers each for K and V, one barrier per tile (WICK_ATTN_FLASH_VARIANT=s2):
- * D 64 with tiles of 64 keys, D 128 with tiles of 32 (35 KiB) */
-FLASH(f16, WK_DT_F16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2, WK_KERNEL, 64, 2)
-FLASH(f16, WK_DT_F16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
-FLASH(bf16, WK_DT_BF16, 128, 1, 1, _s2, WK_KERNEL, 32, 2)
-/* (measurement) D 64, two buffers, two blocks per SM (WICK_ATTN_FLASH_VARIANT=s2m2) */
 FLASH(f16, WK_DT_F16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
 FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
 #endif

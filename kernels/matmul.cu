@@ -231,6 +231,13 @@ MM_KERNELS(f16, WK_DT_F16)
 MM_KERNELS(bf16, WK_DT_BF16)
 MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */
 
+/* The matrix-unit kernels below (gemm_t*, gemm_c*) are not compiled for AMD: the host takes
+ * them on NVIDIA sm_80+ and the simt device only (src/gpu/gpu_matmul.c mm_matrix_units; on AMD
+ * the shuffle twin of the fragment product is slower than the FMA kernels above until MFMA and
+ * WMMA shapes are written). Compiling them for the six AOT gfx targets cost ~9 minutes of a
+ * 2-core build for code no AMD device runs. The simt device runs them with 64-lane warps. */
+#if !defined(WK_HIP)
+
 /* ---------------------------------------------------------------- on matrix units
  *   gemm_t<cfg>_<dt>: the same arguments and result, for f16, bf16 and f8e4m3 (widened to f16
  *   as it is staged: every e4m3 value is an f16 value, so f8e4m3 runs at the f16 rate), with the
@@ -459,10 +466,11 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
  *   gemm_c<cfg>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_t<cfg>, for
  *   operands that both have the host's mode bit 1 for 16-byte chunks (contiguous stride 1, every
  *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_t*.
- *   cfg "w": block tile 128 x 256, warp tile 64 x 64 (32 fragment products per 4 + 4 ldmatrix);
  *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16. 8 warps of 32
  *   lanes, 2 along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory
- *   (MC_ST (BM + BN) 64 bytes: 96 KiB for "w", 64 KiB for "l"; src/gpu/gpu_matmul.c passes it).
+ *   (MC_ST (BM + BN) 64 bytes: 64 KiB for "l"; src/gpu/gpu_matmul.c passes it). A 128 x 256
+ *   tile with 64 x 64 warp tiles ran at 51 TFLOP/s where "l" ran at 91 (H200, bf16 64 x
+ *   512x128x512) and doubled this file's compile time; it was removed.
  * Scheme:
  *   - tiles are copied global -> shared by wk_cp_async16 (gpu.h: cp.async on NVIDIA sm_80+, a
  *     plain copy elsewhere), 16-byte chunks, zero fill outside the operand (a chunk cut by the
@@ -810,12 +818,11 @@ template <int BM, int BN> WK_DEV void mc_gemm8(MM_ARGS(WK_DT_F8E4M3))
 }
 
 #define MC_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL gemm_cw_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 256>(MM_PASS); }                 \
     WK_KERNEL_MINB(2) gemm_cl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128>(MM_PASS); }         \
     WK_KERNEL gemm_cs_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64>(MM_PASS); }
 
 MC_KERNELS(f16, WK_DT_F16)
 MC_KERNELS(bf16, WK_DT_BF16)
-WK_KERNEL gemm_cw_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 256>(MM_PASS); }
 WK_KERNEL_MINB(2) gemm_cl_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
 WK_KERNEL gemm_cs_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }
+#endif /* !WK_HIP */

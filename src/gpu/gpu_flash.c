@@ -53,21 +53,16 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     void *out = a->out;
     char name[32];
     /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
-     * Measurement variants (WICK_ATTN_FLASH_VARIANT): of D 64, m2 (two blocks per SM), r2 (32
-     * rows per warp, blocks of 256 rows), c128 (tiles of 128 keys); of both, s2 (two buffers
-     * each for K and V); s2m2 (D 64, s2 in two blocks per SM). Not compiled for AMD. */
+     * WICK_ATTN_FLASH_VARIANT=s2m2 (D 64: two buffers each for K and V, two blocks per SM) is a
+     * measurement variant, not compiled for AMD (kernels/flash.cu). */
     const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
     const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
     const char *suf = p2 ? "p2" : NULL;
-    if (!p2 && var &&
-        (!strcmp(var, "s2") ||
-         (d64 && (!strcmp(var, "m2") || !strcmp(var, "r2") || !strcmp(var, "c128") ||
-                  !strcmp(var, "s2m2")))))
+    if (!p2 && var && d64 && !strcmp(var, "s2m2"))
         suf = var;
-    const int64_t br = suf && !strcmp(suf, "r2") ? 2 * FLASH_BR : FLASH_BR;
     const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128", suf};
     wk_gpu_kname(name, sizeof name, parts, suf ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
-    return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + br - 1) / br),
+    return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
                       (unsigned)g.nb, args);
 }

@@ -17,8 +17,8 @@
 #include <string.h>
 
 /* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64), on the FMA units
- * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts, and gemm_cw (128 x 256) /
- * gemm_cl / gemm_cs with cp.async: BK 32, 8-element chunks) */
+ * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts, and gemm_cl / gemm_cs with
+ * cp.async: BK 32, 8-element chunks; NVIDIA and simt only, not compiled for AMD) */
 #define MM_BK 8
 #define MT_V 8
 #define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
@@ -44,9 +44,9 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
 /* Whether f16, bf16 and f8e4m3 take the matrix-unit kernels (gemm_t*): on NVIDIA sm_80 and later,
  * where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin runs (that is how
  * their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD, where the MFMA shapes are
- * not written yet, and older NVIDIA) the twin would compile and be correct, but it needs 16
- * shuffles per 16 x 8 x 16 product where the FMA kernels read operands from shared memory as
- * vectors, so those stay. */
+ * not written yet, and older NVIDIA) the twin would be correct, but it needs 16 shuffles per
+ * 16 x 8 x 16 product where the FMA kernels read operands from shared memory as vectors, so those
+ * stay, and kernels/matmul.cu does not compile the matrix-unit kernels for AMD. */
 static bool mm_matrix_units(const wk_device *dev, wk_dtype dt)
 {
     if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16 && dt != WK_DTYPE_F8E4M3)
@@ -69,11 +69,10 @@ typedef struct mm_cfg {
 #define MC_ST 4
 
 /* The configuration: "c" (cp.async, both operands in vector mode for 16-byte chunks), "t" (matrix
- * units, register staging) or "" (FMA units), then the tile: "w" (128 x 256, "c" only), "l"
- * (128 x 128) or "s" (64 x 64). "l" once it gives a block per multiprocessor, else "s" (on an
- * H200, 132 SMs, f32 2048^3 ran at 23 TFLOPS on small tiles, 4096^3 at 37 on large ones; bf16
- * 64 x 512x128x512 ran at 91 TFLOP/s on cl, 51 on cw, so "w" is not chosen by default yet).
- * WICK_GEMM_TILE (cw, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
+ * units, register staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
+ * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
+ * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones).
+ * WICK_GEMM_TILE (cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
 static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
@@ -88,13 +87,13 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
         tile = force[0];
     if (force && force[0] && force[1] && !force[2]) {
         const char k = force[0], t = force[1];
-        if (k == 'c' && cp && (t == 'w' || t == 'l' || t == 's'))
+        if (k == 'c' && cp && (t == 'l' || t == 's'))
             tile = t;
         if (k == 't' && mt && (t == 'l' || t == 's'))
             kind = "t", tile = t;
     }
     cfg->bm = tile == 's' ? 64 : 128;
-    cfg->bn = tile == 's' ? 64 : tile == 'w' ? 256 : 128;
+    cfg->bn = tile == 's' ? 64 : 128;
     cfg->shmem = kind[0] == 'c' ? (unsigned)(MC_ST * (cfg->bm + cfg->bn) * MC_BK * 2) : 0u;
     snprintf(cfg->name, sizeof cfg->name, "gemm_%s%c_%s", kind, tile,
              wk_gpu_dtype_kname(g->dt));

@@ -10,13 +10,13 @@
 #      kernels compiled at run time (WICK_FORCE_RTC=1: NVRTC meets gpu.h's inline PTX), and
 #      with cuBLAS (unchanged path, for reference);
 #      test_gpu_gemm again (WICK_TEST_QUICK=1) with each kernel configuration forced
-#      (WICK_GEMM_TILE = cw, cl, cs: the cp.async kernels; tl, ts: register staging);
+#      (WICK_GEMM_TILE = cl, cs: the cp.async kernels; tl, ts: register staging);
 #   2. compute-sanitizer memcheck and racecheck on test_gpu_gemm (WICK_TEST_QUICK=1: the
-#      portable kernel in f16, bf16, f8e4m3), with the default choice and with cw forced;
+#      portable kernel in f16, bf16, f8e4m3), with the default choice and with cs forced;
 #   3. bench: the matmul rows of bench/gpu_compare_ops.py (cuBLAS and portable, bf16 / f16 /
 #      f32 at 4096^3 and batched 64 x 512x128x512, f8e4m3 portable) beside PyTorch; then the
 #      portable_matmul rows alone with each configuration of MMA_TILES
-#      forced (the sweep; default "cw cl cs tl");
+#      forced (the sweep; default "cl cs tl");
 #   4. the summary table last (also OUTDIR/mma/summary.txt; logs beside it).
 # About 2-3 minutes after the build on an H200.
 set -u
@@ -49,7 +49,7 @@ if [ -n "$FB" ] && command -v cuobjdump >/dev/null 2>&1; then
   # one line per matrix-unit kernel: name, registers, stack, shared
   awk '/Function gemm_[tc]/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
     "$O/res_usage.txt" >"$O/res_mma.txt"
-  step "registers (gemm_cl_bf16, gemm_cw_bf16)" "$(grep -m2 -E 'gemm_c[lw]_bf16' "$O/res_mma.txt" | tr '\n' ' ')"
+  step "registers (gemm_cl_bf16, gemm_cs_bf16)" "$(grep -m2 -E 'gemm_c[ls]_bf16' "$O/res_mma.txt" | tr '\n' ' ')"
 fi
 
 # ---- 1. tests
@@ -58,7 +58,7 @@ for t in test_gpu_gemm test_dtype; do
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m8 FAIL "$O/$t.log"
 done
-for tile in cw cl cs tl ts; do
+for tile in cl cs tl ts; do
   WICK_TEST_QUICK=1 WICK_GEMM_TILE=$tile timeout 300 $B/test_gpu_gemm >"$O/test_gpu_gemm_$tile.log" 2>&1
   step "test_gpu_gemm quick, WICK_GEMM_TILE=$tile" "rc=$? $(tail -1 "$O/test_gpu_gemm_$tile.log")"
   grep -m4 FAIL "$O/test_gpu_gemm_$tile.log"
@@ -85,9 +85,9 @@ if [ -n "$SAN" ]; then
     >"$O/racecheck_test_gpu_gemm.log" 2>&1
   step "racecheck test_gpu_gemm (quick)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck_test_gpu_gemm.log" | tail -1)"
   for tool in memcheck racecheck; do
-    WICK_TEST_QUICK=1 WICK_GEMM_TILE=cw timeout 300 "$SAN" --tool $tool --error-exitcode 99 \
-      $B/test_gpu_gemm >"$O/${tool}_cw.log" 2>&1
-    step "$tool test_gpu_gemm (quick, cw forced)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/${tool}_cw.log" | tail -1)"
+    WICK_TEST_QUICK=1 WICK_GEMM_TILE=cs timeout 300 "$SAN" --tool $tool --error-exitcode 99 \
+      $B/test_gpu_gemm >"$O/${tool}_cs.log" 2>&1
+    step "$tool test_gpu_gemm (quick, cs forced)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/${tool}_cs.log" | tail -1)"
   done
 else
   step "compute-sanitizer" "not found"
@@ -103,7 +103,7 @@ else
   step "wick_gpu_bench_ops matmul_ (python3 has no torch)" "rc=$?"
 fi
 
-for tile in ${MMA_TILES:-cw cl cs tl}; do
+for tile in ${MMA_TILES:-cl cs tl}; do
   WICK_GEMM_TILE=$tile timeout 120 $B/wick_gpu_bench_ops --device cuda:0 portable_matmul_ \
     >"$O/bench_tile_$tile.log" 2>&1
   step "bench portable_matmul_ WICK_GEMM_TILE=$tile" "rc=$?"
@@ -116,7 +116,7 @@ echo "== matmul rows (TFLOP/s; wick/torch = torch time / wick time) =="
 sed -n '/^op /,$p' "$O/bench_matmul.log" | grep -E '^op |matmul'
 echo
 echo "== sweep: portable_matmul rows with WICK_GEMM_TILE forced (TFLOP/s) =="
-for tile in ${MMA_TILES:-cw cl cs tl}; do
+for tile in ${MMA_TILES:-cl cs tl}; do
   awk -v t="$tile" '$1 == "row" { printf "%-4s %-34s %8.1f\n", t, $2, $4 / $5 / 1e12 }' \
     "$O/bench_tile_$tile.log"
 done
