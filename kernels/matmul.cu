@@ -232,7 +232,7 @@ MM_KERNELS(bf16, WK_DT_BF16)
 MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */
 
 /* The matrix-unit kernels below (gemm_t*, gemm_c*) are not compiled for AMD: the host takes
- * them on NVIDIA sm_80+ and the simt device only (src/gpu/gpu_matmul.c mm_matrix_units; on AMD
+ * them on NVIDIA sm_80+ and the simt device only (src/gpu/gpu_matmul.c wk_gpu_matrix_units; on AMD
  * the shuffle twin of the fragment product is slower than the FMA kernels above until MFMA and
  * WMMA shapes are written). Compiling them for the six AOT gfx targets cost ~9 minutes of a
  * 2-core build for code no AMD device runs. The simt device runs them with 64-lane warps. */
@@ -483,142 +483,9 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
  *   - the pipeline: step t waits for tile t (wk_cp_async_wait<MC_ST - 2>), passes the barrier
  *     (tile t visible to all, and every warp done with step t - 1's stage), issues tile
  *     t + MC_ST - 1 into that stage, then multiplies tile t. */
-#define MC_BK 32
-#define MC_ST 4
+#include "mc.h"
 
 WK_SHARED_DYN(uint16_t, mc_dyn); /* the stages: A tile, then B tile, per stage */
-
-/* The offset (elements) of (row, col) in a tile staged in rows of CPR 16-byte chunks, swizzled:
- * chunk q = row CPR + col / 8 sits at slot (q & 7) ^ x of its 128-byte line, x = the row (CPR
- * >= 8) or the line's index (CPR = 4: two rows per line) mod 8. */
-template <int CPR> WK_DEV int mc_off(int row, int col)
-{
-    const int q = row * CPR + (col >> 3);
-    const int x = (CPR >= 8 ? row : (row * CPR) >> 3) & 7;
-    return ((q & ~7) | ((q & 7) ^ x)) * 8 + (col & 7);
-}
-
-/* mc_off as an element-place policy of mma.h's fragment loads. */
-template <int CPR> struct mc_swz {
-    static __device__ __forceinline__ int at(int row, int col) { return mc_off<CPR>(row, col); }
-    static __device__ __forceinline__ const uint16_t *ptr(const uint16_t *s, int row, int c0,
-                                                          int c1)
-    {
-        return s + mc_off<CPR>(row, c0 + c1);
-    }
-};
-
-/* Issues the copies of one operand tile into stage s. The operand X is E x K: element (e, k) at
- * x[e*se + k*sk], x already at the tile's first e; ne = the tile's rows inside the operand
- * (1..BE). KC = 1: sk = 1, staged [e][k]; KC = 0: se = 1, staged [k][e]. k0: the tile's k. */
-template <int BE, int KC>
-WK_DEV void mc_load(uint16_t *s, const uint16_t *x, int64_t se, int64_t sk, int ne, int64_t K,
-                    int64_t k0)
-{
-    enum { CPR = KC ? MC_BK / 8 : BE / 8, CH = BE * MC_BK / 8 / WK_BLOCK };
-#pragma unroll
-    for (int i = 0; i < CH; i++) {
-        const int c = (int)threadIdx.x + i * WK_BLOCK;
-        const int row = c / CPR, col = c % CPR * 8; /* staged position */
-        const int e = KC ? row : col;
-        const int64_t k = k0 + (KC ? col : row);
-        uint16_t *d = s + mc_off<CPR>(row, col);
-        const bool in = e < ne && k < K; /* the chunk's first element */
-        const bool full = KC ? k + 8 <= K : e + 8 <= ne;
-        if (in && !full) { /* cut by the operand's edge: element by element, zeros past it */
-            wk_pack<uint16_t, 8> q;
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                q.v[j] = KC ? (k + j < K ? x[e * se + k + j] : (uint16_t)0)
-                            : (e + j < ne ? x[e + j + k * sk] : (uint16_t)0);
-            ((wk_pack<uint16_t, 8> *)d)->raw = q.raw;
-        } else {
-            wk_cp_async16(d, in ? x + (KC ? e * se + k : e + k * sk) : x, in);
-        }
-    }
-}
-
-/* One operand's tile copies with the index math done once: the thread's first chunk's global
- * address and shared offset, advanced by constants (the rows of a pass of 256 chunks, and one k
- * tile per issue); full tiles (every row inside the operand, k0 + BK <= K) take it, the others
- * mc_load. Issues must come in tile order (the pointer moves one k tile each). */
-template <int BE, int KC> struct mc_src {
-    enum { CPR = KC ? MC_BK / 8 : BE / 8, CH = BE * MC_BK / 8 / WK_BLOCK,
-           PASS = WK_BLOCK / CPR, SSTEP = PASS * CPR * 8 };
-    const uint16_t *p; /* the thread's first chunk in the current k tile */
-    int64_t step, kstep;
-    int so;
-
-    __device__ __forceinline__ void init(const uint16_t *x, int64_t se, int64_t sk)
-    {
-        const int row = (int)threadIdx.x / CPR, col = (int)threadIdx.x % CPR * 8;
-        p = KC ? x + row * se + col : x + col + row * sk;
-        step = (int64_t)PASS * (KC ? se : sk);
-        kstep = KC ? (int64_t)MC_BK : MC_BK * sk;
-        so = mc_off<CPR>(row, col);
-    }
-    /* the tile t (k0 = t BK) into stage s; full: the fast path applies */
-    __device__ __forceinline__ void issue(uint16_t *s, bool full, const uint16_t *x, int64_t se,
-                                          int64_t sk, int ne, int64_t K, int64_t k0)
-    {
-        if (full) {
-#pragma unroll
-            for (int i = 0; i < CH; i++)
-                wk_cp_async16(s + so + i * SSTEP, p + i * step, true);
-        } else {
-            mc_load<BE, KC>(s, x, se, sk, ne, K, k0);
-        }
-        p += kstep;
-    }
-};
-
-/* acc += the products of one staged k tile for the warp tile at (wm, wn). */
-template <int D, int CA, int CB, int AKC, int BKC, int FM, int FN>
-WK_DEV void mc_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
-{
-    wk_mma_tile<mt_in<D>::BF, MC_BK, AKC, BKC, mc_swz<CA>, mc_swz<CB>, FM, FN>(acc, As, Bs, wm, wn);
-}
-
-/* C (M x N, row stride ldc) <- the warp tile's accumulators, the warp tile at (r0, c0); pairs
- * of neighbouring columns as one 32-bit store where C allows it. */
-template <int D, int FM, int FN>
-WK_DEV void mc_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, int64_t M,
-                     int64_t N, int64_t r0, int64_t c0)
-{
-    typedef typename wk_t<D>::S S;
-    const bool pair = ldc % 2 == 0 && ((uintptr_t)cz & (2 * sizeof(S) - 1)) == 0;
-    const int l = (int)threadIdx.x & 31, g = l >> 2, tq = l & 3;
-    /* rows and columns left inside C from the warp tile's corner (at most its size) */
-    const int mr = (int)(M - r0 < FM * 16 ? M - r0 : FM * 16);
-    const int nc = (int)(N - c0 < FN * 8 ? N - c0 : FN * 8);
-    if (mr <= 0 || nc <= 0)
-        return;
-    typename wk_t<D>::S *const cw = cz + r0 * ldc + c0;
-#pragma unroll
-    for (int i = 0; i < FM; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = i * 16 + g + 8 * h;
-            if (r >= mr)
-                continue;
-            typename wk_t<D>::S *cr = cw + r * ldc;
-#pragma unroll
-            for (int j = 0; j < FN; j++) {
-                const int col = j * 8 + 2 * tq;
-                wk_pack<S, 2> q;
-                q.v[0] = wk_t<D>::st(acc[i][j][2 * h]);
-                q.v[1] = wk_t<D>::st(acc[i][j][2 * h + 1]);
-                if (pair && col + 1 < nc) {
-                    ((wk_pack<S, 2> *)(cr + col))->raw = q.raw;
-                } else {
-                    if (col < nc)
-                        cr[col] = q.v[0];
-                    if (col + 1 < nc)
-                        cr[col + 1] = q.v[1];
-                }
-            }
-        }
-}
 
 template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D))
 {
@@ -662,7 +529,7 @@ template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D
                      K, tn * MC_BK);
         }
         wk_cp_async_commit();
-        mc_tile<D, CA, CB, AKC, BKC, FM, FN>(acc, mc_dyn + rs * (SA + SB),
+        mc_tile<mt_in<D>::BF, CA, CB, AKC, BKC, FM, FN>(acc, mc_dyn + rs * (SA + SB),
                                              mc_dyn + rs * (SA + SB) + SA, wm, wn);
         rs = rs + 1 == MC_ST ? 0 : rs + 1;
         ws = ws + 1 == MC_ST ? 0 : ws + 1;
@@ -793,7 +660,7 @@ template <int BM, int BN, int AKC, int BKC> WK_DEV void mc_body8(MM_ARGS(WK_DT_F
             FB::load(raw + ws * (SA + SB) + SA, xb, b_cs, b_rs, nb, K, tn * MC_BK);
         }
         wk_cp_async_commit();
-        mc_tile<D, CA, CB, AKC, BKC, FM, FN>(acc, hs, hs + SA, wm, wn);
+        mc_tile<mt_in<D>::BF, CA, CB, AKC, BKC, FM, FN>(acc, hs, hs + SA, wm, wn);
         rs = rs + 1 == MC_ST ? 0 : rs + 1;
         ws = ws + 1 == MC_ST ? 0 : ws + 1;
     }
