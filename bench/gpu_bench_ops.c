@@ -49,6 +49,7 @@ typedef struct row {
     operand a, b, c;
     int64_t i0;
     int portable;
+    int32_t cs, cpad; /* conv2d stride and padding (cs 0: stride 1, padding 1) */
 } row;
 
 enum { K_MATMUL, K_CONV1D, K_CONV2D, K_SOFTMAX, K_RMS, K_LAYER, K_INDEX_SELECT, K_GATHER,
@@ -58,6 +59,8 @@ static void run_row(const row *r)
 {
     wk_storage *o = NULL;
     wk_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, {0, 0}, 1};
+    if (r->cs > 0)
+        cp = (wk_conv_params){{r->cs, r->cs}, {r->cpad, r->cpad}, {1, 1}, {0, 0}, 1};
     wk_pool_params pp = {{2, 2}, {2, 2}};
     switch (r->kind) {
     case K_MATMUL: CHECK(wk_matmul(&o, r->a.s, &r->a.l, r->b.s, &r->b.l)); break;
@@ -129,7 +132,7 @@ static void emit(row *r)
 static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k, int64_t n,
                        int portable)
 {
-    row r = {name, "flop", 2.0 * (double)b * m * n * k, K_MATMUL, {0}, {0}, {0}, 0, portable};
+    row r = {name, "flop", 2.0 * (double)b * m * n * k, K_MATMUL, {0}, {0}, {0}, 0, portable, 0, 0};
     int64_t da[3] = {b, m, k}, db[3] = {b, k, n};
     if (dt == WK_DTYPE_F8E4M3) { /* uniform f16 values rounded to f8e4m3 */
         operand a = rnd(WK_DTYPE_F16, 3, da, -1, 1), bb = rnd(WK_DTYPE_F16, 3, db, -1, 1);
@@ -200,16 +203,47 @@ int main(int argc, char **argv)
         SEL(name)
         {
             int64_t dx[4] = {32, 64, 56, 56}, dw[4] = {64, 64, 3, 3};
-            row r = {name, "flop", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, K_CONV2D, {0}, {0}, {0}, 0, 0};
+            row r = {name, "flop", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, K_CONV2D, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(mdt[d], 4, dx, -1, 1);
             r.b = rnd(mdt[d], 4, dw, -0.1, 0.1);
             emit(&r);
         }
     }
+    /* The convolutions of a ResNet-50 (batch 32, 224 x 224 images; torchvision's v1.5 layout,
+     * stride in the 3x3) and of a Stable-Diffusion-1.5-style UNet (batch 2, 64 x 64 latents), by
+     * shape; the row name carries it: convnet_<dt>_<net>_n<N>c<C>h<H>w<W>o<C_out>k<K>s<S>p<P>
+     * (bench/gpu_compare_ops.py reads the shape from it). */
+    static const struct { const char *net; int64_t n, c, h, w, o, k, s, p; } CONVNET[] = {
+        {"r50", 32, 3, 224, 224, 64, 7, 2, 3},   {"r50", 32, 64, 56, 56, 64, 1, 1, 0},
+        {"r50", 32, 64, 56, 56, 64, 3, 1, 1},    {"r50", 32, 64, 56, 56, 256, 1, 1, 0},
+        {"r50", 32, 256, 56, 56, 64, 1, 1, 0},   {"r50", 32, 128, 56, 56, 128, 3, 2, 1},
+        {"r50", 32, 128, 28, 28, 128, 3, 1, 1},  {"r50", 32, 256, 14, 14, 256, 3, 1, 1},
+        {"r50", 32, 512, 7, 7, 512, 3, 1, 1},    {"r50", 32, 2048, 7, 7, 512, 1, 1, 0},
+        {"unet", 2, 4, 64, 64, 320, 3, 1, 1},    {"unet", 2, 320, 64, 64, 320, 3, 1, 1},
+        {"unet", 2, 640, 32, 32, 640, 3, 1, 1},  {"unet", 2, 1280, 16, 16, 1280, 3, 1, 1},
+    };
+    for (int d = 1; d < 3; d++)
+        for (size_t i = 0; i < sizeof CONVNET / sizeof CONVNET[0]; i++) {
+            const int64_t n = CONVNET[i].n, c = CONVNET[i].c, h = CONVNET[i].h, w = CONVNET[i].w;
+            const int64_t o = CONVNET[i].o, k = CONVNET[i].k, st = CONVNET[i].s, pd = CONVNET[i].p;
+            snprintf(name, sizeof name, "convnet_%s_%s_n%lldc%lldh%lldw%lldo%lldk%llds%lldp%lld",
+                     mname[d], CONVNET[i].net, (long long)n, (long long)c, (long long)h,
+                     (long long)w, (long long)o, (long long)k, (long long)st, (long long)pd);
+            SEL(name)
+            {
+                const int64_t ho = (h + 2 * pd - k) / st + 1, wo = (w + 2 * pd - k) / st + 1;
+                int64_t dx[4] = {n, c, h, w}, dw[4] = {o, c, k, k};
+                row r = {name, "flop", 2.0 * n * o * ho * wo * c * k * k, K_CONV2D, {0}, {0},
+                         {0}, 0, 0, (int32_t)st, (int32_t)pd};
+                r.a = rnd(mdt[d], 4, dx, -1, 1);
+                r.b = rnd(mdt[d], 4, dw, -0.1, 0.1);
+                emit(&r);
+            }
+        }
     SEL("conv1d_f32")
     {
         int64_t dx[3] = {32, 256, 4096}, dw[3] = {256, 256, 3};
-        row r = {"conv1d_f32", "flop", 2.0 * 32 * 256 * 4096 * 256 * 3, K_CONV1D, {0}, {0}, {0}, 0, 0};
+        row r = {"conv1d_f32", "flop", 2.0 * 32 * 256 * 4096 * 256 * 3, K_CONV1D, {0}, {0}, {0}, 0, 0, 0, 0};
         r.a = rnd(WK_DTYPE_F32, 3, dx, -1, 1);
         r.b = rnd(WK_DTYPE_F32, 3, dw, -0.1, 0.1);
         emit(&r);
@@ -221,26 +255,26 @@ int main(int argc, char **argv)
         const double bytes = 2.0 * 4 * 16384 * 4096;
         SEL("copy_f32_16384x4096")
         {
-            row r = {"copy_f32_16384x4096", "byte", bytes, K_COPY, {0}, {0}, {0}, 0, 0};
+            row r = {"copy_f32_16384x4096", "byte", bytes, K_COPY, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
             emit(&r);
         }
         SEL("softmax_f32")
         {
-            row r = {"softmax_f32", "byte", bytes, K_SOFTMAX, {0}, {0}, {0}, 0, 0};
+            row r = {"softmax_f32", "byte", bytes, K_SOFTMAX, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
             emit(&r);
         }
         SEL("rms_norm_f32")
         {
-            row r = {"rms_norm_f32", "byte", bytes, K_RMS, {0}, {0}, {0}, 0, 0};
+            row r = {"rms_norm_f32", "byte", bytes, K_RMS, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
             r.b = rnd(WK_DTYPE_F32, 1, dv, 0.5, 1.5);
             emit(&r);
         }
         SEL("layer_norm_f32")
         {
-            row r = {"layer_norm_f32", "byte", bytes, K_LAYER, {0}, {0}, {0}, 0, 0};
+            row r = {"layer_norm_f32", "byte", bytes, K_LAYER, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, dx, -4, 4);
             r.b = rnd(WK_DTYPE_F32, 1, dv, 0.5, 1.5);
             r.c = rnd(WK_DTYPE_F32, 1, dv, -0.5, 0.5);
@@ -268,7 +302,7 @@ int main(int argc, char **argv)
                 int64_t dx[2] = {nr[i].m, nr[i].d}, dv[1] = {nr[i].d};
                 const double bytes = 2.0 * (double)wk_dtype_size(nr[i].dt) * (double)(nr[i].m * nr[i].d);
                 row r = {nr[i].name, "byte", bytes, softmax ? K_SOFTMAX : layer ? K_LAYER : K_RMS,
-                         {0}, {0}, {0}, 0, 0};
+                         {0}, {0}, {0}, 0, 0, 0, 0};
                 r.a = rnd(nr[i].dt, 2, dx, -4, 4);
                 if (!softmax)
                     r.b = rnd(nr[i].dt, 1, dv, 0.5, 1.5);
@@ -282,7 +316,7 @@ int main(int argc, char **argv)
     SEL("index_select_bf16")
     {
         int64_t dt[2] = {128256, 4096}, di[1] = {8192};
-        row r = {"index_select_bf16", "byte", 2.0 * 2 * 8192 * 4096, K_INDEX_SELECT, {0}, {0}, {0}, 0, 0};
+        row r = {"index_select_bf16", "byte", 2.0 * 2 * 8192 * 4096, K_INDEX_SELECT, {0}, {0}, {0}, 0, 0, 0, 0};
         r.a = rnd(WK_DTYPE_BF16, 2, dt, -1, 1);
         r.b = ids_of(WK_DTYPE_U32, 1, di, 128256);
         emit(&r);
@@ -292,7 +326,7 @@ int main(int argc, char **argv)
         const double n = 8192.0 * 4096;
         SEL("gather_f32")
         {
-            row r = {"gather_f32", "byte", 4 * n * 3, K_GATHER, {0}, {0}, {0}, 0, 0};
+            row r = {"gather_f32", "byte", 4 * n * 3, K_GATHER, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
             r.b = ids_of(WK_DTYPE_U32, 2, d2, 4096);
             emit(&r);
@@ -300,7 +334,7 @@ int main(int argc, char **argv)
         SEL("scatter_add_f32")
         {
             /* dst read + written, ids and src read */
-            row r = {"scatter_add_f32", "byte", 4 * n * 4, K_SCATTER_ADD, {0}, {0}, {0}, 0, 0};
+            row r = {"scatter_add_f32", "byte", 4 * n * 4, K_SCATTER_ADD, {0}, {0}, {0}, 0, 0, 0, 0};
             r.a = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
             r.b = ids_of(WK_DTYPE_U32, 2, d2, 4096);
             r.c = rnd(WK_DTYPE_F32, 2, d2, -1, 1);
@@ -321,7 +355,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             SEL(im[i].name)
             {
-                row r = {im[i].name, "byte", im[i].bytes, im[i].kind, {0}, {0}, {0}, 0, 0};
+                row r = {im[i].name, "byte", im[i].bytes, im[i].kind, {0}, {0}, {0}, 0, 0, 0, 0};
                 r.a = rnd(WK_DTYPE_F32, 4, dx, -1, 1);
                 emit(&r);
             }
@@ -331,14 +365,14 @@ int main(int argc, char **argv)
     SEL("argsort_4096x1024_f32")
     {
         int64_t dx[2] = {4096, 1024};
-        row r = {"argsort_4096x1024_f32", "byte", 4.0 * 4096 * 1024, K_ARGSORT, {0}, {0}, {0}, 0, 0};
+        row r = {"argsort_4096x1024_f32", "byte", 4.0 * 4096 * 1024, K_ARGSORT, {0}, {0}, {0}, 0, 0, 0, 0};
         r.a = rnd(WK_DTYPE_F32, 2, dx, -1, 1);
         emit(&r);
     }
     SEL("argsort_64x200000_f32")
     {
         int64_t dx[2] = {64, 200000};
-        row r = {"argsort_64x200000_f32", "byte", 4.0 * 64 * 200000, K_ARGSORT, {0}, {0}, {0}, 0, 0};
+        row r = {"argsort_64x200000_f32", "byte", 4.0 * 64 * 200000, K_ARGSORT, {0}, {0}, {0}, 0, 0, 0, 0};
         r.a = rnd(WK_DTYPE_F32, 2, dx, -1, 1);
         emit(&r);
     }

@@ -5,7 +5,7 @@ in one run, and prints one table: TFLOP/s for matmul and convolutions, GB/s for 
     python3 bench/gpu_compare_ops.py [path/to/wick_gpu_bench_ops] [--device cuda:0] [row filters]
 PyTorch runs with TF32 off (matching wick's default) and cuDNN benchmark mode on; argsort uses
 torch.argsort(stable=True), the same contract as wick's."""
-import subprocess, sys, time
+import re, subprocess, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -58,6 +58,12 @@ def torch_row(name):
         dt = dts[name.split("_")[1]]
         x, w = rnd(32, 64, 56, 56, dtype=dt), rnd(64, 64, 3, 3, dtype=dt, lo=-0.1, hi=0.1)
         return lambda: F.conv2d(x, w, padding=1)
+    if name.startswith("convnet_"):  # convnet_<dt>_<net>_n..c..h..w..o..k..s..p..
+        dt = dts[name.split("_")[1]]
+        n, c, h, w, o, k, s, p = (int(v) for v in re.search(
+            r"n(\d+)c(\d+)h(\d+)w(\d+)o(\d+)k(\d+)s(\d+)p(\d+)$", name).groups())
+        x, wt = rnd(n, c, h, w, dtype=dt), rnd(o, c, k, k, dtype=dt, lo=-0.1, hi=0.1)
+        return lambda: F.conv2d(x, wt, stride=s, padding=p)
     if name == "conv1d_f32":
         x, w = rnd(32, 256, 4096), rnd(256, 256, 3, lo=-0.1, hi=0.1)
         return lambda: F.conv1d(x, w, padding=1)

@@ -132,7 +132,12 @@ function(_wick_simt_tests)
   # The decode matvec kernels (block and float weights, every variant) with 64-lane warps.
   add_test(NAME test_qmv_simt64 COMMAND test_qmv)
   set_tests_properties(test_qmv_simt64 PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:1;WICK_TEST_QUICK=1")
-  set_tests_properties(test_simt_hazards wick_check_simt32 wick_check_simt64 test_qmv_simt64 PROPERTIES TIMEOUT 1800)
+  # The implicit-GEMM convolution (kernels/conv.cu conv_mc*) against im2col and float64, with
+  # 32- and 64-lane warps.
+  add_test(NAME test_conv_mc_simt COMMAND test_conv_mc)
+  set_tests_properties(test_conv_mc_simt PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:0,simt:1")
+  set_tests_properties(test_simt_hazards wick_check_simt32 wick_check_simt64 test_qmv_simt64
+                       test_conv_mc_simt PROPERTIES TIMEOUT 1800)
 endfunction()
 if(_wick_simt_on)
   cmake_language(DEFER CALL _wick_simt_tests)

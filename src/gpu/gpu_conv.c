@@ -21,6 +21,8 @@
  * its (C_in/G, KH, KW) dims collapse to one stride and its dtype is gt, else copied once. */
 #include "gpu_ops.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Column scratch per chunk of images (the 32x64x56x56 k3 f32 benchmark needs 231 MB: one
  * chunk). */
@@ -181,8 +183,81 @@ static bool im2col_vec_ok(const conv_geom *g, size_t gsz, const void *col)
            dws <= lim;
 }
 
+/* Mirrors struct wk_cv_args of kernels/conv.cu. */
+typedef struct cv_args {
+    int64_t cig, cog, wrs, mtiles;
+} cv_args;
+#define CV_BN 128 /* positions per block of conv_mc* */
+
+/* Whether the implicit GEMM (conv_mc*, kernels/conv.cu) runs this forward convolution, and the
+ * weight's row stride *wrs: f16 / bf16 on the matrix units (NVIDIA sm_80+ and the simt device),
+ * the weight's rows contiguous along k in 16-byte chunks (row stride a multiple of 8, aligned
+ * start), the geometry within the kernel's 32-bit counters and the grid's y. WICK_CONV=im2col
+ * never takes it, WICK_CONV=implicit takes it wherever it applies; by default the simt device
+ * takes it and NVIDIA does not yet: the kernel has not been measured against the im2col path on
+ * NVIDIA hardware (docs/performance.md). */
+static bool conv_mc_ok(const conv_job *j, const void *wp, int64_t *wrs)
+{
+    const conv_geom *g = &j->g;
+    if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
+        !wk_gpu_matrix_units(j->dev, j->dt))
+        return false;
+    const char *e = getenv("WICK_CONV");
+    if (e && !strcmp(e, "im2col"))
+        return false;
+    if (!(e && !strcmp(e, "implicit")) && strncmp(wk_gpu_arch(j->dev), "simt", 4) != 0)
+        return false;
+    int64_t st = 1;
+    if (j->n == 0 || j->cog == 0 || g->ho * g->wo == 0)
+        return false; /* empty: the general path's early outs */
+    if (!tail_stride(&st, &j->w4, 1) || st != 1 || j->w4.strides[0] % 8 != 0 ||
+        (uintptr_t)wp % 16 != 0)
+        return false;
+    const int64_t lim = INT32_MAX / 4, kk = g->kh * g->kw;
+    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || (g->kh - 1) * g->dh > lim ||
+        (g->kw - 1) * g->dw > lim || kk > lim || j->cig > lim / kk)
+        return false;
+    const int64_t bm = j->cog <= 64 ? 64 : 128;
+    if (j->groups * ceil_div(j->cog, bm) > CONV_MAX_GRID_YZ ||
+        ceil_div(g->ho * g->wo, CV_BN) > INT32_MAX)
+        return false;
+    *wrs = j->w4.strides[0];
+    return true;
+}
+
+/* The forward convolution by conv_mc*: no column scratch; launches of at most 65535 images. */
+static wk_status conv_implicit(const conv_job *j, void *out, const void *x, const void *wp,
+                               int64_t wrs)
+{
+    const conv_geom *g = &j->g;
+    const size_t dsz = wk_dtype_size(j->dt);
+    const int64_t P = g->ho * g->wo, bm = j->cog <= 64 ? 64 : 128;
+    cv_args a = {.cig = j->cig, .cog = j->cog, .wrs = wrs, .mtiles = ceil_div(j->cog, bm)};
+    char name[32];
+    snprintf(name, sizeof name, "conv_mc%c_%s", bm == 64 ? 'm' : 'l', wk_gpu_dtype_kname(j->dt));
+    wk_gpu_fn fn = NULL;
+    wk_status s = wk_gpu_function(&fn, j->dev, "conv", name);
+    const unsigned shmem = (unsigned)(4 * (bm + CV_BN) * 32 * 2); /* MC_ST (BM + BN) MC_BK */
+    for (int64_t n0 = 0; s == WK_OK && n0 < j->n; n0 += CONV_MAX_GRID_YZ) {
+        const int64_t nb = min64(CONV_MAX_GRID_YZ, j->n - n0);
+        const void *xc = wk_gpu_at(x, j->lx->offset + n0 * j->x4.strides[0], dsz);
+        void *oc = wk_gpu_at(out, n0 * g->co * P, dsz);
+        void *args[] = {(void *)g, &xc, (void *)&wp, &oc, &a};
+        s = wk_gpu_launch(j->dev, fn, (unsigned)ceil_div(P, CV_BN),
+                          (unsigned)(j->groups * a.mtiles), (unsigned)nb, WK_GPU_BLOCK, 1, 1,
+                          shmem, args);
+    }
+    return s;
+}
+
 static wk_status conv_forward(const conv_job *j, void *out, const void *x, const void *w)
 {
+    {
+        const void *wp = wk_gpu_at(w, j->lw->offset, wk_dtype_size(j->dt));
+        int64_t wrs = 0;
+        if (conv_mc_ok(j, wp, &wrs))
+            return conv_implicit(j, out, x, wp, wrs);
+    }
     const conv_geom *g = &j->g;
     const size_t dsz = wk_dtype_size(j->dt), gsz = wk_dtype_size(j->gt);
     const int64_t KK = g->kh * g->kw, P = g->ho * g->wo, kdim = j->cig * KK;

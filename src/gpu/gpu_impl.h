@@ -139,6 +139,9 @@ typedef struct wk_gpu_gemm_args {
     int64_t c_bs, ldc;
 } wk_gpu_gemm_args;
 wk_status wk_gpu_gemm(wk_device *dev, const wk_gpu_gemm_args *g);
+/* Whether f16 / bf16 / f8e4m3 products of dtype dt run on the matrix units (kernels/mc.h and
+ * matmul.cu's gemm_t*: NVIDIA sm_80+ and the simt device; gpu_matmul.c). */
+bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt);
 
 /* ---- device-side errors. word: the device's error record, two device uint32 words
  * {code, detail} (detail: the low 32 bits of the offending value, e.g. the bad id), zero while

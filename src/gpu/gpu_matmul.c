@@ -47,7 +47,7 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
  * not written yet, and older NVIDIA) the twin would be correct, but it needs 16 shuffles per
  * 16 x 8 x 16 product where the FMA kernels read operands from shared memory as vectors, so those
  * stay, and kernels/matmul.cu does not compile the matrix-unit kernels for AMD. */
-static bool mm_matrix_units(const wk_device *dev, wk_dtype dt)
+bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
 {
     if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16 && dt != WK_DTYPE_F8E4M3)
         return false;
@@ -77,7 +77,7 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
-    const bool mt = mm_matrix_units(dev, g->dt);
+    const bool mt = wk_gpu_matrix_units(dev, g->dt);
     const bool cp = mt && vec;
     const char *kind = cp ? "c" : mt ? "t" : "";
     char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
@@ -104,7 +104,7 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
 static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
 {
     const size_t esz = wk_dtype_size(g->dt);
-    const bool mt = mm_matrix_units(dev, g->dt);
+    const bool mt = wk_gpu_matrix_units(dev, g->dt);
     /* the cp.async kernels need both operands in vector mode; with one launch along m, every
      * launch's modes are those of the whole problem (batch chunks start at multiples of 65535
      * batches: still aligned) */

@@ -7,6 +7,9 @@
 #                            90; no simt; Release; then $WICK_CMAKE_EXTRA) and build the targets;
 #                            on failure the errors and the summary are printed and the script ends
 #   dev_gpu                  the GPU, driver and commit as a summary line
+#   dev_parity LABEL OPS [VAR=VALUE...]   `wick check --device cuda:0 --op OPS -v` with those
+#                            variables set, log O/parity_LABEL.txt, its summary as a step and the
+#                            first FAIL rows
 #   dev_san TOOL LABEL TIMEOUT CMD...   compute-sanitizer --tool TOOL (memcheck: API errors not
 #                            reported, the module cache off) on CMD, with WICK_TEST_QUICK=1, log
 #                            O/TOOL_LABEL.log, its summary line as a step ("not found" without it)
@@ -40,6 +43,14 @@ dev_build() {
 dev_gpu() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$O/gpu.txt" 2>&1
   step gpu "$(head -1 "$O/gpu.txt") commit $(git rev-parse --short HEAD 2>/dev/null)"
+}
+
+dev_parity() {
+  label=$1 ops=$2
+  shift 2
+  env "$@" timeout 300 $B/wick check --device cuda:0 --op "$ops" -v >"$O/parity_$label.txt" 2>&1
+  step "wick check ($label)" "rc=$? $(grep summary "$O/parity_$label.txt" | sed 's/.*summary/summary/')"
+  grep -m6 FAIL "$O/parity_$label.txt" | grep -v summary
 }
 
 dev_san() {

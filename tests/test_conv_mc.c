@@ -1,0 +1,204 @@
+/* test_conv_mc.c: the implicit-GEMM forward convolution (kernels/conv.cu conv_mc*, chosen by
+ * src/gpu/gpu_conv.c conv_mc_ok) on every GPU device of WICK_TEST_DEVICES (the CPU is skipped:
+ * the path is the GPU's).
+ *
+ * For f16 and bf16 and conv2d shapes that cover both block tiles (C_out/groups <= 64 and > 64,
+ * with partial tiles), k tails (C_in/groups * KH * KW not a multiple of 32), partial position
+ * tiles, stride, padding, dilation, rectangular kernels, groups, a 1x1 kernel and an input read
+ * through padded strides:
+ *   - WICK_CONV=implicit must take the implicit path: one allocation (the output) where the
+ *     im2col path also allocates its column matrix (the allocator's counters);
+ *   - its result must equal, bit for bit, the im2col path's with the portable GEMM
+ *     (WICK_CONV=im2col, WK_OPTION_PORTABLE_GEMM): the same matrix-unit products in the same
+ *     order along k (kernels/mc.h);
+ *   - both must be within the bound of a k-term f32 sum rounded once of a float64 reference:
+ *     |got - want| <= (2 (k + 2) 2^-24 + 2 u_out) sum |w x| + 2^-24 (u_out: half an ulp of the
+ *     dtype, relative), as test_gpu_gemm.
+ * A weight whose rows are not 16-byte chunks (C_in * KH * KW = 27) must fall back to im2col.
+ * Run: WICK_TEST_DEVICES=simt:0 ctest -R test_conv_mc (ctest runs it on simt:0 and simt:1 where
+ * the simt device is built; on NVIDIA with tools/device scripts). */
+#include "testlib.h"
+#include "gpu/gpu_driver.h"
+#include "gpu/gpu_impl.h"
+#include "wk_core.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+static double rnd(void) /* uniform in [-1, 1) */
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static double round_to(wk_dtype dt, double v)
+{
+    return dt == WK_DTYPE_F16 ? wk_f16_to_f32(wk_f32_to_f16((float)v))
+                              : wk_bf16_to_f32(wk_f32_to_bf16((float)v));
+}
+
+typedef struct shape {
+    const char *name;
+    int64_t n, ci, h, w, co, kh, kw;
+    int32_t sh, sw, ph, pw, dh, dw, groups;
+    int64_t wpad;  /* extra elements at the end of each row of x (a strided input) */
+    int implicit;  /* whether the implicit path must take it */
+} shape;
+
+static const shape SHAPES[] = {
+    {"3x3 p1, C_out 24 (tile m), P 99", 2, 16, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {"3x3 s2 p1, C_out 80 (tile l, partial)", 1, 8, 20, 20, 80, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1},
+    {"3x3 p2 d2, groups 2", 2, 32, 12, 13, 40, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0, 1},
+    {"1x1, C_out 64", 1, 16, 16, 16, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},
+    {"5x3 s(2,1) p(2,1), strided x", 3, 8, 7, 30, 16, 5, 3, 2, 1, 2, 1, 1, 1, 1, 3, 1},
+    {"3x3 p1, C_out 136, k 576", 1, 64, 15, 17, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {"3x3, C_in 3 (k 27: im2col)", 2, 3, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+};
+
+static size_t allocs(wk_device *dev)
+{
+    wk_gpu_mem_stats st;
+    wk_gpu_mem_stats_get(wk_gpu_dev(dev), &st);
+    return st.driver_allocs + st.cache_hits;
+}
+
+/* out <- conv2d with WICK_CONV=mode; *n_alloc: the allocations it made. */
+static wk_storage *run(wk_device *dev, const char *mode, const wk_storage *sx, const wk_layout *lx,
+                       const wk_storage *sw, const wk_layout *lw, const wk_conv_params *p,
+                       size_t *n_alloc)
+{
+    setenv("WICK_CONV", mode, 1);
+    wk_storage *so = NULL;
+    const size_t a0 = allocs(dev);
+    const wk_status st = wk_conv2d(&so, sx, lx, sw, lw, p);
+    *n_alloc = allocs(dev) - a0;
+    unsetenv("WICK_CONV");
+    TEST_CHECK(st == WK_OK, "conv2d (WICK_CONV=%s): %s (%s)", mode, wk_status_string(st),
+               wk_last_error());
+    return st == WK_OK ? so : NULL;
+}
+
+static void run_shape(wk_device *dev, const char *spec, const shape *s, wk_dtype dt)
+{
+    const int64_t cig = s->ci / s->groups, cog = s->co / s->groups, kk = s->kh * s->kw;
+    const int64_t ho = (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1;
+    const int64_t wo = (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1;
+    const int64_t rw = s->w + s->wpad; /* x's row stride */
+    const size_t nx = (size_t)(s->n * s->ci * s->h * rw), nw = (size_t)(s->co * cig * kk);
+    const size_t no = (size_t)(s->n * s->co * ho * wo);
+    double *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+    double *want = malloc(no * sizeof *want), *mag = malloc(no * sizeof *mag);
+    double *got = malloc(no * sizeof *got), *ref = malloc(no * sizeof *ref);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = round_to(dt, rnd());
+    for (size_t i = 0; i < nw; i++)
+        w[i] = round_to(dt, rnd() * 0.5);
+    /* float64 reference */
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t co = 0; co < s->co; co++)
+            for (int64_t oh = 0; oh < ho; oh++)
+                for (int64_t ow = 0; ow < wo; ow++) {
+                    const int64_t gr = co / cog;
+                    double acc = 0, m = 0;
+                    for (int64_t c = 0; c < cig; c++)
+                        for (int64_t a = 0; a < s->kh; a++)
+                            for (int64_t b = 0; b < s->kw; b++) {
+                                const int64_t ih = oh * s->sh - s->ph + a * s->dh;
+                                const int64_t iw = ow * s->sw - s->pw + b * s->dw;
+                                if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w)
+                                    continue;
+                                const double xv =
+                                    x[((n * s->ci + gr * cig + c) * s->h + ih) * rw + iw];
+                                const double wv = w[((co * cig + c) * s->kh + a) * s->kw + b];
+                                acc += xv * wv;
+                                m += fabs(xv * wv);
+                            }
+                    const size_t o = (size_t)(((n * s->co + co) * ho + oh) * wo + ow);
+                    want[o] = acc;
+                    mag[o] = m;
+                }
+
+    wk_storage *sx = testlib_upload_f64(dev, dt, x, nx), *sw = testlib_upload_f64(dev, dt, w, nw);
+    const wk_layout lx = {.rank = 4,
+                          .dims = {s->n, s->ci, s->h, s->w},
+                          .strides = {s->ci * s->h * rw, s->h * rw, rw, 1}};
+    const wk_layout lw = {.rank = 4,
+                          .dims = {s->co, cig, s->kh, s->kw},
+                          .strides = {cig * kk, kk, s->kw, 1}};
+    const wk_conv_params p = {.stride = {s->sh, s->sw}, .padding = {s->ph, s->pw},
+                              .dilation = {s->dh, s->dw}, .groups = s->groups};
+    if (sx && sw) {
+        size_t a_imp = 0, a_col = 0;
+        wk_storage *oi = run(dev, "implicit", sx, &lx, sw, &lw, &p, &a_imp);
+        TEST_CHECK(wk_set_option(WK_OPTION_PORTABLE_GEMM, 1) == WK_OK, "portable GEMM option");
+        wk_storage *oc = run(dev, "im2col", sx, &lx, sw, &lw, &p, &a_col);
+        wk_set_option(WK_OPTION_PORTABLE_GEMM, 0);
+        const bool direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 &&
+                            s->pw == 0 && s->wpad == 0;
+        if (s->implicit)
+            TEST_CHECK(a_imp == 1, "%s %s %s: WICK_CONV=implicit made %zu allocations (want 1: "
+                       "the output, no column matrix)", spec, s->name, wk_dtype_name(dt), a_imp);
+        else
+            TEST_CHECK(a_imp >= 2, "%s %s %s: the weight's rows are not 16-byte chunks, yet "
+                       "WICK_CONV=implicit allocated no column matrix", spec, s->name,
+                       wk_dtype_name(dt));
+        if (!direct)
+            TEST_CHECK(a_col >= 2, "%s %s %s: im2col made %zu allocations", spec, s->name,
+                       wk_dtype_name(dt), a_col);
+        const double uo = dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256;
+        const double ua = 2.0 * ((double)(cig * kk) + 2) * ldexp(1, -24) + 2 * uo;
+        if (oi && oc && !testlib_download_f64(got, no, oi) && !testlib_download_f64(ref, no, oc)) {
+            size_t bad = 0, diff = 0;
+            for (size_t i = 0; i < no; i++) {
+                if (memcmp(&got[i], &ref[i], sizeof got[i]) != 0 && diff++ < 3)
+                    printf("  %s %s %s: element %zu implicit %.9g, im2col %.9g\n", spec, s->name,
+                           wk_dtype_name(dt), i, got[i], ref[i]);
+                const double tol = ua * mag[i] + ldexp(1, -24);
+                if ((!(fabs(got[i] - want[i]) <= tol) || !(fabs(ref[i] - want[i]) <= tol)) &&
+                    bad++ < 3)
+                    printf("  %s %s %s: element %zu implicit %.9g, im2col %.9g, want %.9g "
+                           "(tol %.3g)\n", spec, s->name, wk_dtype_name(dt), i, got[i], ref[i],
+                           want[i], tol);
+            }
+            TEST_CHECK(diff == 0, "%s %s %s: %zu of %zu elements differ from the im2col path "
+                       "(portable GEMM)", spec, s->name, wk_dtype_name(dt), diff, no);
+            TEST_CHECK(bad == 0, "%s %s %s: %zu of %zu elements outside the bound", spec, s->name,
+                       wk_dtype_name(dt), bad, no);
+        }
+        wk_storage_free(oi);
+        wk_storage_free(oc);
+    }
+    wk_storage_free(sx);
+    wk_storage_free(sw);
+    free(x), free(w), free(want), free(mag), free(got), free(ref);
+}
+
+int main(void)
+{
+    const char *specs[TESTLIB_MAX_DEVICES];
+    const int n = testlib_devices(specs);
+    int ran = 0;
+    for (int d = 0; d < n; d++) {
+        if (!strcmp(specs[d], "cpu"))
+            continue;
+        wk_device *dev = NULL;
+        if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
+            continue;
+        const wk_dtype dts[2] = {WK_DTYPE_F16, WK_DTYPE_BF16};
+        if (!wk_gpu_matrix_units(dev, WK_DTYPE_F16)) {
+            printf("skip: %s has no matrix-unit path (the implicit GEMM is not built for it)\n",
+                   specs[d]);
+        } else {
+            for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+                for (int t = 0; t < 2; t++)
+                    run_shape(dev, specs[d], &SHAPES[i], dts[t]);
+            ran = 1;
+        }
+        wk_device_close(dev);
+    }
+    if (!ran)
+        printf("skip: no GPU device with matrix units in WICK_TEST_DEVICES\n");
+    return testlib_summary();
+}
