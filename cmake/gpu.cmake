@@ -107,20 +107,39 @@ set(WICK_KERNEL_HEADERS ${WICK_KERNEL_HDR} ${CMAKE_CURRENT_SOURCE_DIR}/src/core/
     ${CMAKE_CURRENT_SOURCE_DIR}/src/core/philox.h)
 
 set(_wick_kinc -I${CMAKE_CURRENT_SOURCE_DIR}/kernels -I${CMAKE_CURRENT_SOURCE_DIR}/src/core)
-# -compress-all: SASS entries compressed too (8x smaller; the driver inflates them at load).
-set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false -Xfatbin=-compress-all)
+# The code objects are embedded zstd-compressed (-19) where zstd is at hand, and inflated by
+# src/gpu/gpu_blob.c at their module's first load: required with the AMD toolchain (a bundle of
+# every gfx target compresses about tenfold), used for the NVIDIA fatbins whenever found (zstd
+# makes them 38% smaller than nvcc's own -compress-all: 26 MB -> ~16 MB for the whole set, which
+# keeps libwick.so under tests/install_test.sh's 40 MB). Without zstd a CUDA-only build keeps
+# -compress-all (the driver inflates those entries itself).
+set(WICK_GPU_ZSTD OFF)
+if(WICK_HAVE_HIPCC)
+  wick_find_zstd() # cmake/deps.cmake: required
+  set(WICK_GPU_ZSTD ON)
+elseif(WICK_HAVE_NVCC)
+  find_program(WICK_ZSTD zstd DOC "zstd, to compress the embedded code objects")
+  find_path(WICK_ZSTD_INCLUDE_DIR zstd.h)
+  find_library(WICK_ZSTD_LIBRARY zstd)
+  if(WICK_ZSTD AND WICK_ZSTD_INCLUDE_DIR AND WICK_ZSTD_LIBRARY)
+    set(WICK_GPU_ZSTD ON)
+  endif()
+endif()
+if(WICK_GPU_ZSTD)
+  target_compile_definitions(wick_obj PRIVATE WK_HAVE_ZSTD=1)
+  target_include_directories(wick_obj PRIVATE ${WICK_ZSTD_INCLUDE_DIR})
+  set(WICK_ZSTD_LINK ${WICK_ZSTD_LIBRARY}) # linked into wick and wick_static by CMakeLists.txt
+endif()
+set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false)
+if(NOT WICK_GPU_ZSTD)
+  list(APPEND _wick_nvcc_flags -Xfatbin=-compress-all) # SASS entries compressed too (8x smaller)
+endif()
 foreach(a ${WICK_CUDA_ARCHS})
   list(APPEND _wick_nvcc_flags -gencode arch=compute_${a},code=sm_${a})
 endforeach()
 list(GET WICK_CUDA_ARCHS -1 _wick_ptx)
 list(APPEND _wick_nvcc_flags -gencode arch=compute_${_wick_ptx},code=compute_${_wick_ptx})
 set(_wick_hip_flags --genco -O3 -ffp-contract=off -std=c++17)
-if(WICK_HAVE_HIPCC)
-  wick_find_zstd() # cmake/deps.cmake: the bundles are embedded compressed
-  target_compile_definitions(wick_obj PRIVATE WK_HAVE_ZSTD=1)
-  target_include_directories(wick_obj PRIVATE ${WICK_ZSTD_INCLUDE_DIR})
-  set(WICK_ZSTD_LINK ${WICK_ZSTD_LIBRARY}) # linked into wick and wick_static by CMakeLists.txt
-endif()
 set(_wick_hip_all_targets ${WICK_HIP_TARGETS} ${WICK_HIP_EXTRA_TARGETS})
 list(REMOVE_DUPLICATES _wick_hip_all_targets)
 foreach(t ${_wick_hip_all_targets})
@@ -160,13 +179,26 @@ foreach(cu ${WICK_KERNEL_SRC})
   set(cuda_ref "NULL, NULL")
   set(hip_ref "NULL, NULL")
   set(hip_packed 0)
-  if(WICK_HAVE_NVCC)
+  set(cuda_packed 0)
+  if(WICK_HAVE_NVCC AND WICK_GPU_ZSTD)
+    set(raw ${WICK_GEN_DIR}/${mod}.fatbin)
+    set(out ${WICK_GEN_DIR}/${mod}.fatbin.zst)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${WICK_NVCC} ${_wick_nvcc_flags} ${_wick_kinc} -o ${raw} ${cu}
+      COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
+      DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
+      COMMENT "nvcc kernels/${mod}.cu -> ${mod}.fatbin.zst (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
+      VERBATIM)
+    set(cuda_packed 1)
+  elseif(WICK_HAVE_NVCC)
     set(out ${WICK_GEN_DIR}/${mod}.fatbin)
     add_custom_command(OUTPUT ${out}
       COMMAND ${WICK_NVCC} ${_wick_nvcc_flags} ${_wick_kinc} -o ${out} ${cu}
       DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
       COMMENT "nvcc kernels/${mod}.cu -> ${mod}.fatbin (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
       VERBATIM)
+  endif()
+  if(WICK_HAVE_NVCC)
     _wick_incbin(asm ${sym}_cuda ${out})
     list(APPEND deps ${out})
     list(APPEND _wick_blobs ${out})
@@ -191,7 +223,7 @@ foreach(cu ${WICK_KERNEL_SRC})
   endif()
   _wick_incbin(asm ${sym}_src ${cu})
   string(APPEND _wick_table_decl "extern const unsigned char ${sym}_src[], ${sym}_src_end[];\n")
-  string(APPEND _wick_table_rows "    {\"${mod}\", ${cuda_ref}, ${hip_ref}, (const char *)${sym}_src, ${hip_packed}},\n")
+  string(APPEND _wick_table_rows "    {\"${mod}\", ${cuda_ref}, ${hip_ref}, (const char *)${sym}_src, ${cuda_packed}, ${hip_packed}},\n")
   set(c ${WICK_GEN_DIR}/wk_gpu_embed_${id}.c)
   _wick_write_if_changed(${c} "${_wick_gen_head}/* kernels/${mod}.cu: code objects and source. */
 __asm__(\"  .pushsection .rodata\\n\"
@@ -224,7 +256,7 @@ target_sources(wick_obj PRIVATE ${c})
 
 # The table src/gpu/gpu_module.c reads.
 if(_wick_nmod EQUAL 0)
-  set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL, 0}, /* no kernel modules in this build */\n")
+  set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}, /* no kernel modules in this build */\n")
 endif()
 set(c ${WICK_GEN_DIR}/wk_gpu_embed_table.c)
 _wick_write_if_changed(${c} "${_wick_gen_head}/* The embedded GPU modules: one row per kernels/<module>.cu. */

@@ -258,7 +258,10 @@ static void test_code_objects(void)
                    "module %s: embedded source has no kernel", e->name);
         if (WICK_TEST_NVCC) {
             bool sass[200] = {false}, ptx[200] = {false};
-            int ok = e->cuda && fatbin_archs(e->cuda, (size_t)(e->cuda_end - e->cuda), sass, ptx);
+            const void *fb = NULL;
+            size_t fb_size = 0;
+            TEST_EQ_STATUS(wk_gpu_embedded_image(&fb, &fb_size, WK_BACKEND_CUDA, i), WK_OK);
+            int ok = fb && fatbin_archs(fb, fb_size, sass, ptx);
             if (TEST_CHECK(ok, "module %s: no readable CUDA fatbin", e->name)) {
                 char list[] = WICK_TEST_CUDA_ARCHS ",80,86,89,90";
                 int last = 0;
@@ -271,7 +274,8 @@ static void test_code_objects(void)
                 }
                 TEST_CHECK(last > 0 && ptx[last], "module %s: fatbin lacks PTX for compute_%d",
                            e->name, last);
-                printf("module %-8s fatbin %7zu bytes:", e->name, (size_t)(e->cuda_end - e->cuda));
+                printf("module %-8s fatbin %7zu bytes (%zu embedded%s):", e->name, fb_size,
+                       (size_t)(e->cuda_end - e->cuda), e->cuda_packed ? ", zstd" : "");
                 for (int cc = 0; cc < 200; cc++) {
                     if (sass[cc])
                         printf(" sm_%d", cc);
@@ -404,9 +408,12 @@ static wk_status fake_zero(void *ctx, void *dst, size_t n)
 static wk_status fake_sync(void *ctx) { (void)ctx; return WK_OK; }
 static bool is_embedded_cuda(const void *image)
 {
-    for (int i = 0; i < wk_gpu_embedded_module_count; i++)
-        if (image == wk_gpu_embedded_modules[i].cuda)
+    for (int i = 0; i < wk_gpu_embedded_module_count; i++) {
+        const void *fb = NULL; /* as the module cache got it: inflated where it is packed */
+        size_t n = 0;
+        if (wk_gpu_embedded_image(&fb, &n, WK_BACKEND_CUDA, i) == WK_OK && fb && image == fb)
             return true;
+    }
     return false;
 }
 static wk_status fake_load(void *ctx, void **module, const void *image)

@@ -158,6 +158,7 @@ typedef struct wk_gpu_embedded {
     const unsigned char *cuda, *cuda_end;         /* NVIDIA fatbin */
     const unsigned char *hip, *hip_end;           /* clang offload bundle of HSACO */
     const char *source;                           /* kernels/<name>.cu, NUL-terminated */
+    int cuda_packed;                              /* cuda..cuda_end is a zstd frame of the fatbin */
     int hip_packed;                               /* hip..hip_end is a zstd frame of the bundle */
 } wk_gpu_embedded;
 typedef struct wk_gpu_embedded_header {
