@@ -180,25 +180,22 @@ foreach(cu ${WICK_KERNEL_SRC})
   set(hip_ref "NULL, NULL")
   set(hip_packed 0)
   set(cuda_packed 0)
-  if(WICK_HAVE_NVCC AND WICK_GPU_ZSTD)
+  if(WICK_HAVE_NVCC)
     set(raw ${WICK_GEN_DIR}/${mod}.fatbin)
-    set(out ${WICK_GEN_DIR}/${mod}.fatbin.zst)
+    set(out ${raw})
+    set(pack "")
+    if(WICK_GPU_ZSTD)
+      set(out ${raw}.zst)
+      set(pack COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw})
+      set(cuda_packed 1)
+    endif()
+    get_filename_component(_n ${out} NAME)
     add_custom_command(OUTPUT ${out}
       COMMAND ${WICK_NVCC} ${_wick_nvcc_flags} ${_wick_kinc} -o ${raw} ${cu}
-      COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
+      ${pack}
       DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
-      COMMENT "nvcc kernels/${mod}.cu -> ${mod}.fatbin.zst (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
+      COMMENT "nvcc kernels/${mod}.cu -> ${_n} (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
       VERBATIM)
-    set(cuda_packed 1)
-  elseif(WICK_HAVE_NVCC)
-    set(out ${WICK_GEN_DIR}/${mod}.fatbin)
-    add_custom_command(OUTPUT ${out}
-      COMMAND ${WICK_NVCC} ${_wick_nvcc_flags} ${_wick_kinc} -o ${out} ${cu}
-      DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
-      COMMENT "nvcc kernels/${mod}.cu -> ${mod}.fatbin (sm ${WICK_CUDA_ARCHS} + PTX ${_wick_ptx})"
-      VERBATIM)
-  endif()
-  if(WICK_HAVE_NVCC)
     _wick_incbin(asm ${sym}_cuda ${out})
     list(APPEND deps ${out})
     list(APPEND _wick_blobs ${out})
