@@ -53,13 +53,16 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     void *out = a->out;
     char name[32];
     /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
-     * WICK_ATTN_FLASH_VARIANT=s2m2 (D 64: two buffers each for K and V, two blocks per SM) is a
-     * measurement variant, not compiled for AMD (kernels/flash.cu). */
+     * D 64 runs the s2m2 kernel (two buffers each for K and V, two blocks per SM: 0.77-0.98x
+     * PyTorch's flash backend on the H200 where the one-buffer kernel ran 0.57-0.76x) on NVIDIA
+     * and the simt device; it is not compiled for AMD (kernels/flash.cu), which keeps the
+     * one-buffer kernel, as does WICK_ATTN_FLASH_VARIANT=base (for comparisons). */
     const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
     const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
+    const bool amd = strncmp(wk_gpu_arch(dev), "gfx", 3) == 0;
     const char *suf = p2 ? "p2" : NULL;
-    if (!p2 && var && d64 && !strcmp(var, "s2m2"))
-        suf = var;
+    if (!p2 && d64 && !amd && !(var && !strcmp(var, "base")))
+        suf = "s2m2";
     const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128", suf};
     wk_gpu_kname(name, sizeof name, parts, suf ? 4 : 3);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
