@@ -4,8 +4,11 @@
  * Every op is seen in 2-D terms (1-D: H = KH = Ho = 1). g (wk_conv_geom, mirrored by conv_geom
  * in src/gpu/gpu_conv.c) holds the geometry and x's element strides.
  *   conv_im2col_<x>_<col>(g, x, col)
- *       col [nimg][C_in*KH*KW][Ho*Wo] <- the patches of the images x points at (x read through
- *       its strides, zero where a tap falls in the padding), converted from dtype <x> to <col>
+ *       col <- the patches of the images x points at (x read through its strides, zero where a
+ *       tap falls in the padding): row r = c*KH*KW + tap of image n starts at col + n*g.cis +
+ *       r*g.crs and holds the Ho*Wo positions in order, so col is [nimg][C_in*KH*KW][Ho*Wo]
+ *       (cis = C_in*KH*KW*Ho*Wo, crs = Ho*Wo) or, for one GEMM over all the images,
+ *       [C_in*KH*KW][nimg][Ho*Wo] (cis = Ho*Wo, crs = nimg*Ho*Wo); converted from dtype <x> to <col>
  *       (a raw copy when they are equal). Grid: x over output positions (256 per block: adjacent
  *       threads write adjacent positions, coalesced), y over input channels (grid-stride),
  *       z = image of the chunk. Each thread walks the KH*KW taps of its channel with counters
@@ -32,6 +35,7 @@ struct wk_conv_geom {
     int64_t ho, wo;     /* output spatial dims */
     int64_t sh, sw, ph, pw, dh, dw;
     int64_t xs[4];      /* x's strides (N, C, H, W) in elements; im2col only */
+    int64_t cis, crs;   /* col's image and row strides in elements; im2col only */
 };
 
 /* Element conversion for im2col: raw bits when the types are equal, else through the compute
@@ -62,7 +66,7 @@ WK_DEV void wk_im2col(const wk_conv_geom &g, const void *xv, void *colv)
     const int64_t KK = g.kh * g.kw;
     for (int64_t c = blockIdx.y; c < g.ci; c += gridDim.y) {
         const SI *xc = x + n * g.xs[0] + c * g.xs[1];
-        SC *dst = col + (n * g.ci + c) * KK * P + p;
+        SC *dst = col + n * g.cis + c * KK * g.crs + p;
         int64_t kh = 0, kw = 0; /* the tap t0 + u below, advanced by counters */
         for (int64_t t0 = 0; t0 < KK; t0 += WK_IM2COL_U) {
             SC v[WK_IM2COL_U];
@@ -82,7 +86,7 @@ WK_DEV void wk_im2col(const wk_conv_geom &g, const void *xv, void *colv)
 #pragma unroll
             for (int u = 0; u < WK_IM2COL_U; u++)
                 if (t0 + u < KK)
-                    dst[(t0 + u) * P] = v[u];
+                    dst[(t0 + u) * g.crs] = v[u];
         }
     }
 }
@@ -90,8 +94,8 @@ WK_DEV void wk_im2col(const wk_conv_geom &g, const void *xv, void *colv)
 /* The fast im2col (same result as wk_im2col, element for element): one thread = one input
  * channel c and V = 16 / sizeof(SC) consecutive output positions p0 .. p0+V-1, which it writes
  * for every tap as one 16-byte store (col rows start 16-byte aligned: the host checks the
- * pointer and that V divides P). Index math is 32-bit (the host checks that every offset below
- * fits: ci*P/V and KK*P < 2^31, and (h+2ph)*xs2 + (w+2pw)*xs3 < 2^31, which bounds every
+ * pointer and that V divides P and the strides). Index math is 32-bit (the host checks that
+ * every offset below fits: ci*P/V and KK*crs < 2^31, and (h+2ph)*xs2 + (w+2pw)*xs3 < 2^31, which bounds every
  * |ih|*xs2 + |iw|*xs3 and kh*dh*xs2 + kw*dw*xs3 below);
  * only the image and channel bases are 64-bit, once per thread. The division by the output
  * width runs once per thread; the V positions walk (oh, ow) with a counter, so rows may split
@@ -114,7 +118,8 @@ WK_DEV void wk_im2col_vec(const wk_conv_geom &g, const void *xv, void *colv)
     const int dhs = (int)(g.dh * g.xs[2]), dws = (int)(g.dw * g.xs[3]);
     const int64_t n = blockIdx.z;
     const SI *__restrict__ xc = (const SI *)xv + n * g.xs[0] + (int64_t)c * g.xs[1];
-    SC *__restrict__ dst = (SC *)colv + (n * g.ci + c) * (g.kh * g.kw) * (int64_t)P + p0;
+    SC *__restrict__ dst = (SC *)colv + n * g.cis + c * (g.kh * g.kw) * g.crs + p0;
+    const int crs = (int)g.crs;
     int ih0[V], iw0[V], xo[V]; /* per position: top-left tap and its offset in x */
     int oh = p0 / wo, ow = p0 - oh * wo;
 #pragma unroll
@@ -127,10 +132,10 @@ WK_DEV void wk_im2col_vec(const wk_conv_geom &g, const void *xv, void *colv)
             oh++;
         }
     }
-    int t = 0; /* tap * P: the tap's row in dst */
+    int t = 0; /* tap * crs: the tap's row in dst */
     for (int kh = 0; kh < kh_n; kh++) {
         const int dih = kh * (int)g.dh;
-        for (int kw = 0; kw < kw_n; kw++, t += P) {
+        for (int kw = 0; kw < kw_n; kw++, t += crs) {
             const int diw = kw * (int)g.dw, toff = kh * dhs + kw * dws;
             SI r[V]; /* all V loads issued before any conversion; the padding reads 0 bits */
 #pragma unroll

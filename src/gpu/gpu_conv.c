@@ -11,9 +11,10 @@
  *                    a 1x1 kernel with stride 1 and no padding: x is read in place), then per
  *                    group g: out[n, g*Cog .. , :] = W_g [Cog x Cin/G*KH*KW] @ col[n, g] as one
  *                    strided-batched GEMM over the images (or over the groups, per image, when
- *                    there are more groups than images). One GEMM over all images (col as
- *                    [q][N*Ho*Wo]) would run the same output tiles and then need a permute of
- *                    the (C_out, N, P) result: not taken.
+ *                    there are more groups than images); or, with one group and few
+ *                    positions per image (conv_merge), as one GEMM over all the images of the
+ *                    chunk (col as [q][nb*Ho*Wo]) followed by a strided copy of its
+ *                    [C_out][nb][Ho*Wo] result into out.
  *   conv_transpose:  per chunk, col[n, g] [Cog*KH*KW x H*W] = W_g^T @ x[n, g] (GEMM), then the
  *                    gather col2im kernel sums each output pixel's taps in a fixed order.
  * Scratch is bounded: the batch runs in chunks of images whose columns fit CONV_SCRATCH_BYTES
@@ -38,8 +39,9 @@ typedef struct conv_geom {
     int64_t ho, wo;
     int64_t sh, sw, ph, pw, dh, dw;
     int64_t xs[4];
+    int64_t cis, crs; /* im2col's column layout: image and row strides (conv_forward sets them) */
 } conv_geom;
-_Static_assert(sizeof(conv_geom) == 18 * 8, "conv_geom mirrors wk_conv_geom");
+_Static_assert(sizeof(conv_geom) == 20 * 8, "conv_geom mirrors wk_conv_geom");
 
 /* One GEMM operand over (image, group): element (r, c) of the operand of image i and group g
  * is at p[i*img + g*grp + r*rs + c*cs] (elements of the GEMM type). */
@@ -161,9 +163,9 @@ static int64_t conv_chunk(int64_t n, int64_t per_image_bytes)
 }
 
 /* Whether the fast im2col (conv_im2col_vec_*, kernels/conv.cu) may write col: V = 16 / gsz
- * positions per thread as one 16-byte store (V divides P and col is 16-byte aligned, so every
- * col row starts aligned) and all its 32-bit index math fits: ci*P/V (+ a block) and KK*P
- * below 2^31, and every offset in x of a tap, |ih|*xs2 + |iw|*xs3 with |ih| <= h + 2ph and
+ * positions per thread as one 16-byte store (V divides P, and with it the strides cis and crs,
+ * which are multiples of P, and col is 16-byte aligned, so every col row starts aligned) and
+ * all its 32-bit index math fits: ci*P/V (+ a block) and KK*crs below 2^31, and every offset in x of a tap, |ih|*xs2 + |iw|*xs3 with |ih| <= h + 2ph and
  * |iw| <= w + 2pw (the output size bounds (ho-1)*sh + (kh-1)*dh by h + 2ph - 1), as well as
  * the per-tap steps dh*xs2 and dw*xs3. */
 static bool im2col_vec_ok(const conv_geom *g, size_t gsz, const void *col)
@@ -172,7 +174,8 @@ static bool im2col_vec_ok(const conv_geom *g, size_t gsz, const void *col)
     int64_t a, b, kkp, dhs, dws;
     if (P % V != 0 || (uintptr_t)col % 16 != 0)
         return false;
-    if (!mul3(&kkp, g->kh * g->kw, P, 1) || kkp > lim || g->ci > (lim - WK_GPU_BLOCK) / (P / V))
+    if (!mul3(&kkp, g->kh * g->kw, g->crs, 1) || kkp > lim ||
+        g->ci > (lim - WK_GPU_BLOCK) / (P / V))
         return false;
     if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || g->ho > lim || g->wo > lim)
         return false;
@@ -250,6 +253,29 @@ static wk_status conv_implicit(const conv_job *j, void *out, const void *x, cons
     return s;
 }
 
+/* Whether a chunk of images runs as one GEMM, W [C_out x q] @ col [q][nb*P], whose result
+ * [C_out][nb][P] a strided copy (with the rounding to the storage dtype, if any) then puts in
+ * place, instead of a strided batch of nb GEMMs of P columns each. With few output positions
+ * per image the batch's GEMMs are too narrow for the vendor BLAS to fill the GPU: on the H200
+ * (cuBLAS, batch 32) the 7x7 3x3 convolution of a ResNet-50 runs 3.1x faster in f16 (0.22x ->
+ * 0.69x cuDNN) and 1.3x in f32, 14x14 about the same, and 28x28 slower (0.75x -> 0.58x in f16):
+ * hence P <= CONV_MERGE_P. Not where x can be read in place (a 1x1 kernel, stride 1, no
+ * padding: merging would add an im2col pass, and measured slower at 7x7: 0.50x -> 0.43x).
+ * One group only; WICK_CONV=merged takes it wherever there is one group and more than one
+ * image, WICK_CONV=batched never (docs/performance.md). */
+#define CONV_MERGE_P 256
+static bool conv_merge(const conv_job *j, int64_t P, bool direct)
+{
+    if (j->groups != 1 || j->n < 2)
+        return false;
+    const char *e = getenv("WICK_CONV");
+    if (e && !strcmp(e, "merged"))
+        return true;
+    if (e && !strcmp(e, "batched"))
+        return false;
+    return !direct && P <= CONV_MERGE_P;
+}
+
 static wk_status conv_forward(const conv_job *j, void *out, const void *x, const void *w)
 {
     {
@@ -262,11 +288,12 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
     const size_t dsz = wk_dtype_size(j->dt), gsz = wk_dtype_size(j->gt);
     const int64_t KK = g->kh * g->kw, P = g->ho * g->wo, kdim = j->cig * KK;
     int64_t pix_st = 1;
-    const bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-                        g->pw == 0 && j->dt == j->gt && tail_stride(&pix_st, &j->x4, 2) &&
-                        pix_st == 1;
+    const bool in_place = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+                          g->pw == 0 && j->dt == j->gt && tail_stride(&pix_st, &j->x4, 2) &&
+                          pix_st == 1;
+    const bool merge = conv_merge(j, P, in_place), direct = in_place && !merge;
     int64_t col_img = 0, img_bytes;
-    const int64_t fout_img = j->dt != j->gt ? g->co * P : 0;
+    const int64_t fout_img = j->dt != j->gt || merge ? g->co * P : 0;
     if ((!direct && !mul3(&col_img, g->ci, KK, P)) ||
         !mul3(&img_bytes, col_img + fout_img, (int64_t)gsz, 1))
         return too_large(j);
@@ -283,7 +310,11 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
     if (s == WK_OK && fout_img > 0)
         s = wk_gpu_scratch_alloc(j->dev, (size_t)(nb_max * fout_img) * gsz, &fout);
 
-    const bool vec = col != NULL && im2col_vec_ok(g, gsz, col);
+    /* col's layout (kernels/conv.cu): [nb][q][P], or [q][nb][P] for one GEMM */
+    conv_geom gc = *g;
+    gc.cis = merge ? P : col_img;
+    gc.crs = merge ? nb_max * P : P;
+    const bool vec = col != NULL && im2col_vec_ok(&gc, gsz, col);
     const int64_t vec_threads = vec ? g->ci * (P / (int64_t)(16 / gsz)) : 0;
     char name[48];
     snprintf(name, sizeof name, "conv_im2col_%s%s_%s", vec ? "vec_" : "",
@@ -291,28 +322,39 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
     for (int64_t n0 = 0; s == WK_OK && n0 < j->n; n0 += nb_max) {
         const int64_t nb = min64(nb_max, j->n - n0);
         const void *xc = wk_gpu_at(x, j->lx->offset + n0 * j->x4.strides[0], dsz);
+        if (merge)
+            gc.crs = nb * P;
         conv_opnd B;
         if (direct) { /* x itself: rows = channels, columns = pixels (stride 1) */
             B = (conv_opnd){xc, j->x4.strides[0], j->cig * j->x4.strides[1], j->x4.strides[1], 1};
         } else {
-            void *args[] = {(void *)g, &xc, &col};
+            void *args[] = {&gc, &xc, &col};
             if (vec) /* x: channel-major (channel, 16-byte slot of positions) */
                 s = wk_gpu_run(j->dev, "conv", name, (unsigned)ceil_div(vec_threads, WK_GPU_BLOCK),
                                1, (unsigned)nb, args);
             else
                 s = wk_gpu_run(j->dev, "conv", name, (unsigned)ceil_div(P, WK_GPU_BLOCK),
                                (unsigned)min64(g->ci, CONV_MAX_GRID_YZ), (unsigned)nb, args);
-            B = (conv_opnd){col, g->ci * KK * P, kdim * P, P, 1};
+            B = (conv_opnd){col, gc.cis, kdim * gc.crs, gc.crs, 1};
         }
         void *oc = wk_gpu_at(out, n0 * g->co * P, dsz);
-        const conv_opnd C = {fout ? fout : oc, g->co * P, j->cog * P, P, 1};
-        if (s == WK_OK)
-            s = conv_gemms(j, nb, j->cog, P, kdim, A, B, C);
-        if (s == WK_OK && fout) { /* f32 results -> the storage dtype, rounded once */
+        if (merge) { /* one GEMM: C [co][nb*P] = W @ col [q][nb*P] */
+            const conv_opnd C = {fout, 0, 0, nb * P, 1};
+            if (s == WK_OK)
+                s = conv_gemms(j, 1, j->cog, nb * P, kdim, A, B, C);
+        } else {
+            const conv_opnd C = {fout ? fout : oc, g->co * P, j->cog * P, P, 1};
+            if (s == WK_OK)
+                s = conv_gemms(j, nb, j->cog, P, kdim, A, B, C);
+        }
+        if (s == WK_OK && fout) { /* into out [nb][co][P], rounded once to the storage dtype */
             wk_layout lf;
             const int64_t cnt = nb * g->co * P;
             wk_layout_contiguous(&lf, 1, &cnt);
-            s = wk_gpu_to_dtype(j->dev, j->gt, j->dt, oc, fout, &lf);
+            if (merge)
+                lf = (wk_layout){.rank = 3, .dims = {nb, g->co, P}, .strides = {P, nb * P, 1}};
+            s = j->dt == j->gt ? wk_gpu_copy_strided(j->dev, j->dt, oc, 0, fout, &lf)
+                               : wk_gpu_to_dtype(j->dev, j->gt, j->dt, oc, fout, &lf);
         }
     }
     /* stream-ordered frees: after the launches that use the buffers */

@@ -14,8 +14,10 @@
 #      convnet_ rows: the convolutions of a ResNet-50 and of a SD-1.5-style UNet, by shape) beside
 #      PyTorch (cuDNN, benchmark mode), with WICK_CONV=implicit and WICK_CONV=im2col in one run;
 #   5. the summary table last (also OUTDIR/conv/summary.txt).
-# What to decide from it: make the implicit path NVIDIA's default for the shapes where it wins
-# (src/gpu/gpu_conv.c conv_mc_ok: today it runs there only with WICK_CONV=implicit).
+# What it showed (H200, 2026-11-29; docs/performance.md "Implicit-GEMM convolution"): the
+# implicit path is slower than im2col + cuBLAS on every f16 row but the smallest, so NVIDIA keeps
+# im2col (src/gpu/gpu_conv.c conv_mc_ok: the implicit path only with WICK_CONV=implicit). Rerun
+# it after a change to conv_mc*.
 set -u
 . tools/device/lib.sh
 dev_init conv "${1:-}"
