@@ -132,8 +132,8 @@ function(_wick_simt_tests)
   # The decode matvec kernels (block and float weights, every variant) with 64-lane warps.
   add_test(NAME test_qmv_simt64 COMMAND test_qmv)
   set_tests_properties(test_qmv_simt64 PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:1;WICK_TEST_QUICK=1")
-  # The implicit-GEMM convolution (kernels/conv.cu conv_mc*) against im2col and float64, with
-  # 32- and 64-lane warps.
+  # The implicit-GEMM convolutions (kernels/conv.cu conv_mc*, conv_mcn*) against im2col, the
+  # portable GEMM and float64, with 32- and 64-lane warps.
   add_test(NAME test_conv_mc_simt COMMAND test_conv_mc)
   set_tests_properties(test_conv_mc_simt PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:0,simt:1")
   # The convolutions' other forward paths, which the parity shapes (few positions per image)

@@ -25,7 +25,8 @@
  *       the CPU's (src/cpu/cpu_conv.c adds the taps in the same order into a zeroed buffer), no
  *       atomics. Grid: x over output positions, y over output channels, z = image.
  *   conv_zero(nbytes, p): p[0 .. nbytes) = 0 (an empty sum: no input channels or pixels).
- *   conv_mc<cfg>_<dt>: the forward convolution as an implicit GEMM on the matrix units (below). */
+ *   conv_mc<cfg>_<dt>: the forward convolution as an implicit GEMM on the matrix units (below);
+ *   conv_mcn<cfg>_<dt>: the same over an NHWC copy of x, both operands by cp.async (below). */
 #include "gpu.h"
 
 /* All fields int64 so host and device agree on the layout without padding questions. */
@@ -387,6 +388,105 @@ WK_DEV void cv_body(const wk_conv_geom &g, const uint16_t *x, const uint16_t *w,
     mc_store<D, FM, FN>(acc, cz, P, a.cog, P, m0 + wm, n0 + wn);
 }
 
+/* The NHWC form, conv_mcn<cfg>_<dt>(g, x, w, out, a): x is an [N][H][W][C] copy (g.ci = C) and
+ * w a [C_out][KH][KW][C/G] copy (row stride a.wrs = KH KW C/G), both made by the host; k runs
+ * in (kh, kw, c) order and C/G is a multiple of 32, so a k tile is 32 channels of one tap and
+ * each position's share of it one 64-byte run of x. The column tile then arrives by cp.async as
+ * the weight tile does (four 16-byte copies per position, zero-filled in the padding and past
+ * P), staged [position][k]: no gather in registers, nothing on the critical path but the
+ * products. Each thread owns 2 of the tile's 512 chunks (position c / 4, channels c % 4 * 8)
+ * and keeps its positions' top-left taps; only the tap and channel offset move per tile. */
+struct cvn_src {
+    int ih0[2], iw0[2], col[2], so[2];
+    int kh, kw;
+    int64_t c0;
+
+    __device__ __forceinline__ void init(const wk_conv_geom &g, int64_t P, int64_t n0)
+    {
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int c = (int)threadIdx.x + i * WK_BLOCK, row = c >> 2;
+            col[i] = (c & 3) * 8;
+            so[i] = mc_off<MC_BK / 8>(row, col[i]);
+            const int64_t p = n0 + row, oh = p / g.wo, ow = p - oh * g.wo;
+            ih0[i] = p < P ? (int)(oh * g.sh - g.ph) : -(1 << 30); /* past P: out of every row */
+            iw0[i] = (int)(ow * g.sw - g.pw);
+        }
+        kh = kw = 0;
+        c0 = 0;
+    }
+    /* the next k tile's column chunks into stage s (xz: the image's first channel of the group) */
+    __device__ __forceinline__ void issue(uint16_t *s, const wk_conv_geom &g, const uint16_t *xz,
+                                          int64_t cig)
+    {
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int ih = ih0[i] + kh * (int)g.dh, iw = iw0[i] + kw * (int)g.dw;
+            const bool in = (unsigned)ih < (unsigned)g.h && (unsigned)iw < (unsigned)g.w;
+            const uint16_t *src = in ? xz + ((int64_t)ih * g.w + iw) * g.ci + c0 + col[i] : xz;
+            wk_cp_async16(s + so[i], src, in);
+        }
+        c0 += MC_BK;
+        if (c0 == cig) {
+            c0 = 0;
+            if (++kw == (int)g.kw) {
+                kw = 0;
+                kh++;
+            }
+        }
+    }
+};
+
+template <int D, int BM>
+WK_DEV void cvn_body(const wk_conv_geom &g, const uint16_t *x, const uint16_t *w, uint16_t *out,
+                     const wk_cv_args &a)
+{
+    enum { BN = 128, WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8, SA = BM * MC_BK,
+           SB = BN * MC_BK, CA = MC_BK / 8, CB = MC_BK / 8 };
+    const int64_t P = g.ho * g.wo, K = a.cig * g.kh * g.kw, tiles = K / MC_BK;
+    const int64_t gr = blockIdx.y / a.mtiles, m0 = (int64_t)(blockIdx.y % a.mtiles) * BM;
+    const int64_t n0 = (int64_t)blockIdx.x * BN, z = blockIdx.z;
+    const uint16_t *const xa = w + (gr * a.cog + m0) * a.wrs;
+    const uint16_t *const xz = x + z * g.h * g.w * g.ci + gr * a.cig;
+    const int na = (int)(a.cog - m0 < BM ? a.cog - m0 : BM);
+    const int wi = (int)threadIdx.x >> 5, wm = (wi >> 2) * WM, wn = (wi & 3) * WN;
+
+    float acc[FM][FN][4];
+    wk_mma_zero(acc);
+    mc_src<BM, 1> sa;
+    sa.init(xa, a.wrs, 1);
+    cvn_src sb;
+    sb.init(g, P, n0);
+#pragma unroll
+    for (int s = 0; s < MC_ST - 1; s++) {
+        if (s < tiles) {
+            sa.issue(cv_dyn + s * (SA + SB), na == BM, xa, a.wrs, 1, na, K, s * MC_BK);
+            sb.issue(cv_dyn + s * (SA + SB) + SA, g, xz, a.cig);
+        }
+        wk_cp_async_commit();
+    }
+    int rs = 0, ws = MC_ST - 1; /* the stage to multiply, the stage to fill */
+    for (int64_t t = 0; t < tiles; t++) {
+        wk_cp_async_wait<MC_ST - 2>(); /* tile t has landed (this thread's copies) */
+        __syncthreads();               /* everyone's copies of tile t; step t - 1's stage free */
+        const int64_t tn = t + MC_ST - 1;
+        if (tn < tiles) {
+            sa.issue(cv_dyn + ws * (SA + SB), na == BM, xa, a.wrs, 1, na, K, tn * MC_BK);
+            sb.issue(cv_dyn + ws * (SA + SB) + SA, g, xz, a.cig);
+        }
+        wk_cp_async_commit();
+        mc_tile<D == WK_DT_BF16, CA, CB, 1, 1, FM, FN>(acc, cv_dyn + rs * (SA + SB),
+                                                  cv_dyn + rs * (SA + SB) + SA, wm, wn);
+        rs = rs + 1 == MC_ST ? 0 : rs + 1;
+        ws = ws + 1 == MC_ST ? 0 : ws + 1;
+    }
+    wk_cp_async_wait<0>();
+
+    typedef typename wk_t<D>::S S;
+    S *const cz = (S *)out + z * g.co * P + gr * a.cog * P;
+    mc_store<D, FM, FN>(acc, cz, P, a.cog, P, m0 + wm, n0 + wn);
+}
+
 #define CV_KERNELS(NAME, DT)                                                                   \
     WK_KERNEL conv_mcl_##NAME(wk_conv_geom g, const void *x, const void *w, void *out,         \
                               wk_cv_args a)                                                    \
@@ -397,6 +497,16 @@ WK_DEV void cv_body(const wk_conv_geom &g, const uint16_t *x, const uint16_t *w,
                               wk_cv_args a)                                                    \
     {                                                                                          \
         cv_body<DT, 64>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);      \
+    }                                                                                          \
+    WK_KERNEL_MINB(2) conv_mcnl_##NAME(wk_conv_geom g, const void *x, const void *w,           \
+                                       void *out, wk_cv_args a)                                \
+    {                                                                                          \
+        cvn_body<DT, 128>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);    \
+    }                                                                                          \
+    WK_KERNEL conv_mcnm_##NAME(wk_conv_geom g, const void *x, const void *w, void *out,        \
+                               wk_cv_args a)                                                   \
+    {                                                                                          \
+        cvn_body<DT, 64>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);     \
     }
 CV_KERNELS(f16, WK_DT_F16)
 CV_KERNELS(bf16, WK_DT_BF16)

@@ -15,6 +15,10 @@
  *     |got - want| <= (2 (k + 2) 2^-24 + 2 u_out) sum |w x| + 2^-24 (u_out: half an ulp of the
  *     dtype, relative), as test_gpu_gemm.
  * A weight whose rows are not 16-byte chunks (C_in * KH * KW = 27) must fall back to im2col.
+ * Where C_in / groups is a multiple of 32, the NHWC form (conv_mcn*, WICK_CONV=nhwc: k in
+ * (kh, kw, c) order) must equal, bit for bit, the portable GEMM (wk_matmul) of the weight and
+ * the columns laid out here in that order, which also shows that it ran (the other paths sum
+ * in (c, kh, kw) order), and stay within the same float64 bound.
  * Run: WICK_TEST_DEVICES=simt:0 ctest -R test_conv_mc (ctest runs it on simt:0 and simt:1 where
  * the simt device is built; on NVIDIA with tools/device scripts). */
 #include "testlib.h"
@@ -55,6 +59,11 @@ static const shape SHAPES[] = {
     {"5x3 s(2,1) p(2,1), strided x", 3, 8, 7, 30, 16, 5, 3, 2, 1, 2, 1, 1, 1, 1, 3, 1},
     {"3x3 p1, C_out 136, k 576", 1, 64, 15, 17, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
     {"3x3, C_in 3 (k 27: im2col)", 2, 3, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+    {"3x3 p1, C_in 32, C_out 24, P 99", 2, 32, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {"3x3 s2 p1, groups 2 of 64, C_out 80", 1, 128, 10, 9, 80, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 1},
+    {"3x2 p(2,1) d2, C_in 32, C_out 64, strided x", 2, 32, 12, 9, 64, 3, 2, 1, 1, 2, 1, 2, 2, 1,
+     2, 1},
+    {"1x1, C_in 64, C_out 136, strided x", 2, 64, 6, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 3, 1},
 };
 
 static size_t allocs(wk_device *dev)
@@ -78,6 +87,71 @@ static wk_storage *run(wk_device *dev, const char *mode, const wk_storage *sx, c
     TEST_CHECK(st == WK_OK, "conv2d (WICK_CONV=%s): %s (%s)", mode, wk_status_string(st),
                wk_last_error());
     return st == WK_OK ? so : NULL;
+}
+
+/* The NHWC form against the portable GEMM of W' [n][g][cog][K] (broadcast over n) and the
+ * columns C' [n][g][K][P], both with k = (kh KW + kw) cig + c, built here from x and w. */
+static void run_nhwc(wk_device *dev, const char *spec, const shape *s, wk_dtype dt,
+                     const double *x, const double *w, const double *want, const double *mag,
+                     int64_t ho, int64_t wo, const wk_storage *sx, const wk_layout *lx,
+                     const wk_storage *sw, const wk_layout *lw, const wk_conv_params *p)
+{
+    const int64_t g = s->groups, cig = s->ci / g, cog = s->co / g, kk = s->kh * s->kw;
+    const int64_t K = kk * cig, P = ho * wo, rw = s->w + s->wpad;
+    const size_t nw = (size_t)(g * cog * K), nc = (size_t)(s->n * g * K * P);
+    const size_t no = (size_t)(s->n * s->co * P);
+    double *wt = malloc(nw * sizeof *wt), *ct = malloc(nc * sizeof *ct);
+    double *got = malloc(no * sizeof *got), *ref = malloc(no * sizeof *ref);
+    for (int64_t co = 0; co < g * cog; co++)
+        for (int64_t a = 0; a < s->kh; a++)
+            for (int64_t b = 0; b < s->kw; b++)
+                for (int64_t c = 0; c < cig; c++)
+                    wt[co * K + (a * s->kw + b) * cig + c] = w[((co * cig + c) * s->kh + a) * s->kw + b];
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t gr = 0; gr < g; gr++)
+            for (int64_t a = 0; a < s->kh; a++)
+                for (int64_t b = 0; b < s->kw; b++)
+                    for (int64_t c = 0; c < cig; c++)
+                        for (int64_t q = 0; q < P; q++) {
+                            const int64_t ih = q / wo * s->sh - s->ph + a * s->dh;
+                            const int64_t iw = q % wo * s->sw - s->pw + b * s->dw;
+                            const bool in = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+                            ct[((n * g + gr) * K + (a * s->kw + b) * cig + c) * P + q] =
+                                in ? x[((n * s->ci + gr * cig + c) * s->h + ih) * rw + iw] : 0;
+                        }
+    wk_storage *swt = testlib_upload_f64(dev, dt, wt, nw), *sct = testlib_upload_f64(dev, dt, ct, nc);
+    const wk_layout la = {.rank = 4, .dims = {s->n, g, cog, K}, .strides = {0, cog * K, K, 1}};
+    const wk_layout lb = {.rank = 4, .dims = {s->n, g, K, P}, .strides = {g * K * P, K * P, P, 1}};
+    wk_storage *om = NULL;
+    TEST_CHECK(wk_set_option(WK_OPTION_PORTABLE_GEMM, 1) == WK_OK, "portable GEMM option");
+    const wk_status st = swt && sct ? wk_matmul(&om, swt, &la, sct, &lb) : WK_ERR_OUT_OF_MEMORY;
+    wk_set_option(WK_OPTION_PORTABLE_GEMM, 0);
+    TEST_CHECK(st == WK_OK, "%s %s %s: matmul of the NHWC-ordered columns: %s (%s)", spec, s->name,
+               wk_dtype_name(dt), wk_status_string(st), wk_last_error());
+    size_t n_alloc;
+    wk_storage *on = run(dev, "nhwc", sx, lx, sw, lw, p, &n_alloc);
+    const double uo = dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256;
+    const double ua = 2.0 * ((double)K + 2) * ldexp(1, -24) + 2 * uo;
+    if (on && om && !testlib_download_f64(got, no, on) && !testlib_download_f64(ref, no, om)) {
+        size_t bad = 0, diff = 0;
+        for (size_t i = 0; i < no; i++) {
+            if (memcmp(&got[i], &ref[i], sizeof got[i]) != 0 && diff++ < 3)
+                printf("  %s %s %s: element %zu nhwc %.9g, GEMM in (kh, kw, c) order %.9g\n",
+                       spec, s->name, wk_dtype_name(dt), i, got[i], ref[i]);
+            if (!(fabs(got[i] - want[i]) <= ua * mag[i] + ldexp(1, -24)) && bad++ < 3)
+                printf("  %s %s %s: element %zu nhwc %.9g, want %.9g\n", spec, s->name,
+                       wk_dtype_name(dt), i, got[i], want[i]);
+        }
+        TEST_CHECK(diff == 0, "%s %s %s: %zu of %zu elements of WICK_CONV=nhwc differ from the "
+                   "portable GEMM in (kh, kw, c) order", spec, s->name, wk_dtype_name(dt), diff, no);
+        TEST_CHECK(bad == 0, "%s %s %s: %zu of %zu nhwc elements outside the bound", spec,
+                   s->name, wk_dtype_name(dt), bad, no);
+    }
+    wk_storage_free(on);
+    wk_storage_free(om);
+    wk_storage_free(swt);
+    wk_storage_free(sct);
+    free(wt), free(ct), free(got), free(ref);
 }
 
 static void run_shape(wk_device *dev, const char *spec, const shape *s, wk_dtype dt)
@@ -169,6 +243,8 @@ static void run_shape(wk_device *dev, const char *spec, const shape *s, wk_dtype
         }
         wk_storage_free(oi);
         wk_storage_free(oc);
+        if (cig % 32 == 0)
+            run_nhwc(dev, spec, s, dt, x, w, want, mag, ho, wo, sx, &lx, sw, &lw, &p);
     }
     wk_storage_free(sx);
     wk_storage_free(sw);

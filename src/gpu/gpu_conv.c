@@ -1,5 +1,8 @@
 /* gpu_conv.c: the GPU convolutions (conv1d, conv_transpose1d, conv2d, conv_transpose2d) as
- * im2col / col2im kernels (kernels/conv.cu) around the shared GEMM (wk_gpu_gemm, gpu_matmul.c).
+ * im2col / col2im kernels (kernels/conv.cu) around the shared GEMM (wk_gpu_gemm, gpu_matmul.c),
+ * or, for f16 / bf16 forward convolutions on the matrix units, as an implicit GEMM (conv_mc*:
+ * the columns gathered from x in NCHW; conv_mcn*: over an NHWC copy of x; conv_nhwc_ok and
+ * conv_mc_ok say where each runs).
  *
  * The 1-D ops are the 2-D ones with a height of 1 (as src/cpu/cpu_conv.c, the reference).
  * The GEMM runs in the "gemm type" gt: the dtype itself for f32/f64/f16/bf16 convolutions
@@ -276,8 +279,90 @@ static bool conv_merge(const conv_job *j, int64_t P, bool direct)
     return !direct && P <= CONV_MERGE_P;
 }
 
+/* Whether the NHWC implicit GEMM (conv_mcn*, kernels/conv.cu) runs this forward convolution:
+ * f16 / bf16 on the matrix units, C_in / groups a multiple of 32 (a k tile is 32 channels of one
+ * tap), the geometry within the kernel's 32-bit row and column counters and the grid, and x's
+ * NHWC copy within the scratch budget. By default on NVIDIA where it won on the H200 beside
+ * im2col + cuBLAS (docs/performance.md): a kernel of more than one tap and C_out / groups <= 64
+ * (the 64-channel 3x3 layers of a ResNet: 0.60x -> 0.69x cuDNN); wider outputs keep cuBLAS,
+ * which is faster there, 1x1 kernels read x in place. WICK_CONV=nhwc takes it wherever it
+ * applies, any other WICK_CONV value never; the simt device takes it only when asked. */
+static bool conv_nhwc_ok(const conv_job *j)
+{
+    const conv_geom *g = &j->g;
+    const char *e = getenv("WICK_CONV");
+    const bool forced = e && !strcmp(e, "nhwc");
+    if (e && !forced)
+        return false;
+    if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
+        !wk_gpu_matrix_units(j->dev, j->dt) || j->cig % 32 != 0)
+        return false;
+    if (!forced && (strncmp(wk_gpu_arch(j->dev), "simt", 4) == 0 || g->kh * g->kw == 1 ||
+                    j->cog > 64))
+        return false;
+    if (j->n == 0 || j->cog == 0 || g->ho * g->wo == 0)
+        return false; /* empty: the general path's early outs */
+    const int64_t lim = INT32_MAX / 4;
+    int64_t xb;
+    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || (g->kh - 1) * g->dh > lim ||
+        (g->kw - 1) * g->dw > lim || !mul3(&xb, j->n * g->h, g->w * g->ci, 2) ||
+        xb > CONV_SCRATCH_BYTES)
+        return false;
+    const int64_t bm = j->cog <= 64 ? 64 : 128;
+    return j->groups * ceil_div(j->cog, bm) <= CONV_MAX_GRID_YZ &&
+           ceil_div(g->ho * g->wo, CV_BN) <= INT32_MAX;
+}
+
+/* The forward convolution by conv_mcn*: x copied to [N][H][W][C] and the weight to
+ * [C_out][KH][KW][C_in/G] (two strided copies), then launches of at most 65535 images. */
+static wk_status conv_nhwc(const conv_job *j, void *out, const void *x, const void *w)
+{
+    const conv_geom *g = &j->g;
+    const size_t dsz = wk_dtype_size(j->dt);
+    const int64_t P = g->ho * g->wo, bm = j->cog <= 64 ? 64 : 128, kk = g->kh * g->kw;
+    const int64_t img = g->h * g->w * g->ci;
+    void *xn = NULL, *wn = NULL;
+    wk_status s = wk_gpu_scratch_alloc(j->dev, (size_t)(j->n * img) * dsz, &xn);
+    if (s == WK_OK)
+        s = wk_gpu_scratch_alloc(j->dev, (size_t)(g->co * kk * j->cig) * dsz, &wn);
+    if (s == WK_OK) {
+        const int64_t *xs = j->x4.strides, *ws = j->w4.strides;
+        const wk_layout lx = {.rank = 4, .dims = {j->n, g->h, g->w, g->ci},
+                              .strides = {xs[0], xs[2], xs[3], xs[1]}, .offset = j->lx->offset};
+        const wk_layout lw = {.rank = 4, .dims = {g->co, g->kh, g->kw, j->cig},
+                              .strides = {ws[0], ws[2], ws[3], ws[1]}, .offset = j->lw->offset};
+        s = wk_gpu_copy_strided(j->dev, j->dt, xn, 0, x, &lx);
+        if (s == WK_OK)
+            s = wk_gpu_copy_strided(j->dev, j->dt, wn, 0, w, &lw);
+    }
+    cv_args a = {.cig = j->cig, .cog = j->cog, .wrs = kk * j->cig, .mtiles = ceil_div(j->cog, bm)};
+    char name[32];
+    snprintf(name, sizeof name, "conv_mcn%c_%s", bm == 64 ? 'm' : 'l', wk_gpu_dtype_kname(j->dt));
+    wk_gpu_fn fn = NULL;
+    if (s == WK_OK)
+        s = wk_gpu_function(&fn, j->dev, "conv", name);
+    const unsigned shmem = (unsigned)(4 * (bm + CV_BN) * 32 * 2); /* MC_ST (BM + BN) MC_BK */
+    for (int64_t n0 = 0; s == WK_OK && n0 < j->n; n0 += CONV_MAX_GRID_YZ) {
+        const int64_t nb = min64(CONV_MAX_GRID_YZ, j->n - n0);
+        const void *xc = wk_gpu_at(xn, n0 * img, dsz);
+        const void *wc = wn;
+        void *oc = wk_gpu_at(out, n0 * g->co * P, dsz);
+        void *args[] = {(void *)g, &xc, &wc, &oc, &a};
+        s = wk_gpu_launch(j->dev, fn, (unsigned)ceil_div(P, CV_BN),
+                          (unsigned)(j->groups * a.mtiles), (unsigned)nb, WK_GPU_BLOCK, 1, 1,
+                          shmem, args);
+    }
+    if (wn)
+        wk_gpu_scratch_free(j->dev, wn);
+    if (xn)
+        wk_gpu_scratch_free(j->dev, xn);
+    return s;
+}
+
 static wk_status conv_forward(const conv_job *j, void *out, const void *x, const void *w)
 {
+    if (conv_nhwc_ok(j))
+        return conv_nhwc(j, out, x, w);
     {
         const void *wp = wk_gpu_at(w, j->lw->offset, wk_dtype_size(j->dt));
         int64_t wrs = 0;
