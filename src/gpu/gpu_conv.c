@@ -286,14 +286,16 @@ static bool conv_merge(const conv_job *j, int64_t P, bool direct)
  * im2col + cuBLAS (docs/performance.md): a kernel of more than one tap and C_out / groups <= 64
  * (the 64-channel 3x3 layers of a ResNet: 0.60x -> 0.69x cuDNN); wider outputs keep cuBLAS,
  * which is faster there, 1x1 kernels read x in place. WICK_CONV=nhwc takes it wherever it
- * applies, any other WICK_CONV value never; the simt device takes it only when asked. */
+ * applies, WICK_CONV=im2col / implicit / merged / batched never; the simt device takes it only
+ * when asked. */
 static bool conv_nhwc_ok(const conv_job *j)
 {
     const conv_geom *g = &j->g;
     const char *e = getenv("WICK_CONV");
     const bool forced = e && !strcmp(e, "nhwc");
-    if (e && !forced)
-        return false;
+    if (e && (!strcmp(e, "im2col") || !strcmp(e, "implicit") || !strcmp(e, "merged") ||
+              !strcmp(e, "batched")))
+        return false; /* another path asked for; an unknown value is the default */
     if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
         !wk_gpu_matrix_units(j->dev, j->dt) || j->cig % 32 != 0)
         return false;

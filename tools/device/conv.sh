@@ -5,19 +5,20 @@
 #   sh tools/device/conv.sh OUTDIR
 #   1. build (build-gpu: CUDA code objects for WICK_CUDA_ARCHS, default 90; the targets used);
 #      the registers and spills of conv_mc* (cuobjdump -res-usage);
-#   2. tests: test_conv_mc on cuda:0 (the implicit path bit-identical to im2col with the portable
-#      GEMM, and within the f32-sum bound of a float64 reference); test_conv_kat, test_bad_linalg
-#      and the conv parity rows (wick check -v) with WICK_CONV=implicit, and with the run-time
-#      compiled kernels (NVRTC);
+#   2. tests: test_conv_mc on cuda:0 (the NCHW implicit path bit-identical to im2col with the
+#      portable GEMM, the NHWC one to the portable GEMM in (kh, kw, c) order, both within the
+#      f32-sum bound of a float64 reference); test_conv_kat, test_bad_linalg and the conv parity
+#      rows (wick check -v) with WICK_CONV=implicit and =nhwc, and through NVRTC;
 #   3. compute-sanitizer memcheck and racecheck on test_conv_mc;
 #   4. bench: the conv rows of bench/gpu_compare_ops.py (conv2d_f16/bf16 32x64x56x56 k3, and the
 #      convnet_ rows: the convolutions of a ResNet-50 and of a SD-1.5-style UNet, by shape) beside
-#      PyTorch (cuDNN, benchmark mode), with WICK_CONV=implicit and WICK_CONV=im2col in one run;
+#      PyTorch (cuDNN, benchmark mode), once per mode of CONV_MODES (default: "default nhwc
+#      implicit im2col"; also merged, batched: src/gpu/gpu_conv.c) in one run;
 #   5. the summary table last (also OUTDIR/conv/summary.txt).
-# What it showed (H200, 2026-11-29; docs/performance.md "Implicit-GEMM convolution"): the
-# implicit path is slower than im2col + cuBLAS on every f16 row but the smallest, so NVIDIA keeps
-# im2col (src/gpu/gpu_conv.c conv_mc_ok: the implicit path only with WICK_CONV=implicit). Rerun
-# it after a change to conv_mc*.
+# What it showed (H200, 2026-11-29; docs/performance.md "Implicit-GEMM convolution"): the NCHW
+# implicit path (conv_mc*) is slower than im2col + cuBLAS on every f16 row but the smallest (only
+# with WICK_CONV=implicit on NVIDIA); the NHWC one (conv_mcn*) wins for multi-tap kernels with
+# C_out/groups <= 64 and is the default there (conv_nhwc_ok). Rerun it after a change to either.
 set -u
 . tools/device/lib.sh
 dev_init conv "${1:-}"
@@ -35,14 +36,18 @@ fi
 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_conv_mc >"$O/test_conv_mc.log" 2>&1
 step "test_conv_mc (cuda:0)" "rc=$? $(tail -1 "$O/test_conv_mc.log")"
 grep -m6 FAIL "$O/test_conv_mc.log"
-for t in test_conv_kat test_bad_linalg; do
-  WICK_CONV=implicit WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/$t >"$O/$t.log" 2>&1
-  step "$t (WICK_CONV=implicit)" "rc=$? $(tail -1 "$O/$t.log")"
-  grep -m5 FAIL "$O/$t.log"
+for m in implicit nhwc; do
+  for t in test_conv_kat test_bad_linalg; do
+    WICK_CONV=$m WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/$t >"$O/${t}_$m.log" 2>&1
+    step "$t (WICK_CONV=$m)" "rc=$? $(tail -1 "$O/${t}_$m.log")"
+    grep -m5 FAIL "$O/${t}_$m.log"
+  done
 done
 OPS=conv1d,conv2d,conv_transpose1d,conv_transpose2d
 dev_parity conv_implicit $OPS WICK_CONV=implicit
 dev_parity conv_implicit_rtc $OPS WICK_CONV=implicit WICK_FORCE_RTC=1
+dev_parity conv_nhwc $OPS WICK_CONV=nhwc
+dev_parity conv_nhwc_rtc $OPS WICK_CONV=nhwc WICK_FORCE_RTC=1
 dev_parity conv_default $OPS
 
 # ---- 3. sanitizers
@@ -50,8 +55,10 @@ dev_san memcheck test_conv_mc 300 env WICK_TEST_DEVICES=cuda:0 $B/test_conv_mc
 dev_san racecheck test_conv_mc 300 env WICK_TEST_DEVICES=cuda:0 $B/test_conv_mc
 
 # ---- 4. bench beside PyTorch (cuDNN)
-for mode in implicit im2col; do
-  WICK_CONV=$mode timeout 400 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops \
+MODES=${CONV_MODES:-default nhwc implicit im2col}
+for mode in $MODES; do
+  if [ "$mode" = default ]; then set --; else set -- WICK_CONV=$mode; fi
+  env "$@" timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops \
     --device cuda:0 conv2d_f16 conv2d_bf16 convnet_ >"$O/bench_$mode.log" 2>&1
   step "gpu_compare_ops.py conv (WICK_CONV=$mode)" "rc=$?"
 done
@@ -60,7 +67,7 @@ step "after the build" "$(( $(date +%s) - t1 )) s"
 # ---- 5. summary
 echo
 echo "beside PyTorch (TFLOP/s; wick/torch > 1: wick faster):" | tee -a "$S"
-for mode in implicit im2col; do
+for mode in $MODES; do
   echo "WICK_CONV=$mode:" | tee -a "$S"
   sed -n '/^op /,$p' "$O/bench_$mode.log" | grep -E '^op |conv' | tee -a "$S"
 done
