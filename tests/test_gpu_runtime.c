@@ -6,7 +6,8 @@
  *      sm_89 sm_90 + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx940 gfx1030 and the rest
  *      of the configured list);
  *   3. every embedded kernel source compiles at run time (NVRTC for sm_80, hipRTC for gfx90a)
- *      where those libraries exist, and one gives PTX for an arch newer than NVRTC knows;
+ *      where those libraries exist, and one gives PTX for an arch newer than NVRTC knows
+ *      (WICK_TEST_RTC=cuda: only NVRTC; =hip: only the hipRTC part, nothing else);
  *   4. without a device: device counts are 0 with a reason, opening fails cleanly, the CPU works;
  *   5. on each GPU device: memory and copies, the caching allocator, 16 threads making their
  *      first call at once, out-of-memory and recovery, WICK_FORCE_RTC=1 bit-identical to the
@@ -319,6 +320,12 @@ static void test_rtc_compiles(wk_backend_kind kind, const char *arch, const char
     const char *label = kind == WK_BACKEND_CUDA ? "NVRTC" : "hipRTC";
     if (env_set("WICK_TEST_NO_RTC")) {
         printf("skip: %s compile of the kernel sources (WICK_TEST_NO_RTC set)\n", label);
+        return;
+    }
+    const char *only_vendor = getenv("WICK_TEST_RTC");
+    if (only_vendor && strcmp(only_vendor, kind == WK_BACKEND_CUDA ? "cuda" : "hip") != 0) {
+        printf("skip: %s compile of the kernel sources (WICK_TEST_RTC=%s)\n", label,
+               only_vendor);
         return;
     }
     for (int i = 0; i < wk_gpu_embedded_module_count; i++) {
@@ -1130,6 +1137,14 @@ static void test_device(const char *spec)
 
 int main(void)
 {
+    /* WICK_TEST_RTC=hip: only the hipRTC compile of every module (ctest runs it as
+     * test_gpu_runtime_hiprtc beside test_gpu_runtime with WICK_TEST_RTC=cuda: the two vendors'
+     * compiles, most of this test's time, then run side by side) */
+    const char *rtc_only = getenv("WICK_TEST_RTC");
+    if (rtc_only && !strcmp(rtc_only, "hip")) {
+        test_rtc_compiles(WK_BACKEND_ROCM, "gfx90a", "\177ELF", NULL);
+        return testlib_summary();
+    }
     test_no_gpu_dependency();
     test_code_objects();
     /* Every module through NVRTC and hipRTC; the PTX path for an architecture newer than NVRTC
