@@ -195,37 +195,60 @@ typedef struct cv_args {
 } cv_args;
 #define CV_BN 128 /* positions per block of conv_mc* */
 
-/* Whether the implicit GEMM (conv_mc*, kernels/conv.cu) runs this forward convolution, and the
- * weight's row stride *wrs: f16 / bf16 on the matrix units (NVIDIA sm_80+ and the simt device),
- * the weight's rows contiguous along k in 16-byte chunks (row stride a multiple of 8, aligned
- * start), the geometry within the kernel's 32-bit counters and the grid's y. WICK_CONV=im2col
- * never takes it, WICK_CONV=implicit takes it wherever it applies; by default the simt device
- * takes it and NVIDIA does not yet: the kernel has not been measured against the im2col path on
- * NVIDIA hardware (docs/performance.md). */
-static bool conv_mc_ok(const conv_job *j, const void *wp, int64_t *wrs)
+/* The forward path WICK_CONV asks for (docs/performance.md); unset or unknown: the default. */
+typedef enum conv_mode {
+    CONV_DEFAULT, CONV_IM2COL, CONV_IMPLICIT, CONV_NHWC, CONV_MERGED, CONV_BATCHED
+} conv_mode;
+static conv_mode conv_env(void)
+{
+    static const char *const names[] = {"", "im2col", "implicit", "nhwc", "merged", "batched"};
+    const char *e = getenv("WICK_CONV");
+    for (int i = 1; e && i < (int)(sizeof names / sizeof names[0]); i++)
+        if (!strcmp(e, names[i]))
+            return (conv_mode)i;
+    return CONV_DEFAULT;
+}
+
+static bool conv_on_simt(const conv_job *j) { return strncmp(wk_gpu_arch(j->dev), "simt", 4) == 0; }
+
+/* What both implicit GEMMs (conv_mc*, conv_mcn*) need: a forward f16 / bf16 convolution on the
+ * matrix units (NVIDIA sm_80+ and the simt device), not empty (the general path has the early
+ * outs), its geometry within the kernels' 32-bit row and column counters, and C_out tiles and
+ * groups within the grid's y. */
+static bool conv_mc_fits(const conv_job *j)
 {
     const conv_geom *g = &j->g;
     if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
         !wk_gpu_matrix_units(j->dev, j->dt))
         return false;
-    const char *e = getenv("WICK_CONV");
-    if (e && !strcmp(e, "im2col"))
+    if (j->n == 0 || j->cog == 0 || g->ho * g->wo == 0)
         return false;
-    if (!(e && !strcmp(e, "implicit")) && strncmp(wk_gpu_arch(j->dev), "simt", 4) != 0)
+    const int64_t lim = INT32_MAX / 4;
+    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || (g->kh - 1) * g->dh > lim ||
+        (g->kw - 1) * g->dw > lim)
+        return false;
+    const int64_t bm = j->cog <= 64 ? 64 : 128;
+    return j->groups * ceil_div(j->cog, bm) <= CONV_MAX_GRID_YZ &&
+           ceil_div(g->ho * g->wo, CV_BN) <= INT32_MAX;
+}
+
+/* Whether the NCHW implicit GEMM (conv_mc*, kernels/conv.cu) runs this forward convolution, and
+ * the weight's row stride *wrs: conv_mc_fits, and the weight's rows contiguous along k in
+ * 16-byte chunks (row stride a multiple of 8, aligned start). WICK_CONV=im2col never takes it,
+ * WICK_CONV=implicit wherever it applies; by default the simt device takes it and NVIDIA does
+ * not: on the H200 it was slower than im2col + cuBLAS on every f16 row but the smallest
+ * (docs/performance.md). */
+static bool conv_mc_ok(const conv_job *j, const void *wp, int64_t *wrs)
+{
+    const conv_mode mode = conv_env();
+    if (mode == CONV_IM2COL || (mode != CONV_IMPLICIT && !conv_on_simt(j)) || !conv_mc_fits(j))
         return false;
     int64_t st = 1;
-    if (j->n == 0 || j->cog == 0 || g->ho * g->wo == 0)
-        return false; /* empty: the general path's early outs */
     if (!tail_stride(&st, &j->w4, 1) || st != 1 || j->w4.strides[0] % 8 != 0 ||
         (uintptr_t)wp % 16 != 0)
         return false;
-    const int64_t lim = INT32_MAX / 4, kk = g->kh * g->kw;
-    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || (g->kh - 1) * g->dh > lim ||
-        (g->kw - 1) * g->dw > lim || kk > lim || j->cig > lim / kk)
-        return false;
-    const int64_t bm = j->cog <= 64 ? 64 : 128;
-    if (j->groups * ceil_div(j->cog, bm) > CONV_MAX_GRID_YZ ||
-        ceil_div(g->ho * g->wo, CV_BN) > INT32_MAX)
+    const int64_t lim = INT32_MAX / 4, kk = j->g.kh * j->g.kw;
+    if (kk > lim || j->cig > lim / kk)
         return false;
     *wrs = j->w4.strides[0];
     return true;
@@ -271,17 +294,14 @@ static bool conv_merge(const conv_job *j, int64_t P, bool direct)
 {
     if (j->groups != 1 || j->n < 2)
         return false;
-    const char *e = getenv("WICK_CONV");
-    if (e && !strcmp(e, "merged"))
-        return true;
-    if (e && !strcmp(e, "batched"))
-        return false;
+    const conv_mode mode = conv_env();
+    if (mode == CONV_MERGED || mode == CONV_BATCHED)
+        return mode == CONV_MERGED;
     return !direct && P <= CONV_MERGE_P;
 }
 
 /* Whether the NHWC implicit GEMM (conv_mcn*, kernels/conv.cu) runs this forward convolution:
- * f16 / bf16 on the matrix units, C_in / groups a multiple of 32 (a k tile is 32 channels of one
- * tap), the geometry within the kernel's 32-bit row and column counters and the grid, and x's
+ * conv_mc_fits, C_in / groups a multiple of 32 (a k tile is 32 channels of one tap), and x's
  * NHWC copy within the scratch budget. By default on NVIDIA where it won on the H200 beside
  * im2col + cuBLAS (docs/performance.md): a kernel of more than one tap and C_out / groups <= 64
  * (the 64-channel 3x3 layers of a ResNet: 0.60x -> 0.69x cuDNN); wider outputs keep cuBLAS,
@@ -291,28 +311,13 @@ static bool conv_merge(const conv_job *j, int64_t P, bool direct)
 static bool conv_nhwc_ok(const conv_job *j)
 {
     const conv_geom *g = &j->g;
-    const char *e = getenv("WICK_CONV");
-    const bool forced = e && !strcmp(e, "nhwc");
-    if (e && (!strcmp(e, "im2col") || !strcmp(e, "implicit") || !strcmp(e, "merged") ||
-              !strcmp(e, "batched")))
-        return false; /* another path asked for; an unknown value is the default */
-    if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
-        !wk_gpu_matrix_units(j->dev, j->dt) || j->cig % 32 != 0)
+    const conv_mode mode = conv_env();
+    if ((mode != CONV_DEFAULT && mode != CONV_NHWC) || !conv_mc_fits(j) || j->cig % 32 != 0)
         return false;
-    if (!forced && (strncmp(wk_gpu_arch(j->dev), "simt", 4) == 0 || g->kh * g->kw == 1 ||
-                    j->cog > 64))
+    if (mode != CONV_NHWC && (conv_on_simt(j) || g->kh * g->kw == 1 || j->cog > 64))
         return false;
-    if (j->n == 0 || j->cog == 0 || g->ho * g->wo == 0)
-        return false; /* empty: the general path's early outs */
-    const int64_t lim = INT32_MAX / 4;
     int64_t xb;
-    if (g->h + 2 * g->ph > lim || g->w + 2 * g->pw > lim || (g->kh - 1) * g->dh > lim ||
-        (g->kw - 1) * g->dw > lim || !mul3(&xb, j->n * g->h, g->w * g->ci, 2) ||
-        xb > CONV_SCRATCH_BYTES)
-        return false;
-    const int64_t bm = j->cog <= 64 ? 64 : 128;
-    return j->groups * ceil_div(j->cog, bm) <= CONV_MAX_GRID_YZ &&
-           ceil_div(g->ho * g->wo, CV_BN) <= INT32_MAX;
+    return mul3(&xb, j->n * g->h, g->w * g->ci, 2) && xb <= CONV_SCRATCH_BYTES;
 }
 
 /* The forward convolution by conv_mcn*: x copied to [N][H][W][C] and the weight to
