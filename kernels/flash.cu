@@ -393,8 +393,8 @@ FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
 FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
 FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
 /* D 64's default on NVIDIA and the simt device (gpu_flash.c): two buffers each for K and V (one
- * barrier per tile) in two blocks per SM. On the H200 it runs at 0.77-0.98x PyTorch's flash
- * backend where the one-buffer D 64 kernel above runs at 0.57-0.76x (which stays for AMD and
+ * barrier per tile) in two blocks per SM. On the H200 it runs at 0.77-0.97x PyTorch's flash
+ * backend where the one-buffer D 64 kernel above runs at 0.58-0.77x (which stays for AMD and
  * WICK_ATTN_FLASH_VARIANT=base); at D 128 two blocks per SM would spill. The other variants
  * measured beside it lost and were removed: two blocks per SM alone, 32 rows per warp (MI 2),
  * tiles of 128 keys, and two buffers alone (docs/performance.md). Not compiled for AMD, to

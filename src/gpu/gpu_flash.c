@@ -53,8 +53,8 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     void *out = a->out;
     char name[32];
     /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
-     * D 64 runs the s2m2 kernel (two buffers each for K and V, two blocks per SM: 0.77-0.98x
-     * PyTorch's flash backend on the H200 where the one-buffer kernel ran 0.57-0.76x) on NVIDIA
+     * D 64 runs the s2m2 kernel (two buffers each for K and V, two blocks per SM: 0.77-0.97x
+     * PyTorch's flash backend on the H200 where the one-buffer kernel ran 0.58-0.77x) on NVIDIA
      * and the simt device; it is not compiled for AMD (kernels/flash.cu), which keeps the
      * one-buffer kernel, as does WICK_ATTN_FLASH_VARIANT=base (for comparisons). */
     const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
