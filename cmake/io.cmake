@@ -11,7 +11,7 @@ target_link_libraries(wick_static PRIVATE ${WICK_JANSSON_LIBRARY})
 # cannot be imported there, and the test is skipped the same way when no Python 3 is found.
 add_executable(st_pytool tests/st_pytool.c)
 target_compile_options(st_pytool PRIVATE ${WICK_WARNINGS})
-target_link_libraries(st_pytool PRIVATE wick_static)
+target_link_libraries(st_pytool PRIVATE wick)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME safetensors_python
