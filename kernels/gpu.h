@@ -608,7 +608,7 @@ WK_DEV int wk_dp4a_plain(int a, int b, int c)
  * 64-lane waves: a fragment belongs to an aligned group of 32 lanes; lanes 0-31 and 32-63 of a
  * wave hold separate fragments and the twin's shuffles never leave the group, so a kernel that
  * takes threadIdx.x / 32 as its warp index is the same with 32- and 64-lane warps. (CDNA's MFMA
- * has other fragment shapes; there the twin runs.) */
+ * is a product of the whole 64-lane wave with other fragment shapes: wk_mfma_16x16x16 below.) */
 #if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define WK_MMA_NATIVE 1
 #else
@@ -678,6 +678,84 @@ template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const ui
                         b[0] | (uint64_t)b[1] << 32);
     c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
 #endif
+}
+
+/* ---- matrix units of 64-lane waves: D = A B + C for one 16 x 16 x 16 product of a whole wave
+ * (CDNA's v_mfma_f32_16x16x16f16 / _16x16x16bf16_1k with f32 accumulation), A and B f16 (BF = 0)
+ * or bf16 (BF = 1). Lane l of the wave (c = l % 16, q = l / 16) holds four 16-bit values in a
+ * 64-bit word, the lowest index in the low bits:
+ *   a = A[c][4q..4q+3]    b = B[4q..4q+3][c]    d[v] = D[4q+v][c], v = 0..3
+ * (AMD's documented register layout for these instructions.) WK_MFMA_NATIVE is 1 on the CDNA
+ * targets that have them (gfx908 f16 only, gfx90a and gfx94x f16 and bf16); elsewhere
+ * wk_mfma_16x16x16 is its twin, which needs warpSize == 64 (the simt device with 64-lane warps:
+ * that is where this layout is tested): 20 shuffles and 64 f32 fma per lane, the sum of each
+ * output in k order. Products of f16 or bf16 values are exact in f32; only the rounding of the
+ * sums can differ from the hardware's. */
+#if defined(WK_HIP) && (defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) ||     \
+                        defined(__gfx942__))
+#define WK_MFMA_NATIVE 1
+#define WK_MFMA_NATIVE_BF16 1
+#elif defined(WK_HIP) && defined(__gfx908__)
+#define WK_MFMA_NATIVE 1
+#define WK_MFMA_NATIVE_BF16 0
+#else
+#define WK_MFMA_NATIVE 0
+#define WK_MFMA_NATIVE_BF16 0
+#endif
+
+template <int BF>
+static __device__ __attribute__((noinline)) wk_mma_acc wk_mfma_twin(wk_mma_acc d, uint64_t a,
+                                                                   uint64_t b)
+{
+    const int l = (int)threadIdx.x & 63, c = l & 15, q = l >> 4;
+    float y[16]; /* column c of B, by k: items 0..3 of lanes c, c + 16, c + 32, c + 48 */
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint64_t u = WK_SHFL_IDX(b, c | j << 4);
+#pragma unroll
+        for (int h = 0; h < 4; h++)
+            y[4 * j + h] = wk_mma_in<BF>((uint32_t)(u >> 16 * h) & 0xffffu);
+    }
+#pragma unroll
+    for (int v = 0; v < 4; v++) { /* row 4q + v of A: items 0..3 of lanes 4q + v + 16 j */
+        float x[16];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const uint64_t p = WK_SHFL_IDX(a, (4 * q + v) | j << 4);
+#pragma unroll
+            for (int h = 0; h < 4; h++)
+                x[4 * j + h] = wk_mma_in<BF>((uint32_t)(p >> 16 * h) & 0xffffu);
+        }
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            d.v[v] = fmaf(x[k], y[k], d.v[v]);
+    }
+    return d;
+}
+
+template <int BF> WK_DEV void wk_mfma_16x16x16(float *d, uint64_t a, uint64_t b)
+{
+#if WK_MFMA_NATIVE
+    if (!BF || WK_MFMA_NATIVE_BF16) {
+        typedef float f4 __attribute__((ext_vector_type(4)));
+        typedef short s4 __attribute__((ext_vector_type(4)));
+        typedef _Float16 h4 __attribute__((ext_vector_type(4)));
+        f4 c = {d[0], d[1], d[2], d[3]};
+#if WK_MFMA_NATIVE_BF16
+        if (BF)
+            c = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(s4, a),
+                                                          __builtin_bit_cast(s4, b), c, 0, 0, 0);
+        else
+#endif
+            c = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(h4, a),
+                                                      __builtin_bit_cast(h4, b), c, 0, 0, 0);
+        d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
+        return;
+    }
+#endif
+    wk_mma_acc r = {{d[0], d[1], d[2], d[3]}};
+    r = wk_mfma_twin<BF>(r, a, b);
+    d[0] = r.v[0], d[1] = r.v[1], d[2] = r.v[2], d[3] = r.v[3];
 }
 
 #if WK_MMA_NATIVE

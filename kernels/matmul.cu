@@ -231,11 +231,28 @@ MM_KERNELS(f16, WK_DT_F16)
 MM_KERNELS(bf16, WK_DT_BF16)
 MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */
 
-/* The matrix-unit kernels below (gemm_t*, gemm_c*) are not compiled for AMD: the host takes
- * them on NVIDIA sm_80+ and the simt device only (src/gpu/gpu_matmul.c wk_gpu_matrix_units; on AMD
- * the shuffle twin of the fragment product is slower than the FMA kernels above until MFMA and
- * WMMA shapes are written). Compiling them for the six AOT gfx targets cost ~9 minutes of a
- * 2-core build for code no AMD device runs. The simt device runs them with 64-lane warps. */
+/* The 32-lane matrix-unit kernels below (gemm_t*, gemm_c*) are not compiled for AMD: the host
+ * takes them on NVIDIA sm_80+ and the simt device with 32-lane warps (src/gpu/gpu_matmul.c
+ * mm_units); on AMD the shuffle twin of the 16 x 8 x 16 product would be slower than the FMA
+ * kernels above, and compiling them for the six AOT gfx targets cost ~9 minutes of a 2-core
+ * build. CDNA's MFMA has its own kernels (gemm_w*, at the end), compiled for the gfx targets
+ * that have it and for the simt device, which runs them with 64-lane warps. */
+
+/* The 16-bit operand of a storage dtype: f16 and bf16 as they are, f8e4m3 widened to f16. */
+template <int D> struct mt_in;
+template <> struct mt_in<WK_DT_F16> {
+    enum { BF = 0 };
+    WK_DEV uint16_t h(uint16_t v) { return v; }
+};
+template <> struct mt_in<WK_DT_BF16> {
+    enum { BF = 1 };
+    WK_DEV uint16_t h(uint16_t v) { return v; }
+};
+template <> struct mt_in<WK_DT_F8E4M3> {
+    enum { BF = 0 };
+    WK_DEV uint16_t h(uint8_t v) { return wk_fp_f8e4m3_to_f16(v); }
+};
+
 #if !defined(WK_HIP)
 
 /* ---------------------------------------------------------------- on matrix units
@@ -260,21 +277,6 @@ MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor p
  * A 64-lane wave holds two of the 32-lane warps (gpu.h's matrix-unit note). */
 #define MT_BK 32
 #define MT_PAD 8
-
-/* The 16-bit operand of a storage dtype: f16 and bf16 as they are, f8e4m3 widened to f16. */
-template <int D> struct mt_in;
-template <> struct mt_in<WK_DT_F16> {
-    enum { BF = 0 };
-    WK_DEV uint16_t h(uint16_t v) { return v; }
-};
-template <> struct mt_in<WK_DT_BF16> {
-    enum { BF = 1 };
-    WK_DEV uint16_t h(uint16_t v) { return v; }
-};
-template <> struct mt_in<WK_DT_F8E4M3> {
-    enum { BF = 0 };
-    WK_DEV uint16_t h(uint8_t v) { return wk_fp_f8e4m3_to_f16(v); }
-};
 
 /* One operand tile's loader. The operand X is E x K: element (e, k) at x[e*se + k*sk]; tile t
  * covers e in [e0, e0 + BM), k in [t*BK, t*BK + BK). KC = 1: read along k, staged [e][k];
@@ -461,6 +463,11 @@ template <int D, int BM> WK_DEV void mt_gemm(MM_ARGS(D))
 MT_KERNELS(f16, WK_DT_F16)
 MT_KERNELS(bf16, WK_DT_BF16)
 MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
+#endif /* !WK_HIP */
+
+/* The cp.async pipeline below serves NVIDIA (gemm_c*, 32-lane warps on mma.sync) and CDNA
+ * (gemm_w*, 64-lane waves on MFMA); the simt device runs both. */
+#if !defined(WK_HIP) || WK_MFMA_NATIVE
 
 /* ---------------------------------------------------------------- on matrix units, cp.async
  *   gemm_c<cfg>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_t<cfg>, for
@@ -487,16 +494,17 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
 
 WK_SHARED_DYN(uint16_t, mc_dyn); /* the stages: A tile, then B tile, per stage */
 
-template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D))
+/* W: the warp tiling and the number of stages (mc.h: mc_w32 for gemm_c*, mc_w64 for gemm_w*) */
+template <int D, int BM, int BN, int AKC, int BKC, class W> WK_DEV void mc_body(MM_ARGS(D))
 {
-    enum { WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8, SA = BM * MC_BK,
-           SB = BN * MC_BK, CA = AKC ? MC_BK / 8 : BM / 8, CB = BKC ? MC_BK / 8 : BN / 8 };
+    enum { FM = W::FM, FN = W::FN, ST = W::ST, SA = BM * MC_BK, SB = BN * MC_BK,
+           CA = AKC ? MC_BK / 8 : BM / 8, CB = BKC ? MC_BK / 8 : BN / 8 };
     const int64_t z = blockIdx.z;
     const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN;
     const uint16_t *const xa = (const uint16_t *)a + z * a_bs + m0 * a_rs;
     const uint16_t *const xb = (const uint16_t *)b + z * b_bs + n0 * b_cs;
     const int na = (int)(M - m0 < BM ? M - m0 : BM), nb = (int)(N - n0 < BN ? N - n0 : BN);
-    const int w = (int)threadIdx.x >> 5, wm = (w >> 2) * WM, wn = (w & 3) * WN;
+    const int wm = W::wm(), wn = W::wn();
 
     float acc[FM][FN][4];
     wk_mma_zero(acc);
@@ -508,7 +516,7 @@ template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D
     sa.init(xa, a_rs, a_cs);
     sb.init(xb, b_cs, b_rs);
 #pragma unroll
-    for (int s = 0; s < MC_ST - 1; s++) {
+    for (int s = 0; s < ST - 1; s++) {
         if (s < tiles) {
             sa.issue(mc_dyn + s * (SA + SB), na == BM && s < kfull, xa, a_rs, a_cs, na, K,
                      s * MC_BK);
@@ -517,11 +525,11 @@ template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D
         }
         wk_cp_async_commit();
     }
-    int rs = 0, ws = MC_ST - 1; /* the stage to multiply, the stage to fill */
+    int rs = 0, ws = ST - 1; /* the stage to multiply, the stage to fill */
     for (int64_t t = 0; t < tiles; t++) {
-        wk_cp_async_wait<MC_ST - 2>(); /* tile t has landed (this thread's copies) */
+        wk_cp_async_wait<ST - 2>(); /* tile t has landed (this thread's copies) */
         __syncthreads();
-        const int64_t tn = t + MC_ST - 1;
+        const int64_t tn = t + ST - 1;
         if (tn < tiles) {
             sa.issue(mc_dyn + ws * (SA + SB), na == BM && tn < kfull, xa, a_rs, a_cs, na, K,
                      tn * MC_BK);
@@ -529,31 +537,32 @@ template <int D, int BM, int BN, int AKC, int BKC> WK_DEV void mc_body(MM_ARGS(D
                      K, tn * MC_BK);
         }
         wk_cp_async_commit();
-        mc_tile<mt_in<D>::BF, CA, CB, AKC, BKC, FM, FN>(acc, mc_dyn + rs * (SA + SB),
-                                             mc_dyn + rs * (SA + SB) + SA, wm, wn);
-        rs = rs + 1 == MC_ST ? 0 : rs + 1;
-        ws = ws + 1 == MC_ST ? 0 : ws + 1;
+        W::template tile<mt_in<D>::BF, CA, CB, AKC, BKC>(acc, mc_dyn + rs * (SA + SB),
+                                                         mc_dyn + rs * (SA + SB) + SA, wm, wn);
+        rs = rs + 1 == ST ? 0 : rs + 1;
+        ws = ws + 1 == ST ? 0 : ws + 1;
     }
     wk_cp_async_wait<0>(); /* nothing left in flight at exit (the last groups are empty) */
 
-    mc_store<D, FM, FN>(acc, c + z * c_bs, ldc, M, N, m0 + wm, n0 + wn);
+    W::template store<D>(acc, c + z * c_bs, ldc, M, N, m0 + wm, n0 + wn);
 }
 
-template <int D, int BM, int BN> WK_DEV void mc_gemm(MM_ARGS(D))
+template <int D, int BM, int BN, class W = mc_w32<BM, BN>> WK_DEV void mc_gemm(MM_ARGS(D))
 {
     if (amode & 1) {
         if (bmode & 1)
-            mc_body<D, BM, BN, 0, 0>(MM_PASS);
+            mc_body<D, BM, BN, 0, 0, W>(MM_PASS);
         else
-            mc_body<D, BM, BN, 0, 1>(MM_PASS);
+            mc_body<D, BM, BN, 0, 1, W>(MM_PASS);
     } else {
         if (bmode & 1)
-            mc_body<D, BM, BN, 1, 0>(MM_PASS);
+            mc_body<D, BM, BN, 1, 0, W>(MM_PASS);
         else
-            mc_body<D, BM, BN, 1, 1>(MM_PASS);
+            mc_body<D, BM, BN, 1, 1, W>(MM_PASS);
     }
 }
 
+#if !defined(WK_HIP)
 /* f8e4m3 (gemm_c<cfg>_f8e4m3): the same pipeline with the operands' bytes copied by cp.async
  * into a ring of MC_ST raw stages (16-byte chunks = 16 elements, in the order of the chunks'
  * indices), then widened to f16 into one of two 16-bit stages laid out as above: at step t each
@@ -693,3 +702,20 @@ MC_KERNELS(bf16, WK_DT_BF16)
 WK_KERNEL_MINB(2) gemm_cl_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
 WK_KERNEL gemm_cs_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }
 #endif /* !WK_HIP */
+
+/* ---------------------------------------------------------------- on CDNA's matrix units
+ *   gemm_w<cfg>_<dt> (f16, bf16): gemm_c<cfg>'s arguments, result and pipeline, with 64-lane
+ *   waves in place of 32-lane warps: 4 waves (2 along m x 2 along n), wave tile 64 x 64 ("l")
+ *   or 32 x 32 ("s"), 16 x 16 x 16 products (gpu.h wk_mfma_16x16x16: MFMA on gfx908 (f16),
+ *   gfx90a and gfx94x, the shuffle twin on the simt device with 64-lane warps, where the host
+ *   takes these in place of gemm_c*). Compiled only where they can run. Two stages (mc.h MW_ST:
+ *   there cp.async is the plain copy of its twin), 2 (BM + BN) 64 bytes of shared memory. */
+#if defined(WK_SIMT) || WK_MFMA_NATIVE
+#define MW_KERNELS(NAME, DT)                                                                   \
+    WK_KERNEL gemm_wl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128, mc_w64<128, 128>>(MM_PASS); } \
+    WK_KERNEL gemm_ws_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64, mc_w64<64, 64>>(MM_PASS); }
+
+MW_KERNELS(f16, WK_DT_F16)
+MW_KERNELS(bf16, WK_DT_BF16)
+#endif
+#endif /* !WK_HIP || WK_MFMA_NATIVE */

@@ -3,7 +3,9 @@
  * the swizzled staging of 16-bit operand tiles (mc_off, mc_swz), the tile copies (mc_load,
  * mc_src), one staged k tile's fragment products (mc_tile) and the store of a warp tile's
  * accumulators (mc_store). Blocks of WK_BLOCK = 256 threads, 8 warps of 32 lanes (a 64-lane
- * wave holds two), 2 along m x 4 along n. NVIDIA sm_80+ and the simt device (gpu.h's twins). */
+ * wave holds two), 2 along m x 4 along n. NVIDIA sm_80+ and the simt device (gpu.h's twins).
+ * At the end: the wave form of the products and the store (mw_*) for CDNA's 64-lane MFMA, and
+ * the two warp tilings as policies (mc_w32, mc_w64). */
 #ifndef WK_KERNELS_MC_H
 #define WK_KERNELS_MC_H
 #include "mma.h"
@@ -143,5 +145,113 @@ WK_DEV void mc_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, 
             }
         }
 }
+
+
+/* ---- the same pipeline on 64-lane waves (CDNA's MFMA; gpu.h wk_mfma_16x16x16): a block of
+ * WK_BLOCK = 256 threads is 4 waves, 2 along m x 2 along n; a wave tile of FM x FN products of
+ * 16 x 16 x 16. The staged tiles are the ones above. */
+
+/* The 64-bit fragment word of lane l for a wave product: the values (e0 + l % 16, k0 + 4 (l / 16)
+ * + 0..3) of a tile staged [e][k] (KC = 1: the four lie in one 16-byte chunk, one 8-byte read) or
+ * [k][e] (KC = 0: four reads), CPR chunks a row, swizzled by mc_off. */
+template <int KC, int CPR> WK_DEV uint64_t mw_frag(const uint16_t *s, int e0, int k0)
+{
+    const int l = (int)threadIdx.x & 63, e = e0 + (l & 15), k = k0 + 4 * (l >> 4);
+    if (KC)
+        return *(const uint64_t *)(s + mc_off<CPR>(e, k));
+    uint64_t r = 0;
+#pragma unroll
+    for (int h = 0; h < 4; h++)
+        r |= (uint64_t)s[mc_off<CPR>(k + h, e)] << 16 * h;
+    return r;
+}
+
+/* acc += the products of one staged k tile for the wave tile at (wm, wn). */
+template <int BF, int CA, int CB, int AKC, int BKC, int FM, int FN>
+WK_DEV void mw_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t *Bs, int wm, int wn)
+{
+#pragma unroll
+    for (int kk = 0; kk < MC_BK; kk += 16) {
+        uint64_t af[FM], bf[FN];
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+            af[i] = mw_frag<AKC, CA>(As, wm + 16 * i, kk);
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+            bf[j] = mw_frag<BKC, CB>(Bs, wn + 16 * j, kk);
+#pragma unroll
+        for (int i = 0; i < FM; i++)
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                wk_mfma_16x16x16<BF>(acc[i][j], af[i], bf[j]);
+    }
+}
+
+/* C <- the wave tile's accumulators (acc[i][j][v] is C[16 i + 4 (l / 16) + v][16 j + l % 16] of
+ * the wave tile at (r0, c0)); sixteen lanes store sixteen neighbouring columns. */
+template <int D, int FM, int FN>
+WK_DEV void mw_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, int64_t M,
+                     int64_t N, int64_t r0, int64_t c0)
+{
+    const int l = (int)threadIdx.x & 63, cl = l & 15, q = l >> 4;
+    const int mr = (int)(M - r0 < FM * 16 ? M - r0 : FM * 16);
+    const int nc = (int)(N - c0 < FN * 16 ? N - c0 : FN * 16);
+    if (mr <= 0 || nc <= 0)
+        return;
+    typename wk_t<D>::S *const cw = cz + r0 * ldc + c0;
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+            const int r = 16 * i + 4 * q + v;
+#pragma unroll
+            for (int j = 0; j < FN; j++)
+                if (r < mr && 16 * j + cl < nc)
+                    cw[r * ldc + 16 * j + cl] = wk_t<D>::st(acc[i][j][v]);
+        }
+}
+
+/* The warp tilings of a BM x BN block tile, as policies of one pipeline (kernels/matmul.cu
+ * mc_body): mc_w32, 8 warps of 32 lanes (2 x 4) on 16 x 8 x 16 fragment products, MC_ST stages;
+ * mc_w64, 4 waves of 64 lanes (2 x 2) on 16 x 16 x 16 wave products, MW_ST stages: AMD has no
+ * asynchronous copy (gpu.h's twin loads and stores at the issue), so stages beyond two hide no
+ * latency there, and two (32 KiB for 128 x 128) leave room for two blocks in a CU's 64 KiB. */
+#define MW_ST 2
+template <int BM, int BN> struct mc_w32 {
+    enum { WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8, ST = MC_ST };
+    static __device__ __forceinline__ int wm() { return ((int)threadIdx.x >> 7) * WM; }
+    static __device__ __forceinline__ int wn() { return ((int)threadIdx.x >> 5 & 3) * WN; }
+    template <int BF, int CA, int CB, int AKC, int BKC>
+    static __device__ __forceinline__ void tile(float (*acc)[FN][4], const uint16_t *As,
+                                                const uint16_t *Bs, int m, int n)
+    {
+        mc_tile<BF, CA, CB, AKC, BKC, FM, FN>(acc, As, Bs, m, n);
+    }
+    template <int D>
+    static __device__ __forceinline__ void store(float (*acc)[FN][4], typename wk_t<D>::S *cz,
+                                                 int64_t ldc, int64_t M, int64_t N, int64_t r0,
+                                                 int64_t c0)
+    {
+        mc_store<D, FM, FN>(acc, cz, ldc, M, N, r0, c0);
+    }
+};
+template <int BM, int BN> struct mc_w64 {
+    enum { WM = BM / 2, WN = BN / 2, FM = WM / 16, FN = WN / 16, ST = MW_ST };
+    static __device__ __forceinline__ int wm() { return ((int)threadIdx.x >> 7) * WM; }
+    static __device__ __forceinline__ int wn() { return ((int)threadIdx.x >> 6 & 1) * WN; }
+    template <int BF, int CA, int CB, int AKC, int BKC>
+    static __device__ __forceinline__ void tile(float (*acc)[FN][4], const uint16_t *As,
+                                                const uint16_t *Bs, int m, int n)
+    {
+        mw_tile<BF, CA, CB, AKC, BKC, FM, FN>(acc, As, Bs, m, n);
+    }
+    template <int D>
+    static __device__ __forceinline__ void store(float (*acc)[FN][4], typename wk_t<D>::S *cz,
+                                                 int64_t ldc, int64_t M, int64_t N, int64_t r0,
+                                                 int64_t c0)
+    {
+        mw_store<D, FM, FN>(acc, cz, ldc, M, N, r0, c0);
+    }
+};
 
 #endif

@@ -4,8 +4,9 @@
  * Shapes: m, n, k from {1, 7, 15, 17, 33, 129, 130, 257} in odd combinations, k = 0 (zeros),
  * k = 300 (many k steps of both the FMA kernels' 8 and the matrix-unit kernels' 32, and a tail),
  * and shapes large enough for the portable kernels' 128 x 128 tiles; batch 3 (and 1). f16, bf16
- * and f8e4m3 take the matrix-unit kernels where the device has them (NVIDIA sm_80+, and the simt
- * device through gpu.h's twin), the FMA kernels elsewhere. Operand layouts: row-major,
+ * and f8e4m3 take the matrix-unit kernels where the device has them (NVIDIA sm_80+ on mma.sync,
+ * CDNA on MFMA for f16 / bf16, and the simt device through gpu.h's twins: with 64-lane warps
+ * (ctest test_gpu_gemm_simt64) f16 and bf16 take CDNA's kernels), the FMA kernels elsewhere. Operand layouts: row-major,
  * transposed, strided (every other column, padded rows), batch stride 0 (one matrix for every
  * batch), a base one element off (no vector loads), and row-major and transposed with the
  * leading dimension padded to a multiple of 16 (vector loads on odd shapes: chunks cut by the

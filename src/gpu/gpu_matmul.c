@@ -41,12 +41,12 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
     return mode | (vec ? 2 : 0);
 }
 
-/* Whether f16, bf16 and f8e4m3 take the matrix-unit kernels (gemm_t*): on NVIDIA sm_80 and later,
- * where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin runs (that is how
- * their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD, where the MFMA shapes are
- * not written yet, and older NVIDIA) the twin would be correct, but it needs 16 shuffles per
- * 16 x 8 x 16 product where the FMA kernels read operands from shared memory as vectors, so those
- * stay, and kernels/matmul.cu does not compile the matrix-unit kernels for AMD. */
+/* Whether f16, bf16 and f8e4m3 take the 32-lane matrix-unit kernels (gemm_t*, gemm_c*): on NVIDIA
+ * sm_80 and later, where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin
+ * runs (that is how their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD and older
+ * NVIDIA) the twin would be correct, but it needs 16 shuffles per 16 x 8 x 16 product where the
+ * FMA kernels read operands from shared memory as vectors, so those stay, and kernels/matmul.cu
+ * does not compile these kernels for AMD; CDNA has its own (mm_wave_units below). */
 bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
 {
     if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16 && dt != WK_DTYPE_F8E4M3)
@@ -55,6 +55,22 @@ bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
     if (strncmp(arch, "simt", 4) == 0)
         return true;
     return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80;
+}
+
+/* Whether f16 and bf16 take CDNA's matrix units (gemm_w*: 16 x 16 x 16 MFMA products of 64-lane
+ * waves, kernels/matmul.cu) when both operands suit 16-byte chunks: on gfx908 (f16; its bf16
+ * MFMA has another shape), gfx90a and gfx94x, and on the simt device with 64-lane warps, which
+ * runs the same kernels with gpu.h's twin of the instruction (that is how they are tested).
+ * There they replace gemm_c*; every other case keeps the kernels above. */
+static bool mm_wave_units(const wk_device *dev, wk_dtype dt)
+{
+    if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16)
+        return false;
+    const char *arch = wk_gpu_arch(dev);
+    if (strcmp(arch, "simt64") == 0 || strcmp(arch, "gfx90a") == 0 ||
+        strncmp(arch, "gfx94", 5) == 0)
+        return true;
+    return strcmp(arch, "gfx908") == 0 && dt == WK_DTYPE_F16;
 }
 
 /* The kernel of one problem: its name, block tile (bm x bn) and dynamic shared memory. */
@@ -67,19 +83,21 @@ typedef struct mm_cfg {
 /* kernels/matmul.cu's cp.async kernels (gemm_c<cfg>): BK 32, MC_ST stages of both 16-bit tiles */
 #define MC_BK 32
 #define MC_ST 4
+#define MW_ST 2 /* gemm_w*: two stages (kernels/mc.h) */
 
-/* The configuration: "c" (cp.async, both operands in vector mode for 16-byte chunks), "t" (matrix
- * units, register staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
+/* The configuration: "w" (64-lane MFMA waves, mm_wave_units), "c" (cp.async; both "w" and "c"
+ * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
+ * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
  * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
  * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones).
- * WICK_GEMM_TILE (cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
+ * WICK_GEMM_TILE (wl, ws, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
 static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
     const bool mt = wk_gpu_matrix_units(dev, g->dt);
-    const bool cp = mt && vec;
-    const char *kind = cp ? "c" : mt ? "t" : "";
+    const bool cp = mt && vec, wv = vec && mm_wave_units(dev, g->dt);
+    const char *kind = wv ? "w" : cp ? "c" : mt ? "t" : "";
     char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
                     ? 'l' : 's';
     const char *force = getenv("WICK_GEMM_TILE");
@@ -87,14 +105,17 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
         tile = force[0];
     if (force && force[0] && force[1] && !force[2]) {
         const char k = force[0], t = force[1];
+        if (k == 'w' && wv && (t == 'l' || t == 's'))
+            kind = "w", tile = t;
         if (k == 'c' && cp && (t == 'l' || t == 's'))
-            tile = t;
+            kind = "c", tile = t;
         if (k == 't' && mt && (t == 'l' || t == 's'))
             kind = "t", tile = t;
     }
     cfg->bm = tile == 's' ? 64 : 128;
     cfg->bn = tile == 's' ? 64 : 128;
-    cfg->shmem = kind[0] == 'c' ? (unsigned)(MC_ST * (cfg->bm + cfg->bn) * MC_BK * 2) : 0u;
+    const int stages = kind[0] == 'c' ? MC_ST : kind[0] == 'w' ? MW_ST : 0;
+    cfg->shmem = (unsigned)(stages * (cfg->bm + cfg->bn) * MC_BK * 2);
     snprintf(cfg->name, sizeof cfg->name, "gemm_%s%c_%s", kind, tile,
              wk_gpu_dtype_kname(g->dt));
 }
@@ -112,9 +133,10 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
     const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, Vc);
     const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, Vc);
     mm_cfg cfg;
-    mm_pick(&cfg, dev, g, mt && (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128);
+    mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128);
     const int64_t BM = cfg.bm, BN = cfg.bn;
-    const int64_t Vk = cfg.name[5] == 'c' ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
+    const bool chunks = cfg.name[5] == 'c' || cfg.name[5] == 'w'; /* 16-byte chunk kernels */
+    const int64_t Vk = chunks ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
     const int64_t gx = ceil_div(g->n, BN);
     if (gx > INT_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",
@@ -131,7 +153,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
             void *pc = wk_gpu_at(g->c, z0 * g->c_bs + m0 * g->ldc, esz);
             int32_t amode = mm_mode(M, g->k, g->a_rs, g->a_cs, g->a_bs, nz, pa, esz, Vk);
             int32_t bmode = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, nz, pb, esz, Vk);
-            if (cfg.name[5] == 'c' && !((amode & 2) && (bmode & 2)))
+            if (chunks && !((amode & 2) && (bmode & 2)))
                 return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands without vector mode",
                               cfg.name);
             int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
