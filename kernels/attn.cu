@@ -44,7 +44,7 @@
  * aligned, or D not a multiple of the elements per 16 bytes) take the same path with element
  * loads. Every warp operation is reached by all lanes of the warp (loops uniform per warp); the
  * shuffles use offsets below the warp size, so waves of 32 and 64 lanes run the same code. */
-#include "gpu.h"
+#include "mma.h"
 
 /* All int64 so that the host mirror (gpu_attn.c) has no padding. */
 struct attn_geom {
@@ -130,6 +130,40 @@ WK_DEV float attn_merge(const volatile float *po, const volatile float *pm,
         num += w * po[(base + s * g.nq) * g.d + e];
     }
     return num / den;
+}
+
+/* The fused merge of the splits (ctr: the device's completion counters): the block counts
+ * itself in ctr[bh, z] once its partials are stored; the last of the nsplit blocks of this (kv
+ * head, query set) sets the counter back to 0 for the next kernel and merges every split of its
+ * QB queries (from gq0) into out. last: a shared int of the block. */
+template <int QD, int QB>
+WK_DEV void attn_fused_merge(const float *po, const float *pm, const float *pl,
+                             const attn_geom &g, int64_t bh, int64_t gq0,
+                             typename wk_t<QD>::S *__restrict__ out, uint32_t *ctr, int *last)
+{
+    const int t = (int)threadIdx.x, D = (int)g.d;
+    const int64_t b = bh / g.hkv, hk = bh - b * g.hkv, grp = g.hq / g.hkv;
+    __threadfence();
+    __syncthreads();
+    if (t == 0) {
+        uint32_t *c = &ctr[bh * gridDim.z + blockIdx.z];
+        *last = atomicAdd(c, 1u) == (uint32_t)(g.nsplit - 1);
+        if (*last)
+            *c = 0u; /* every block of the set has arrived */
+    }
+    __syncthreads();
+    if (!*last)
+        return;
+    __threadfence();
+    for (int idx = t; idx < QB * D; idx += WK_BLOCK) {
+        const int qi = idx / D, e = idx - qi * D;
+        const int64_t gq = gq0 + qi;
+        if (gq >= g.nq)
+            continue;
+        const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
+        out[((b * g.hq + h) * g.lq + i) * g.d + e] =
+            wk_t<QD>::st(attn_merge(po, pm, pl, g, bh, gq, e));
+    }
 }
 
 template <int QD, int KD, int QB, bool KPF>
@@ -367,31 +401,8 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         }
         __syncthreads();
     }
-    if (!ctr)
-        return; /* attn_combine merges the splits */
-    /* ---- fused merge: the last block of this (kv head, query set) to store its partial
-     * merges all the splits (the counter goes back to 0 for the next kernel) */
-    __threadfence();
-    __syncthreads();
-    if (t == 0) {
-        uint32_t *c = &ctr[bh * gridDim.z + blockIdx.z];
-        last = atomicAdd(c, 1u) == (uint32_t)(g.nsplit - 1);
-        if (last)
-            *c = 0u; /* every block of the set has arrived */
-    }
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    for (int idx = t; idx < QB * D; idx += WK_BLOCK) {
-        const int qi = idx / D, e = idx - qi * D;
-        const int64_t gq = gq0 + qi;
-        if (gq >= g.nq)
-            continue;
-        const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
-        out[((b * g.hq + h) * g.lq + i) * g.d + e] =
-            wk_t<QD>::st(attn_merge(po, pm, pl, g, bh, gq, e));
-    }
+    if (ctr) /* else attn_combine merges the splits */
+        attn_fused_merge<QD, QB>(po, pm, pl, g, bh, gq0, out, ctr, &last);
 }
 
 template <int QD>
@@ -408,6 +419,232 @@ WK_DEV void attn_combine(const float *__restrict__ po, const float *__restrict__
         out[idx] = wk_t<QD>::st(attn_merge(po, pm, pl, g, b * g.hkv + hk, gq, e));
     }
 }
+
+#if !defined(WK_HIP)
+/* ---------------------------------------------------------------- on the matrix units
+ *   attn_mma_<dt>_<D>(the arguments of attn_part): q, k and v all f16 or all bf16, D = 32 ND
+ *   (32, 64, 96, 128), K and V rows 16-byte aligned; NVIDIA sm_80+ and the simt device (not
+ *   compiled for AMD). The grid, split, masks, partials and merge are attn_part's with QB = 8
+ *   queries per block; the products run on gpu.h's 16 x 8 x 16 fragments, transposed so that
+ *   the queries are the fragments' 8 columns (GQA's few queries per kv head fill 8 columns,
+ *   where as rows they would fill 16):
+ *     S^T (16 keys x 8 queries) = K (16 x D) Q^T: K rows are A fragments straight from global
+ *       memory and Q^T, built once, the B fragments. The contraction over d may take any order
+ *       as long as both operands agree: lane (g, t) loads the 16-byte chunks 32 i + 8 t of keys
+ *       g and g + 8 (i < ND), and the chunk's words 0, 1 are its registers a[0], a[2] (keys g)
+ *       of k step 2 i, words 2, 3 those of step 2 i + 1; q's chunks the same way;
+ *     scores x scale x log2(e), masked to -inf (key past the block's range or the query's
+ *       limit), online softmax in base 2 per query column: the tile maximum over the column's
+ *       8 lanes (xor shuffles 4, 8, 16), the running sum l (f32 p) and O rescaled by 2^(m - m');
+ *     O^T (D x 8) += V^T (D x 16 keys) P^T: P^T's B fragment is the S^T accumulator rounded
+ *       once to the dtype (as FlashAttention and kernels/flash.cu) and transposed by 8 x 8
+ *       blocks (gpu.h wk_movm_t), V^T's A fragments are the words of V's 16-byte chunks (loaded
+ *       as K's) transposed the same way, so the rows of O^T are the d values in the order
+ *       d(i, h, r) = 32 i + 8 (r / 2 mod 4) + 4 h + 2 (r / 8) + r mod 2 for row r of m tile
+ *       (i, h).
+ *   Each warp (32 lanes; a 64-lane wave holds two) walks its own tiles of 16 keys with no block
+ *   barrier, V's loads in flight during S^T and the softmax; at the end the warps' (m, l, O)
+ *   meet in shared memory and the block stores attn_part's partials. */
+#define AM_QB 8
+
+/* 16 bytes of row r (4 words; zeros when !in) */
+WK_DEV void am_ld(uint32_t *w, const uint16_t *row, bool in)
+{
+    wk_pack<uint32_t, 4> p;
+    if (in)
+        p.raw = ((const wk_pack<uint32_t, 4> *)row)->raw;
+    else
+        p.v[0] = p.v[1] = p.v[2] = p.v[3] = 0u;
+    w[0] = p.v[0], w[1] = p.v[1], w[2] = p.v[2], w[3] = p.v[3];
+}
+
+template <int BF, int ND>
+WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
+                     const uint16_t *__restrict__ v, float *__restrict__ po,
+                     float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
+                     float scale, const uint32_t *__restrict__ lens, uint32_t *word,
+                     uint16_t *__restrict__ out, uint32_t *ctr)
+{
+    enum { D = 32 * ND, NWARP = WK_BLOCK / 32 };
+    __shared__ float wacc[NWARP][AM_QB][D];
+    __shared__ float wml[NWARP][AM_QB][2];
+    __shared__ int last;
+
+    const int t = (int)threadIdx.x, lane = t & 31, wid = t >> 5, gr = lane >> 2, tq = lane & 3;
+    const int64_t split = blockIdx.x, bh = blockIdx.y, b = bh / g.hkv, hk = bh - b * g.hkv;
+    const int64_t gq0 = (int64_t)blockIdx.z * AM_QB, grp = g.hq / g.hkv;
+
+    int64_t nk = g.lk;
+    if (lens) {
+        nk = (int64_t)lens[b * g.lstride];
+        if (nk < g.lq || nk > g.lk) {
+            if (t == 0 && split == 0 && hk == 0 && blockIdx.z == 0)
+                wk_kerr(word, WK_KERR_DECODE_ATTENTION, (uint64_t)nk);
+            nk = 0;
+        }
+    }
+    /* this lane's query columns 2 tq, 2 tq + 1: their key limits */
+    int64_t lim[2];
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+        const int64_t gq = gq0 + 2 * tq + c;
+        lim[c] = gq >= g.nq || nk == 0 ? 0 : g.causal ? nk - g.lq + gq % g.lq + 1 : nk;
+    }
+    /* Q^T as B fragments: query gq0 + gr (zeros past nq), chunks 32 i + 8 tq (element loads:
+     * q's rows need no alignment) */
+    uint32_t qf[ND][4];
+    {
+        const int64_t gq = gq0 + gr;
+        const bool in = gq < g.nq;
+        const uint16_t *qr = q;
+        if (in) {
+            const int64_t h = hk * grp + gq / g.lq, ti = gq % g.lq;
+            qr = q + b * g.qs[0] + h * g.qs[1] + ti * g.qs[2];
+        }
+#pragma unroll
+        for (int i = 0; i < ND; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int e = 32 * i + 8 * tq + 2 * j;
+                qf[i][j] = in ? (uint32_t)qr[e] | (uint32_t)qr[e + 1] << 16 : 0u;
+            }
+    }
+    const float sl2 = scale * 1.4426950408889634f; /* scores to base 2 */
+    const int64_t js = split * g.span, je = js + g.span < nk ? js + g.span : nk;
+    const uint16_t *kb = k + b * g.ks[0] + hk * g.ks[1];
+    const uint16_t *vb = v + b * g.vs[0] + hk * g.vs[1];
+
+    float m[2] = {-wk_inf_f32(), -wk_inf_f32()}, l[2] = {0.f, 0.f};
+    float o[2 * ND][4];
+#pragma unroll
+    for (int i = 0; i < 2 * ND; i++)
+        o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+
+    /* every warp runs the same number of rounds (the two 32-lane groups of a 64-lane wave must
+     * meet at every shuffle): a tile past the block's last holds no visible key (p = 0) */
+    const int64_t ntile = je > js ? (je - js + 15) / 16 : 0;
+    for (int64_t ti = wid; ti < (ntile + NWARP - 1) / NWARP * NWARP; ti += NWARP) {
+        const int64_t t0 = js + ti * 16, j0 = t0 + gr, j1 = j0 + 8;
+        uint32_t kw[ND][2][4], vw[ND][2][4];
+#pragma unroll
+        for (int i = 0; i < ND; i++) {
+            am_ld(kw[i][0], kb + j0 * g.ks[2] + 32 * i + 8 * tq, j0 < je);
+            am_ld(kw[i][1], kb + j1 * g.ks[2] + 32 * i + 8 * tq, j1 < je);
+        }
+#pragma unroll
+        for (int i = 0; i < ND; i++) {
+            am_ld(vw[i][0], vb + j0 * g.vs[2] + 32 * i + 8 * tq, j0 < je);
+            am_ld(vw[i][1], vb + j1 * g.vs[2] + 32 * i + 8 * tq, j1 < je);
+        }
+        /* ---- S^T = K Q^T: s[0..1] = keys j0 x queries 2 tq, 2 tq + 1; s[2..3] = key j1 */
+        float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int i = 0; i < ND; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const uint32_t af[4] = {kw[i][0][2 * h], kw[i][1][2 * h], kw[i][0][2 * h + 1],
+                                        kw[i][1][2 * h + 1]};
+                const uint32_t bf[2] = {qf[i][2 * h], qf[i][2 * h + 1]};
+                wk_mma_16816<BF>(s, af, bf);
+            }
+        /* ---- online softmax per query column */
+        float p[4];
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            float x0 = j0 < je && j0 < lim[c] ? s[c] * sl2 : -wk_inf_f32();
+            float x1 = j1 < je && j1 < lim[c] ? s[2 + c] * sl2 : -wk_inf_f32();
+            float mx = x0 > x1 ? x0 : x1;
+#pragma unroll
+            for (int off = 4; off < 32; off <<= 1) {
+                const float y = WK_SHFL_XOR(mx, off);
+                mx = y > mx ? y : mx;
+            }
+            const float mn = mx > m[c] ? mx : m[c];
+            const float cr = mn == -wk_inf_f32() ? 1.f : fl_exp2(m[c] - mn);
+            p[c] = x0 == -wk_inf_f32() ? 0.f : fl_exp2(x0 - mn);
+            p[2 + c] = x1 == -wk_inf_f32() ? 0.f : fl_exp2(x1 - mn);
+            l[c] = l[c] * cr + p[c] + p[2 + c];
+            m[c] = mn;
+#pragma unroll
+            for (int r = 0; r < 2 * ND; r++) {
+                o[r][c] *= cr;
+                o[r][2 + c] *= cr;
+            }
+        }
+        /* ---- O^T += V^T P^T */
+        const uint32_t pb[2] = {wk_movm_t(fl_pack2<BF>(p[0], p[1])),
+                                wk_movm_t(fl_pack2<BF>(p[2], p[3]))};
+#pragma unroll
+        for (int i = 0; i < ND; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const uint32_t af[4] = {wk_movm_t(vw[i][0][2 * h]), wk_movm_t(vw[i][0][2 * h + 1]),
+                                        wk_movm_t(vw[i][1][2 * h]),
+                                        wk_movm_t(vw[i][1][2 * h + 1])};
+                wk_mma_16816<BF>(o[2 * i + h], af, pb);
+            }
+    }
+
+    /* ---- the warp's (m, l, O) to shared memory: l summed over the column's 8 lanes */
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+#pragma unroll
+        for (int off = 4; off < 32; off <<= 1)
+            l[c] += WK_SHFL_XOR(l[c], off);
+        if (gr == 0) {
+            wml[wid][2 * tq + c][0] = m[c];
+            wml[wid][2 * tq + c][1] = l[c];
+        }
+#pragma unroll
+        for (int i = 0; i < ND; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int d0 = 32 * i + 8 * (gr >> 1) + 4 * h + (gr & 1);
+                wacc[wid][2 * tq + c][d0] = o[2 * i + h][c];
+                wacc[wid][2 * tq + c][d0 + 2] = o[2 * i + h][2 + c];
+            }
+    }
+    __syncthreads();
+    /* ---- the block's warps merged per query, the partials stored */
+    const int64_t pbase = (bh * g.nsplit + split) * g.nq;
+    for (int idx = t; idx < AM_QB * D; idx += WK_BLOCK) {
+        const int qi = idx / D, e = idx - qi * D;
+        const int64_t gq = gq0 + qi;
+        if (gq >= g.nq)
+            continue;
+        float mx = -wk_inf_f32();
+        for (int w = 0; w < NWARP; w++)
+            mx = wml[w][qi][0] > mx ? wml[w][qi][0] : mx;
+        float sum = 0.f, sl = 0.f;
+        for (int w = 0; w < NWARP; w++)
+            if (wml[w][qi][0] != -wk_inf_f32()) {
+                const float f = fl_exp2(wml[w][qi][0] - mx);
+                sum += f * wacc[w][qi][e];
+                sl += f * wml[w][qi][1];
+            }
+        po[(pbase + gq) * g.d + e] = sum;
+        if (e == 0) {
+            pm[pbase + gq] = mx == -wk_inf_f32() ? mx : mx / 1.4426950408889634f;
+            pl[pbase + gq] = sl;
+        }
+    }
+    if (ctr) /* else attn_combine merges the splits */
+        attn_fused_merge<BF ? WK_DT_BF16 : WK_DT_F16, AM_QB>(po, pm, pl, g, bh, gq0, out, ctr,
+                                                              &last);
+}
+
+#define ATTN_MMA(NAME, BF, ND)                                                                  \
+    WK_KERNEL attn_mma_##NAME##_##ND(const void *q, const void *k, const void *v, float *po,   \
+                                     float *pm, float *pl, attn_geom g, float scale,            \
+                                     const uint32_t *lens, uint32_t *word, void *out,           \
+                                     uint32_t *ctr)                                             \
+    {                                                                                           \
+        attn_mma<BF, ND>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, po, pm, \
+                         pl, g, scale, lens, word, (uint16_t *)out, ctr);                       \
+    }
+ATTN_MMA(f16, 0, 1) ATTN_MMA(f16, 0, 2) ATTN_MMA(f16, 0, 3) ATTN_MMA(f16, 0, 4)
+ATTN_MMA(bf16, 1, 1) ATTN_MMA(bf16, 1, 2) ATTN_MMA(bf16, 1, 3) ATTN_MMA(bf16, 1, 4)
+#endif /* !WK_HIP */
 
 /* Register budgets: the blocks of 1 and 4 queries are compiled to fit 2 blocks per
  * multiprocessor on NVIDIA (128 registers: 16 warps streaming, a few spills for 4 queries), those

@@ -680,6 +680,25 @@ template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const ui
 #endif
 }
 
+/* The transpose of an 8 x 8 matrix of 16-bit values held as the fragments above hold one (lane
+ * (g, t) of a 32-lane group: M[g][2t..2t+1] in x): returns M[2t][g] | M[2t + 1][g] << 16, i.e.
+ * its share of the transpose in the same layout (PTX movmatrix.m8n8.trans on NVIDIA sm_80+; two
+ * shuffles inside the group elsewhere). */
+WK_DEV uint32_t wk_movm_t(uint32_t x)
+{
+#if WK_MMA_NATIVE
+    uint32_t r;
+    asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(x));
+    return r;
+#else
+    const int hw = ((int)threadIdx.x % warpSize) & ~31, l = (int)threadIdx.x & 31;
+    const int g = l >> 2, t = l & 3, sh = (g & 1) * 16;
+    const uint32_t a = WK_SHFL_IDX(x, hw | (2 * t) << 2 | g >> 1);
+    const uint32_t b = WK_SHFL_IDX(x, hw | (2 * t + 1) << 2 | g >> 1);
+    return (a >> sh & 0xffffu) | (b >> sh & 0xffffu) << 16;
+#endif
+}
+
 /* ---- matrix units of 64-lane waves: D = A B + C for one 16 x 16 x 16 product of a whole wave
  * (CDNA's v_mfma_f32_16x16x16f16 / _16x16x16bf16_1k with f32 accumulation), A and B f16 (BF = 0)
  * or bf16 (BF = 1). Lane l of the wave (c = l % 16, q = l / 16) holds four 16-bit values in a

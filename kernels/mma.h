@@ -95,4 +95,57 @@ WK_DEV void wk_mma_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t 
     }
 }
 
+/* ---- softmax pieces of the attention kernels on the matrix units (kernels/flash.cu and the
+ * decode kernel of kernels/attn.cu) */
+
+/* The 16-bit storage type of a matrix-unit operand (BF: bf16, else f16), for its conversions. */
+template <int BF> struct fl_t : wk_t<BF ? WK_DT_BF16 : WK_DT_F16> {};
+
+/* lo and hi rounded to the dtype (to nearest even), packed (lo in the low half). NVIDIA sm_80+:
+ * one cvt instruction (IEEE rounding, subnormals kept, as gpu.h's conversion; a NaN may carry
+ * another payload, which changes nothing here: a NaN p makes its row NaN either way). */
+template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
+{
+#if WK_MMA_NATIVE
+    uint32_t r;
+    if (BF)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (uint32_t)fl_t<BF>::st(lo) | (uint32_t)fl_t<BF>::st(hi) << 16;
+#endif
+}
+
+/* The two values of a packed pair, widened exactly. */
+template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
+{
+#if WK_MMA_NATIVE
+    if (!BF) {
+        asm("{ .reg .f16 a, b; mov.b32 {a, b}, %2; cvt.f32.f16 %0, a; cvt.f32.f16 %1, b; }"
+            : "=f"(*lo), "=f"(*hi)
+            : "r"(p));
+        return;
+    }
+#endif
+    *lo = wk_mma_in<BF>(p & 0xffffu);
+    *hi = wk_mma_in<BF>(p >> 16);
+}
+
+/* 2^x with results below the normal range flushed to zero: ex2.approx.ftz on NVIDIA sm_80+
+ * (one instruction; exp2f's non-flushing form takes four), exp2f and the same flush elsewhere.
+ * The flushed weights (p < 2^-126) are within the bound of docs/semantics.md. */
+WK_DEV float fl_exp2(float x)
+{
+#if WK_MMA_NATIVE
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    const float r = exp2f(x);
+    return r < 1.17549435e-38f ? 0.f : r;
+#endif
+}
+
 #endif

@@ -112,18 +112,24 @@ typedef struct acase {
     int causal;
 } acase;
 
-/* Whether the GPU's matrix-unit kernel runs this case with P rounded once to the dtype
- * (src/gpu/gpu_flash.c: f16 or bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; the
- * layouts of ref_case_lens are aligned; WICK_ATTN_FLASH=0 or p2 select the paths with the f32
- * bound). */
-static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
-                          const uint32_t *lens)
+/* Whether a GPU kernel on the matrix units runs this case with P rounded once to the dtype
+ * (the layouts of ref_case_lens are aligned): the prefill kernel (src/gpu/gpu_flash.c: f16 or
+ * bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; WICK_ATTN_FLASH=0 or p2 select the
+ * paths with the f32 bound), else the decode kernel attn_mma_* (src/gpu/gpu_attn.c: one 16-bit
+ * dtype, D a multiple of 32 up to 128, on CUDA (sm_80+; older GPUs run the f32 kernels, within
+ * the looser bound too) and the simt device; WICK_ATTN_MMA=0 turns it off). */
+static int takes_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
+                    const uint32_t *lens)
 {
+    const wk_backend_kind be = wk_device_backend(dev);
+    if (be == WK_BACKEND_CPU || qdt != kvdt || (qdt != WK_DTYPE_F16 && qdt != WK_DTYPE_BF16))
+        return 0;
     const char *e = getenv("WICK_ATTN_FLASH");
-    return wk_device_backend(dev) != WK_BACKEND_CPU &&
-           !(e && (!strcmp(e, "0") || !strcmp(e, "p2"))) &&
-           qdt == kvdt && (qdt == WK_DTYPE_F16 || qdt == WK_DTYPE_BF16) &&
-           (c->d == 64 || c->d == 128) && c->lq >= 64 && !lens;
+    const int flash_on = !(e && (!strcmp(e, "0") || !strcmp(e, "p2")));
+    if ((c->d == 64 || c->d == 128) && c->lq >= 64 && !lens)
+        return flash_on; /* the prefill kernel, or with the flash variants off the f32 path */
+    const char *m = getenv("WICK_ATTN_MMA");
+    return !(m && !strcmp(m, "0")) && be != WK_BACKEND_ROCM && c->d % 32 == 0 && c->d <= 128;
 }
 
 /* The part of the error bound that rounding each weight p_j (in [0, 1], relative to the running
@@ -139,7 +145,8 @@ static int takes_flash_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
  * (nan_row) is left out, as in the comparison. Returns -1 on failure. */
 static double p_round_bound(wk_dtype dt, const acase *c, const double *hq, const wk_layout *lq,
                             const double *hk, const wk_layout *lk, const double *hv,
-                            const wk_layout *lv, float scale, const double *want, int nan_row)
+                            const wk_layout *lv, float scale, const double *want, int nan_row,
+                            const uint32_t *lens)
 {
     const size_t nce = (size_t)(c->b * c->hkv * (c->lk + 3) * c->d) + (size_t)c->d;
     const size_t no = (size_t)(c->b * c->lq * c->hq * c->d);
@@ -148,13 +155,24 @@ static double p_round_bound(wk_dtype dt, const acase *c, const double *hq, const
     if (!av || !a)
         goto out;
     double vmax = 0;
-    for (size_t i = 0; i < nce; i++) {
-        av[i] = fabs(hv[i]);
+    for (size_t i = 0; i < nce; i++) { /* the NaN rows past a count are never read: 0 */
+        av[i] = isnan(hv[i]) ? 0 : fabs(hv[i]);
         vmax = av[i] > vmax ? av[i] : vmax;
     }
-    if (ref_decode_attention(a, WK_DTYPE_F64, WK_DTYPE_F64, hq, lq, hk, lk, av, lv, (double)scale,
-                             c->causal) != WK_OK)
-        goto out;
+    for (int64_t b = 0; b < (lens ? c->b : 1); b++) { /* with lens: entry b on its rows */
+        wk_layout rq = *lq, rk = *lk, rv = *lv;
+        if (lens) {
+            rq.dims[0] = rk.dims[0] = rv.dims[0] = 1;
+            rq.offset += b * lq->strides[0];
+            rk.offset += b * lk->strides[0];
+            rv.offset += b * lv->strides[0];
+            rk.dims[2] = rv.dims[2] = lens[b];
+        }
+        const size_t ob = lens ? (size_t)(b * c->hq * c->lq * c->d) : 0;
+        if (ref_decode_attention(a + ob, WK_DTYPE_F64, WK_DTYPE_F64, hq, &rq, hk, &rk, av, &rv,
+                                 (double)scale, c->causal) != WK_OK)
+            goto out;
+    }
     const double u = unit_roundoff(dt), sub = ldexp(1.0, dt == WK_DTYPE_F16 ? -25 : -126);
     double num = 0, den = 0;
     for (size_t i = 0; i < no; i++) {
@@ -269,10 +287,11 @@ static void ref_case_lens(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const aca
     }
     const double u = unit_roundoff(qdt);
     double bound = u * u + 1e-8;
-    if (takes_flash_p1(dev, qdt, kvdt, c, lens)) {
+    if (takes_p1(dev, qdt, kvdt, c, lens)) {
         /* P rounded once to the dtype (docs/semantics.md): + (sqrt(sum E_i^2 / sum w_i^2))
          * on the root of the bound, E_i from A_i = sum_j p_j |v_j| / l, the reference run on |v| */
-        const double pb = p_round_bound(qdt, c, hq, &lq, hk, &lk, hv, &lv, scale, want, nan_row);
+        const double pb =
+            p_round_bound(qdt, c, hq, &lq, hk, &lk, hv, &lv, scale, want, nan_row, lens);
         if (!TEST_CHECK(pb >= 0, "p_round_bound failed"))
             goto out;
         bound = (sqrt(bound) + pb) * (sqrt(bound) + pb);

@@ -6,6 +6,7 @@
  * launch of the combine kernel). */
 #include "gpu_ops.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: 256 / W warps of W keys) */
 
@@ -37,6 +38,19 @@ static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
     return l->dims[3] % (int64_t)(16 / esz) == 0 && wk_gpu_rows_aligned(p, l, esz, 16);
 }
 
+/* The matrix-unit kernel (kernels/attn.cu attn_mma_*) takes q, k and v of one 16-bit dtype, D a
+ * multiple of 32 up to 128, K and V rows aligned for 16-byte loads, where the 16 x 8 x 16
+ * fragment products run (NVIDIA sm_80+, the simt device; not compiled for AMD).
+ * WICK_ATTN_MMA=0 keeps the f32 kernels (comparisons). */
+static bool attn_mma_ok(wk_device *dev, const wk_attn_args *a, const attn_geom *g)
+{
+    const char *e = getenv("WICK_ATTN_MMA");
+    if (e && !strcmp(e, "0"))
+        return false;
+    return a->qdt == a->kvdt && (a->qdt == WK_DTYPE_F16 || a->qdt == WK_DTYPE_BF16) &&
+           g->d % 32 == 0 && g->d <= 128 && g->vec && wk_gpu_matrix_units(dev, a->qdt);
+}
+
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
 {
     if (wk_gpu_flash_fits(a))
@@ -65,14 +79,16 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     }
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
-    const int qb = g.nq <= 1 ? 1 : g.nq <= 4 ? 4 : 8;
+    /* the matrix-unit kernel (attn_mma_*: 8 queries per block, P rounded once to the dtype) */
+    const bool mma = attn_mma_ok(dev, a, &g);
+    const int qb = mma || g.nq > 4 ? 8 : g.nq <= 1 ? 1 : 4;
     /* resident blocks per multiprocessor of the kernel picked (kernels/attn.cu: 2 for the
      * register-capped ones, 1 for "4w" and 8 queries). 2 to 4 queries per kv head take "4w"
      * (WICK_ATTN_OCC=2: the capped kernel): on the H200 (2026-11-28) the capped kernel spills
      * and "4w" was faster at every length (GQA 4:1, 32k f16: 90 us against 99-140 us for the
      * other settings; the llama example's decode 280 against 254 tokens/s) */
-    const bool wide = qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
-    const int64_t occ = qb == 8 || wide ? 1 : 2;
+    const bool wide = !mma && qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
+    const int64_t occ = mma ? 2 : qb == 8 || wide ? 1 : 2; /* attn_mma_*: 128 registers */
     const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
      * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
@@ -97,10 +113,16 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     float *po = scr, *pm = po + np * (size_t)g.d, *pl = pm + np;
     float scale = a->scale;
     char name[64];
-    const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
-                            wk_gpu_dtype_kname(a->kvdt),
-                            qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
-    wk_gpu_kname(name, sizeof name, parts, 5);
+    if (mma) {
+        const char *nd[4] = {"1", "2", "3", "4"};
+        const char *parts[4] = {"attn", "mma", wk_gpu_dtype_kname(a->qdt), nd[g.d / 32 - 1]};
+        wk_gpu_kname(name, sizeof name, parts, 4);
+    } else {
+        const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
+                                wk_gpu_dtype_kname(a->kvdt),
+                                qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
+        wk_gpu_kname(name, sizeof name, parts, 5);
+    }
     /* the merge of the splits fused into the part kernel (its last block per kv head and query
      * set, through the device's completion counters); WICK_ATTN_COMBINE=1 or more sets than
      * counters: the separate combine kernel */
