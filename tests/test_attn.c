@@ -19,13 +19,15 @@
  *     the softmax weights P once to the dtype before P V (as FlashAttention): the bound adds the
  *     derived term of p_round_bound (its comment), computed per case from the reference run on
  *     |v|; with WICK_ATTN_FLASH=p2 (P in two 16-bit terms) the f32 path's bound as it is;
- *   - a NaN in q gives NaN in its row only; prefill shapes with a negative scale;
+ *   - a NaN in q gives NaN in its row only; prefill shapes and one decode shape with a negative
+ *     scale;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
  *     shape, L_b = Lq and L_b = Lk among them), causal and not, Lq 1 and 4, the counts read
  *     through a strided offset layout; each entry compared with the float64 reference on its
  *     first L_b rows (a (1, Hkv, L_b, D) view), same bound. Rows L_b .. Lk - 1 of k and v hold
  *     NaN, so reading any of them would make the output NaN.
- * WICK_TEST_QUICK=1 runs 3 of the 9 dtype pairs and fewer lens pairs (for compute-sanitizer);
+ * WICK_TEST_QUICK=1 runs the 3 pairs of one dtype (f32 and, for 16-bit caches, the matrix-unit
+ * kernels) and fewer lens pairs (for compute-sanitizer);
  * WICK_TEST_PREFILL=1 the prefill cases alone. */
 #include "ref_attn.h"
 #include "testlib.h"
@@ -370,10 +372,12 @@ int main(void)
         for (int a = 0; a < (prefill_only ? 0 : 3); a++)
             for (int b = 0; b < 3; b++)
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-                    if (!quick || (a + b) % 3 == 0) /* quick: 3 of the 9 dtype pairs */
+                    if (!quick || a == b) /* quick: the 3 pairs of one dtype */
                         ref_case(dev, dts[a], dts[b], &cases[c], 0);
-        if (!prefill_only)
+        if (!prefill_only) {
             ref_case(dev, WK_DTYPE_F32, WK_DTYPE_F16, &cases[0], 1);
+            ref_case(dev, WK_DTYPE_F16, WK_DTYPE_F16, &cases[0], 1); /* the decode mma kernel */
+        }
         /* prefill: many query tokens (f16/f16 and bf16/bf16 with D 64 or 128 take the GPU's
          * matrix-unit kernel, kernels/flash.cu: partial blocks of 128 rows, Lk > Lq, GQA) */
         static const acase pre[] = {
@@ -389,9 +393,12 @@ int main(void)
         scale_sign = -1; /* a negative scale (the matrix-unit kernel negates q instead) */
         ref_case(dev, WK_DTYPE_F16, WK_DTYPE_F16, &pre[1], 0);
         ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &pre[3], 0);
+        if (!prefill_only) /* the decode kernels (attn_mma_* for bf16 D 128) */
+            ref_case(dev, WK_DTYPE_BF16, WK_DTYPE_BF16, &cases[0], 0);
         scale_sign = 1;
-        for (int a = 0; a < (prefill_only ? 0 : quick ? 1 : 3); a++)
-            lens_cases(dev, dts[a], dts[a]);
+        for (int a = 0; a < (prefill_only ? 0 : 3); a++)
+            if (!quick || a != 1) /* quick: f32 and bf16 */
+                lens_cases(dev, dts[a], dts[a]);
         if (!prefill_only)
             lens_cases(dev, WK_DTYPE_F32, WK_DTYPE_BF16);
         if (!quick && !prefill_only)

@@ -5,8 +5,8 @@
 #   sh tools/device/attn.sh [OUTDIR]          (OUTDIR default: $OUT, else ./gpu-out)
 #   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt)
 #      and build the targets below;
-#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_ATTN_OCC=1, the uncapped
-#      4-query kernel, WICK_FORCE_RTC=1, the kernels compiled by NVRTC, and
+#   1. tests on cuda:0 (and the CPU): test_attn (also with WICK_ATTN_MMA=0, the f32 kernels
+#      for 16-bit caches too, WICK_FORCE_RTC=1, the kernels compiled by NVRTC, and
 #      WICK_ATTN_COMBINE=1, the separate combine kernel), test_bad_attn,
 #      test_graph (the lens variant captured once and replayed with new counts); the
 #      decode_attention and decode_attention_lens parity rows (embedded and NVRTC);
@@ -14,10 +14,10 @@
 #      not be read) and racecheck (test_attn quick);
 #   3. bench/gpu_compare_decode.py: wick (eager and as a graph replay) beside torch sdpa
 #      (enable_gqa=True) for f16, bf16, f32 at L 8192 and 32768, the lens variant at 32768;
-#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_OCC (2: register-capped
-#      kernel, 2 blocks/SM; 1: uncapped, 1 block/SM) x WICK_ATTN_BPS (blocks per SM the split
-#      aims at) 1 2 4 8, graph-replay % of copy bandwidth per case; then the default knobs with
-#      the separate combine kernel (WICK_ATTN_COMBINE=1);
+#   4. the knob sweep: wick_gpu_bench_decode --attn-only under WICK_ATTN_MMA (1: the matrix-unit
+#      kernel attn_mma_* for 16-bit caches, the default; 0: the f32 kernels) x WICK_ATTN_BPS
+#      (blocks per SM the split aims at) 1 2 4 8, graph-replay % of copy bandwidth per case;
+#      then the default knobs with the separate combine kernel (WICK_ATTN_COMBINE=1);
 #   5. the summary last.
 # Logs under OUTDIR/attn. Budget: about 3 minutes after the build.
 set -u
@@ -54,7 +54,7 @@ run_test() { # name env... -- binary
 }
 export WICK_TEST_DEVICES=cpu,cuda:0
 run_test test_attn timeout 300 $B/test_attn
-run_test test_attn_occ1 WICK_ATTN_OCC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
+run_test test_attn_f32k WICK_ATTN_MMA=0 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_rtc WICK_FORCE_RTC=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_attn_combine WICK_ATTN_COMBINE=1 WICK_TEST_DEVICES=cuda:0 timeout 300 $B/test_attn
 run_test test_bad_attn timeout 120 $B/test_bad_attn
@@ -90,15 +90,15 @@ step "gpu_compare_decode.py" "rc=$?"
 
 # ---- 4. knob sweep (graph-replay % of copy bandwidth)
 : >"$O/sweep.txt"
-for occ in 2 1; do
+for mma in 1 0; do # WICK_ATTN_MMA
   for bps in 1 2 4 8; do
-    WICK_ATTN_OCC=$occ WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
-      >"$O/sweep_occ${occ}_bps$bps.log" 2>&1
-    grep '^ATTN' "$O/sweep_occ${occ}_bps$bps.log" | sed "s/^/occ $occ bps $bps /" >>"$O/sweep.txt"
+    WICK_ATTN_MMA=$mma WICK_ATTN_BPS=$bps timeout 120 $B/wick_gpu_bench_decode --attn-only \
+      >"$O/sweep_occ${mma}_bps$bps.log" 2>&1
+    grep '^ATTN' "$O/sweep_occ${mma}_bps$bps.log" | sed "s/^/mma $mma bps $bps /" >>"$O/sweep.txt"
   done
 done
 WICK_ATTN_COMBINE=1 timeout 120 $B/wick_gpu_bench_decode --attn-only >"$O/sweep_combine.log" 2>&1
-step "sweep (occ 2 1 x bps 1 2 4 8)" "$(wc -l <"$O/sweep.txt") rows"
+step "sweep (mma 1 0 x bps 1 2 4 8)" "$(wc -l <"$O/sweep.txt") rows"
 t3=$(date +%s)
 step "time: tests+sanitizers, benches" "$(( t2 - t1 )) s, $(( t3 - t2 )) s"
 
@@ -108,18 +108,18 @@ echo "== decode attention $(date -u +%FT%TZ), $(head -1 "$O/gpu.txt"), commit $(
 sed -n '/^== decode beside/,$p' "$O/bench_decode.log"
 echo
 echo "== knob sweep: graph-replay us and % of copy bandwidth (eager % in brackets)"
-printf '%-30s' "case \\ occ,bps"
-for occ in 2 1; do for bps in 1 2 4 8; do printf '%13s' "$occ,$bps"; done; done; echo
-# rows: occ O bps P ATTN qdt kvdt L len eus epct gus gpct
+printf '%-30s' "case \\ mma,bps"
+for mma in 1 0; do for bps in 1 2 4 8; do printf '%13s' "$mma,$bps"; done; done; echo
+# rows: mma M bps P ATTN qdt kvdt L len eus epct gus gpct
 awk '{ key = $6 "/" $7 " L" $8 ($9 != "0" ? " lens " $9 : "");
        if (!(key in seen)) { seen[key] = 1; order[n++] = key }
        cell[key, $2 "," $4] = sprintf("%6.1f %3.0f%%", $12, $13) }
      END { for (i = 0; i < n; i++) { k = order[i]; printf "%-30s", k;
-             split("2,1 2,2 2,4 2,8 1,1 1,2 1,4 1,8", cols, " ");
+             split("1,1 1,2 1,4 1,8 0,1 0,2 0,4 0,8", cols, " ");
              for (c = 1; c <= 8; c++) printf "%13s", ((k, cols[c]) in cell) ? cell[k, cols[c]] : "-";
              printf "\n" } }' "$O/sweep.txt"
 echo
-echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default occ and bps): eager us, %, graph us, %"
+echo "== the separate combine kernel (WICK_ATTN_COMBINE=1, default knobs): eager us, %, graph us, %"
 grep '^ATTN' "$O/sweep_combine.log" | awk '{ printf "%-30s %9s %5s%% %9s %5s%%\n", $2 "/" $3 " L" $4 ($5 != "0" ? " lens " $5 : ""), $6, $7, $8, $9 }'
 echo
 cat "$S"
