@@ -132,6 +132,21 @@ WK_DEV float attn_merge(const volatile float *po, const volatile float *pm,
     return num / den;
 }
 
+/* Entry b's key count: lens[b] (outside [Lq, Lk]: recorded once, by the thread with first set,
+ * and 0: no work) or Lk. */
+WK_DEV int64_t attn_count(const attn_geom &g, const uint32_t *lens, uint32_t *word, int64_t b,
+                          bool first)
+{
+    if (!lens)
+        return g.lk;
+    const int64_t nk = (int64_t)lens[b * g.lstride];
+    if (nk >= g.lq && nk <= g.lk)
+        return nk;
+    if (first)
+        wk_kerr(word, WK_KERR_DECODE_ATTENTION, (uint64_t)nk);
+    return 0;
+}
+
 /* The fused merge of the splits (ctr: the device's completion counters): the block counts
  * itself in ctr[bh, z] once its partials are stored; the last of the nsplit blocks of this (kv
  * head, query set) sets the counter back to 0 for the next kernel and merges every split of its
@@ -193,16 +208,8 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     const int64_t gq0 = (int64_t)blockIdx.z * QB, grp = g.hq / g.hkv;
     const bool vec = g.vec != 0;
 
-    /* this entry's key count: lens[b] (outside [Lq, Lk]: recorded once, no work) or Lk */
-    int64_t nk = g.lk;
-    if (lens) {
-        nk = (int64_t)lens[b * g.lstride];
-        if (nk < g.lq || nk > g.lk) {
-            if (t == 0 && split == 0 && hk == 0 && blockIdx.z == 0)
-                wk_kerr(word, WK_KERR_DECODE_ATTENTION, (uint64_t)nk);
-            nk = 0;
-        }
-    }
+    const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
+                                                        blockIdx.z == 0);
     int64_t lim[QB]; /* keys j < lim[qi] are visible to query qi */
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
@@ -474,15 +481,8 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
     const int64_t split = blockIdx.x, bh = blockIdx.y, b = bh / g.hkv, hk = bh - b * g.hkv;
     const int64_t gq0 = (int64_t)blockIdx.z * AM_QB, grp = g.hq / g.hkv;
 
-    int64_t nk = g.lk;
-    if (lens) {
-        nk = (int64_t)lens[b * g.lstride];
-        if (nk < g.lq || nk > g.lk) {
-            if (t == 0 && split == 0 && hk == 0 && blockIdx.z == 0)
-                wk_kerr(word, WK_KERR_DECODE_ATTENTION, (uint64_t)nk);
-            nk = 0;
-        }
-    }
+    const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
+                                                        blockIdx.z == 0);
     /* this lane's query columns 2 tq, 2 tq + 1: their key limits */
     int64_t lim[2];
 #pragma unroll
