@@ -23,6 +23,7 @@
  * rounding, truncation included) errs by less than 2 u_acc of the partial sum's magnitude.
  * WICK_TEST_QUICK=1 (the sanitizer runs of tools/device/mma.sh): the portable kernel only, in
  * f16, bf16 and f8e4m3 (the matrix-unit kernels), without the three 1300 x 1300 cases.
+ * WICK_TEST_GEMM_DTYPES=f16,bf16 (dtype names, comma-separated) runs those dtypes only.
  * Skips (exit 0) when no CUDA or ROCm device is present. Run: ctest -R test_gpu_gemm */
 #include "gpu/blas_api.h"
 #include "testlib.h"
@@ -188,7 +189,23 @@ done:
     free(cg);
 }
 
-static int quick; /* WICK_TEST_QUICK */
+static int quick;              /* WICK_TEST_QUICK */
+static const char *only_dtypes; /* WICK_TEST_GEMM_DTYPES: a comma-separated list, else all */
+
+static int dtype_wanted(wk_dtype dt)
+{
+    if (!only_dtypes || !*only_dtypes)
+        return 1;
+    const char *name = wk_dtype_name(dt);
+    const size_t n = strlen(name);
+    for (const char *p = only_dtypes; *p;) {
+        const size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
 
 static void run_device(wk_device *dev, const char *mode)
 {
@@ -200,7 +217,7 @@ static void run_device(wk_device *dev, const char *mode)
     const wk_dtype dts[] = {WK_DTYPE_F32, WK_DTYPE_F64, WK_DTYPE_F16, WK_DTYPE_BF16,
                             WK_DTYPE_F8E4M3};
     for (int d = 0; d < 5; d++) {
-        if (quick && (dts[d] == WK_DTYPE_F32 || dts[d] == WK_DTYPE_F64))
+        if ((quick && (dts[d] == WK_DTYPE_F32 || dts[d] == WK_DTYPE_F64)) || !dtype_wanted(dts[d]))
             continue;
         const int before = testlib_failed();
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -230,6 +247,7 @@ int main(void)
     int gpus = 0;
     const char *q = getenv("WICK_TEST_QUICK");
     quick = q && *q && strcmp(q, "0") != 0;
+    only_dtypes = getenv("WICK_TEST_GEMM_DTYPES");
     const int portable0 = wk_get_option(WK_OPTION_PORTABLE_GEMM);
     for (int i = 0; i < n; i++) {
         if (strcmp(specs[i], "cpu") == 0)
