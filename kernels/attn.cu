@@ -1,6 +1,8 @@
 /* attn.cu: decode attention (wk_decode_attention, wk_decode_attention_lens), module "attn";
  * host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding"), the splits merged by
- * the last block of each kv head (or by a second kernel):
+ * the last block of each kv head (or by a second kernel). For q, k and v of one 16-bit dtype the
+ * host takes attn_mma_* (further down, on the matrix units) with the same grid, partials and
+ * merge; otherwise, in f32 arithmetic:
  *
  *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word, out, ctr)
  *       grid (nsplit, B * Hkv, ceil(nq / QB)), nq = (Hq / Hkv) * Lq: the queries that read one kv
