@@ -18,7 +18,8 @@
  *     measured here (clone of 1 GiB: 2 GiB moved). Eager: best of 3 trials of 50 calls after 2
  *     warm-ups (the host's launches included); graph: 50 calls captured once, best of 3
  *     replays (device time). Options: --attn-only (no small-op rows), --small (L 512, no
- *     bandwidth: a smoke run on the simt device).
+ *     bandwidth: a smoke run on the simt device), --lk N (only the cases of cache length N:
+ *     one kernel for a profiler).
  *   - --prefill: instead, prefill attention (Lq = Lk = L query tokens and keys, causal): q
  *     (1, 32, L, D), k and v (1, 8, L, D), D 64 and 128, L 2048, 4096, 8192, f16 and bf16 (the
  *     matrix-unit kernel, kernels/flash.cu); ms per call (best of 3 trials of 5 after a
@@ -288,6 +289,7 @@ int main(int argc, char **argv)
 {
     const char *spec = "cuda:0";
     int attn_only = 0, small = 0, prefill = 0;
+    long long only_lk = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             spec = argv[++i];
@@ -297,6 +299,8 @@ int main(int argc, char **argv)
             small = 1;
         else if (strcmp(argv[i], "--prefill") == 0)
             prefill = 1;
+        else if (strcmp(argv[i], "--lk") == 0 && i + 1 < argc) /* one cache length (profilers) */
+            only_lk = atoll(argv[++i]);
     }
     CHECK(wk_device_open(&dev, spec));
     printf("device %s\n", wk_device_name(dev));
@@ -333,6 +337,8 @@ int main(int argc, char **argv)
     const size_t ncases = small ? 2 : sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < ncases; i++) {
         attn_case c = cases[i];
+        if (only_lk && c.lk != only_lk)
+            continue;
         if (small) {
             c.lk = 512;
             c.len = i ? 300 : 0;

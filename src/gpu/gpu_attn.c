@@ -88,7 +88,10 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
      * and "4w" was faster at every length (GQA 4:1, 32k f16: 90 us against 99-140 us for the
      * other settings; the llama example's decode 280 against 254 tokens/s) */
     const bool wide = !mma && qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
-    const int64_t occ = mma ? 2 : qb == 8 || wide ? 1 : 2; /* attn_mma_*: 128 registers */
+    /* attn_mma_*: one block per multiprocessor for the split (H200, 2026-11-29, GQA 4:1, D 128,
+     * f16, graph replays, same run, the kernel before its loads went a tile ahead: one block
+     * against two, 8k keys 14.6 against 19.6 us, 32k 43.6 against 46.3) */
+    const int64_t occ = mma ? 1 : qb == 8 || wide ? 1 : 2;
     const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
      * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
