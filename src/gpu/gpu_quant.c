@@ -269,15 +269,34 @@ static const qmv_cfg QMV_CFGS[] = {
 /* The default variant per row count (1, 2, 4, 8), from the device run of docs/performance.md
  * ("Decode path", H100, every type on three shapes): 1 row f (geometric mean 1.01x the best
  * variant's time per case; w 1.24x, old 1.17x), 8 rows b (1.08x; f 1.15x, old 1.16x, w 1.64x).
- * 2 and 4 rows were not benchmarked: old (the first kernels), since it beat w at both 1 and 8. */
+ * 2 and 4 rows were not benchmarked: old (the first kernels), since it beat w at both 1 and 8.
+ * qmv_default refines 1 and 8 rows per type and shape. */
 static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'b'};
+
+/* The default for r rows of x, weight type qt and W (n, k). From the H200 run beside ggml
+ * (docs/performance.md, "Quantized matvec beside ggml in one run", 2026-11-29: f and b for ten
+ * types on 4096 x 14336, 4096 x 4096 and 14336 x 4096), which the rule below matches in every
+ * case but one (Q2_K, 4096 x 4096, 1 row: b 8.2 us against f 8.6):
+ *   1 row: b for Q6_K, and for Q8_0 unless W has at least twice as many rows as columns;
+ *   5-8 rows: f for Q4_K and Q5_K, and for every type when W has at least twice as many rows
+ *   as columns (64-lane groups help long rows, not many rows). */
+static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
+{
+    const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
+    const bool tall = n >= 2 * k;
+    if (r == 1)
+        return qt == WK_QTYPE_Q6_K || (qt == WK_QTYPE_Q8_0 && !tall) ? 'b' : dflt;
+    if (r == 8)
+        return qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K || tall ? 'f' : dflt;
+    return dflt;
+}
 
 /* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
-static char qmv_variant(int r)
+static char qmv_variant(int r, wk_qtype qt, int64_t n, int64_t k)
 {
-    const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
+    const char dflt = qmv_default(r, qt, n, k);
     const char *e = getenv("WICK_QMV");
     if (!e || !*e)
         return dflt;
@@ -324,7 +343,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    const char v = qmv_variant(r);
+    const char v = qmv_variant(r, qt, n, k);
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
