@@ -162,8 +162,8 @@ static void rtc_log(const rtc_api *a, void *prog, char *buf, size_t cap)
     wk_free(log);
 }
 
-wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
-                             const char *name, const char *src)
+static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
+                             const char *name, const char *src, bool optimise)
 {
     rtc_lib *L = kind == WK_BACKEND_CUDA ? &nvrtc : &hiprtc;
     pthread_once(&L->once, kind == WK_BACKEND_CUDA ? nvrtc_once : hiprtc_once);
@@ -187,10 +187,12 @@ wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
     } else {
         snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", arch);
     }
-    const char *cuda_opts[] = {arch_opt, "-fmad=false", "-std=c++17", "-DWK_RTC=1"};
-    const char *hip_opts[] = {arch_opt, "-O3", "-ffp-contract=off", "-std=c++17", "-DWK_RTC=1"};
+    /* -G: NVVM without its optimiser (wk_gpu_rtc_check only) */
+    const char *cuda_opts[] = {arch_opt, "-fmad=false", "-std=c++17", "-DWK_RTC=1", "-G"};
+    const char *hip_opts[] = {arch_opt, optimise ? "-O3" : "-O0", "-ffp-contract=off", "-std=c++17",
+                              "-DWK_RTC=1"};
     const char *const *opts = kind == WK_BACKEND_CUDA ? cuda_opts : hip_opts;
-    int nopt = kind == WK_BACKEND_CUDA ? 4 : 5;
+    int nopt = kind == WK_BACKEND_CUDA ? (optimise ? 4 : 5) : 5;
 
     /* Headers by name: the embedded kernels/<x>.h and fpconv.h, plus the stdint.h stand-in. */
     int nh = wk_gpu_embedded_header_count;
@@ -251,4 +253,16 @@ wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
     }
     a->DestroyProgram(&prog);
     return st;
+}
+
+wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
+                             const char *name, const char *src)
+{
+    return rtc_compile(image, size, kind, arch, name, src, true);
+}
+
+wk_status wk_gpu_rtc_check(void **image, size_t *size, wk_backend_kind kind, const char *arch,
+                           const char *name, const char *src)
+{
+    return rtc_compile(image, size, kind, arch, name, src, false);
 }
