@@ -273,16 +273,18 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
  * only R = 1 and 8, the sizes benchmarked (the host uses w for 2 and 4 rows), to keep the
  * module's compile time (and the run-time compile of tests/test_gpu_runtime.c) small.
  *   w: a 32-lane group per weight row (per 2 for R = 4, 8), half a sub-block per lane
- *   p: as w, the halves paired (P: words 2p, 2p+1, 2p+4, 2p+5 of lane p of a sub-block)
- *   q: as w with a quarter sub-block (2 consecutive words) per lane
  *   f: as w with a whole sub-block per lane
- *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves */
+ *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves
+ *   m: as f with 64 lanes (two warps) per row group: twice f's warps for W with few rows
+ *   k: as f with 128 lanes (four warps) per row group: four times f's warps
+ * (m and k split a row's sub-blocks over more lanes, summed through shared memory: for W with
+ * few rows, where f's one warp per row group leaves most of the GPU's warp slots empty.) */
 #define WK_QMV_VARIANTS(X)                                                                     \
     X(w, 1, 32, 1, 2, 2, 0) X(w, 2, 32, 1, 2, 2, 0) X(w, 4, 32, 2, 2, 1, 0) X(w, 8, 32, 2, 2, 1, 0) \
-    X(p, 1, 32, 1, 2, 2, 1) X(p, 8, 32, 2, 2, 1, 1)                                             \
-    X(q, 1, 32, 1, 4, 2, 0) X(q, 8, 32, 2, 4, 1, 0)                                             \
     X(f, 1, 32, 1, 1, 2, 0) X(f, 8, 32, 2, 1, 1, 0)                                             \
-    X(b, 1, 64, 2, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)
+    X(b, 1, 64, 2, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)                                             \
+    X(m, 1, 64, 1, 1, 1, 0) X(m, 8, 64, 2, 1, 1, 0)                                             \
+    X(k, 1, 128, 1, 1, 1, 0) X(k, 8, 128, 2, 1, 1, 0)
 
 /* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's weight rows
  * are prefetched into L2, so they stream in while the activation quantization before it runs. */

@@ -1,6 +1,6 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, p, q, f, b: see kernels/qmv.cu; p, q, f and b have
+ * every kernel variant (WICK_QMV = old, w, f, b, m, k: see kernels/qmv.cu; f, b, m and k have
  * kernels for 1 and 8 rows, the other counts run w's), x and out in f32, f16 and bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
@@ -260,7 +260,7 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "p", "q", "f", "b"};
+    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';

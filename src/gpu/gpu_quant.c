@@ -262,36 +262,39 @@ typedef struct qmv_cfg {
 } qmv_cfg;
 static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
-    {'p', 1, 32, 1}, {'p', 8, 32, 2}, {'q', 1, 32, 1}, {'q', 8, 32, 2},
     {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
+    {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2},
 };
 
-/* The default variant per row count (1, 2, 4, 8), from the device run of docs/performance.md
- * ("Decode path", H100, every type on three shapes): 1 row f (geometric mean 1.01x the best
- * variant's time per case; w 1.24x, old 1.17x), 8 rows b (1.08x; f 1.15x, old 1.16x, w 1.64x).
- * 2 and 4 rows were not benchmarked: old (the first kernels), since it beat w at both 1 and 8.
- * qmv_default refines 1 and 8 rows per type and shape. */
-static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'b'};
+/* The default variant per row count (1, 2, 4, 8) where qmv_default has no rule: 2 and 4 rows
+ * were not benchmarked: old (the first kernels), since it beat w at both 1 and 8 (H100). */
+static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'm'};
 
 /* The default for r rows of x, weight type qt and W (n, k). From the H200 run beside ggml
- * (docs/performance.md, "Quantized matvec beside ggml in one run", 2026-11-29: f and b for ten
- * types on 4096 x 14336, 4096 x 4096 and 14336 x 4096), which the rule below matches in every
- * case but one (Q2_K, 4096 x 4096, 1 row: b 8.2 us against f 8.6):
- *   1 row: b for Q6_K, and for Q8_0 unless W has at least twice as many rows as columns;
- *   5-8 rows: f for Q4_K and Q5_K, and for every type when W has at least twice as many rows
- *   as columns (64-lane groups help long rows, not many rows). */
+ * (docs/performance.md, "Quantized matvec beside ggml in one run", tenth session: f, b, m and
+ * k for ten types on 4096 x 14336, 4096 x 4096 and 14336 x 4096): the rule's time is within
+ * 1.08x of the fastest variant's in every one of the 60 cases, 1.008x in geometric mean.
+ *   1 row: k (four warps per row) for Q6_K; for Q8_0 b, or k when W has at least twice as many
+ *   rows as columns ("tall"); for the others m (two warps per row), or f when tall (enough rows
+ *   to fill the GPU with one warp each);
+ *   5-8 rows: m, but k for Q2_K unless tall. */
 static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
 {
     const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const bool tall = n >= 2 * k;
-    if (r == 1)
-        return qt == WK_QTYPE_Q6_K || (qt == WK_QTYPE_Q8_0 && !tall) ? 'b' : dflt;
+    if (r == 1) {
+        if (qt == WK_QTYPE_Q6_K)
+            return 'k';
+        if (qt == WK_QTYPE_Q8_0)
+            return tall ? 'k' : 'b';
+        return tall ? 'f' : 'm';
+    }
     if (r == 8)
-        return qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K || tall ? 'f' : dflt;
+        return qt == WK_QTYPE_Q2_K && !tall ? 'k' : 'm';
     return dflt;
 }
 
-/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | p | q | f | b (a
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
 static char qmv_variant(int r, wk_qtype qt, int64_t n, int64_t k)

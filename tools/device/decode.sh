@@ -14,7 +14,7 @@
 #   4. ggml beside it when GGML_TBO names llama.cpp's test-backend-ops binary:
 #      $GGML_TBO perf -o MUL_MAT -b CUDA0, joined with wick on the shapes both ran;
 #   5. the summary table last.
-# Knobs: QMV_VARIANTS (default old,w,p,q,f,b), QMV_TYPES (default all).
+# Knobs: QMV_VARIANTS (default old,w,f,b,m,k), QMV_TYPES (default all).
 set -u
 R=${1:-${OUT:-gpu-out}}
 O=$R/decode
@@ -41,7 +41,7 @@ for t in test_qmv test_attn test_bad_attn test_graph test_quant_kat test_bad_qua
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m5 FAIL "$O/$t.log"
 done
-for v in old w p q f b; do
+for v in old w f b m k; do
   WICK_QMV=$v timeout 300 $B/wick check --device cuda:0 --op qmatmul >"$O/parity_qmatmul_$v.txt" 2>&1
   step "wick check --op qmatmul (WICK_QMV=$v)" "rc=$? $(grep summary "$O/parity_qmatmul_$v.txt" | sed 's/.*summary/summary/')"
   grep -m5 'FAIL' "$O/parity_qmatmul_$v.txt" | grep -v summary
@@ -65,7 +65,7 @@ else
 fi
 
 # ---- 3. wick benchmarks
-timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-old,w,p,q,f,b}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
+timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-old,w,f,b,m,k}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
 step "wick_gpu_bench_quant" "rc=$?"
 timeout 120 $B/wick_gpu_bench_host >"$O/bench_host.log" 2>&1
 step "wick_gpu_bench_host" "rc=$?"

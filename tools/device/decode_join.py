@@ -46,7 +46,7 @@ def main():
     print(head)
     for (qt, n, k, mm), d in sorted(rows.items(), key=lambda kv: (-kv[0][2] if kv[0][1] == 4096 else 0, kv[0])):
         g = ggml.get((qt, n, k, mm))
-        best = min(d, key=lambda v: d[v][1])
+        best = min((v for v in d if v != "default"), key=lambda v: d[v][1])
         bw = d[best]
         cells = []
         for v in variants:
@@ -55,9 +55,9 @@ def main():
             else:
                 cells.append("%7s" % "-")
         ratio = "%6.2f" % (g / bw[1]) if g else "%6s" % "-"
-        # the variant wick runs without WICK_QMV (src/gpu/gpu_quant.c QMV_DEFAULT: f for one
-        # row of x, b for 5..8), against ggml
-        dv = "f" if mm <= 1 else "b" if mm > 4 else None
+        # the variant wick runs without WICK_QMV (measured as "default" when the bench was given
+        # it: src/gpu/gpu_quant.c qmv_default), against ggml
+        dv = "default" if "default" in d else None
         dr = "%6.2f" % (g / d[dv][1]) if g and dv in d else "%6s" % "-"
         print("%-6s %-11s %-3d %8s " % (qt, "%dx%d" % (n, k), mm, "%.1f" % g if g else "-") +
               " ".join(cells) + "  %-4s %s %8.1f %5.0f%% %s" % (best, ratio, bw[0], bw[2], dr))
