@@ -1,9 +1,9 @@
 # cmake/gpu.cmake: the GPU half of the build, included by CMakeLists.txt after wick_obj exists.
 #   - finds nvcc and hipcc (WICK_CUDA / WICK_HIP: ON, OFF or AUTO) and the driver headers;
 #   - compiles every kernels/<module>.cu with custom commands (no CMake CUDA/HIP language: CMake
-#     3.25 cannot find Debian's HIP) into an NVIDIA fatbin (SASS for WICK_CUDA_ARCHS + PTX of the
-#     last) and a clang offload bundle of HSACO (every gfx target of WICK_HIP_TARGETS and
-#     WICK_HIP_EXTRA_TARGETS);
+#     3.25 cannot find Debian's HIP) into an NVIDIA fatbin (SASS for WICK_CUDA_ARCHS + PTX for
+#     newer GPUs; archs share one PTX where the kernels cannot tell them apart) and a clang
+#     offload bundle of HSACO (every gfx target of WICK_HIP_TARGETS and WICK_HIP_EXTRA_TARGETS);
 #   - embeds them, the kernel sources and headers (for run-time compilation) into wick_obj
 #     through generated C files under gen/: one per module (top-level asm .incbin, so they compile
 #     in milliseconds and only a changed .cu is rebuilt) and a table (gen/wk_gpu_embed_table.c)
@@ -13,7 +13,7 @@
 # libwick never links a GPU library: src/gpu/cuda.c and hip.c dlopen them at run time.
 
 set(WICK_CUDA_ARCHS "80;86;89;90" CACHE STRING
-    "Compute capabilities with SASS in the CUDA fatbin; PTX of the last one is added")
+    "Compute capabilities with SASS in the CUDA fatbin; PTX for the last one's features is added")
 # The AMD targets compiled ahead of time: those AMD's own ROCm builds ship code objects for (the
 # ROCm 5.x rocBLAS/MIOpen and PyTorch ROCm wheels), within what Debian's ROCm 5.2 toolchain knows:
 #   gfx900 (Vega 10: MI25, Vega 56/64)      gfx906 (Vega 20: MI50/MI60, Radeon VII)
@@ -134,11 +134,59 @@ set(_wick_nvcc_flags -fatbin -std=c++17 -O3 -fmad=false)
 if(NOT WICK_GPU_ZSTD)
   list(APPEND _wick_nvcc_flags -Xfatbin=-compress-all) # SASS entries compressed too (8x smaller)
 endif()
-foreach(a ${WICK_CUDA_ARCHS})
-  list(APPEND _wick_nvcc_flags -gencode arch=compute_${a},code=sm_${a})
+# The SASS of each arch is assembled from the PTX of a "feature arch": the largest value that
+# the kernels compare __CUDA_ARCH__ with (>=) that is <= the arch, or the arch itself where none
+# is. One front-end pass (cicc, about 60% of nvcc's time per arch) then serves several archs
+# (80 for 80, 86 and 89): the PTX of compute_86 or compute_89 differs from compute_80's only in
+# its .target line, and ptxas makes the same SASS of either. The list is checked against the
+# kernels' sources here, so a new `__CUDA_ARCH__ >= N` cannot be silently compiled from an older
+# PTX: configuring fails until N is added.
+set(_wick_cuda_feature_archs 610 800 900)
+file(GLOB _wick_kfiles ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.h)
+foreach(f ${_wick_kfiles})
+  file(STRINGS ${f} _lines REGEX "__CUDA_ARCH__ *[<>=!]=? *[0-9]+")
+  foreach(l ${_lines})
+    string(REGEX MATCHALL "__CUDA_ARCH__ *[<>=!]=? *[0-9]+" _cmps "${l}")
+    foreach(c ${_cmps})
+      string(REGEX REPLACE ".*[^0-9]([0-9]+)$" "\\1" v "${c}")
+      if(NOT c MATCHES ">= *[0-9]+$" OR NOT v IN_LIST _wick_cuda_feature_archs)
+        message(FATAL_ERROR "${f}: `${c}`: cmake/gpu.cmake compiles SASS from shared PTX and "
+          "knows only `__CUDA_ARCH__ >= N` for N in ${_wick_cuda_feature_archs}: add it there")
+      endif()
+    endforeach()
+  endforeach()
 endforeach()
-list(GET WICK_CUDA_ARCHS -1 _wick_ptx)
-list(APPEND _wick_nvcc_flags -gencode arch=compute_${_wick_ptx},code=compute_${_wick_ptx})
+set(_wick_ptx_of "") # the feature arch of each of WICK_CUDA_ARCHS, in order
+foreach(a ${WICK_CUDA_ARCHS})
+  set(v ${a})
+  foreach(f ${_wick_cuda_feature_archs})
+    math(EXPR f2 "${f} / 10")
+    if(f2 LESS_EQUAL a)
+      set(v ${f2})
+    endif()
+  endforeach()
+  list(APPEND _wick_ptx_of ${v})
+endforeach()
+list(GET _wick_ptx_of -1 _wick_ptx) # the PTX embedded for newer GPUs (the driver's JIT)
+set(_wick_ptx_set ${_wick_ptx_of})
+list(REMOVE_DUPLICATES _wick_ptx_set)
+foreach(v ${_wick_ptx_set})
+  set(codes "")
+  list(LENGTH WICK_CUDA_ARCHS _n)
+  math(EXPR _last "${_n} - 1")
+  foreach(i RANGE ${_last})
+    list(GET WICK_CUDA_ARCHS ${i} a)
+    list(GET _wick_ptx_of ${i} av)
+    if(av EQUAL v)
+      list(APPEND codes sm_${a})
+    endif()
+  endforeach()
+  if(v EQUAL _wick_ptx)
+    list(APPEND codes compute_${v})
+  endif()
+  string(REPLACE ";" "," codes "${codes}")
+  list(APPEND _wick_nvcc_flags -gencode arch=compute_${v},code=[${codes}])
+endforeach()
 set(_wick_hip_flags --genco -O3 -ffp-contract=off -std=c++17)
 set(_wick_hip_all_targets ${WICK_HIP_TARGETS} ${WICK_HIP_EXTRA_TARGETS})
 list(REMOVE_DUPLICATES _wick_hip_all_targets)
@@ -284,6 +332,7 @@ set_property(SOURCE ${_wick_test_c} APPEND PROPERTY COMPILE_DEFINITIONS
   "WICK_TEST_NVCC=$<BOOL:${WICK_HAVE_NVCC}>"
   "WICK_TEST_HIPCC=$<BOOL:${WICK_HAVE_HIPCC}>"
   "WICK_TEST_CUDA_ARCHS=\"${_wick_cuda_list}\""
+  "WICK_TEST_CUDA_PTX=${_wick_ptx}"
   "WICK_TEST_HIP_TARGETS=\"${_wick_hip_list}\"")
 # The test reads libwick.so, which CMakeLists.txt defines after this file: add the dependency
 # once the directory is processed.
