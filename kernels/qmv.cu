@@ -267,6 +267,98 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     }
 }
 
+/* Variant s: one warp per weight row, the row streamed through shared memory. Tiles of 64
+ * sub-blocks (TB bytes: a multiple of 16 for every block type) are loaded with 16-byte loads,
+ * adjacent lanes reading adjacent 16 bytes, so a warp's load instruction covers 512 contiguous
+ * bytes; the next tile is loaded into registers while the current one is multiplied. Each lane
+ * then decodes whole sub-blocks from shared memory with the same wk_qp<Q> accessors (the tile
+ * starts at a multiple of 16 bytes of a row, so a block keeps its global alignment); the
+ * activations are read as in wk_qmv2 (loading them with the next tile was slower: H200,
+ * tenth session). Fastest for Q3_K and Q6_K at one row (docs/performance.md). Needs
+ * rows of a multiple of 16 bytes and W 16-byte aligned (the host checks, else m runs). All
+ * warps of a block run the same tiles (k is shared; columns past n repeat row n - 1), so the
+ * block-wide barriers are reached by every thread. */
+template <int Q, int R>
+WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                     void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+{
+    const int SUBS = wk_q<Q>::QK / 32, TS = 64, TB = TS / SUBS * wk_q<Q>::BYTES;
+    const int TV = TB / 16, NV = (TV + 31) / 32; /* 16-byte words per tile, per lane */
+    const int64_t nsub = k / 32, ntile = (nsub + TS - 1) / TS;
+    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES;
+    const int g = (int)threadIdx.x / 32, t = (int)threadIdx.x % 32;
+    const int64_t col = (int64_t)blockIdx.x * (WK_BLOCK / 32) + g;
+    const wk_u32x4 *wr = (const wk_u32x4 *)(w + (col < n ? col : n - 1) * rowbytes);
+    __shared__ wk_u32x4 sm[WK_BLOCK / 32][TV];
+
+    float acc[R][1];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        acc[r][0] = 0.0f;
+    wk_u32x4 v[NV];
+    int64_t left = rowbytes / 16; /* 16-byte words of the row from the next tile on */
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        if (t + 32 * j < TV && t + 32 * j < left)
+            v[j] = wr[t + 32 * j];
+    for (int64_t it = 0; it < ntile; it++) {
+        const int64_t have = left < TV ? left : TV;
+        __syncthreads(); /* the last tile's reads are done */
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+            if (t + 32 * j < TV && t + 32 * j < have)
+                sm[g][t + 32 * j] = v[j];
+        __syncthreads();
+        wr += TV;
+        left -= have;
+#pragma unroll
+        for (int j = 0; j < NV; j++) /* the next tile, in flight during this one's products */
+            if (t + 32 * j < TV && t + 32 * j < left)
+                v[j] = wr[t + 32 * j];
+        const uint8_t *tile = (const uint8_t *)sm[g];
+#pragma unroll
+        for (int j = 0; j < TS / 32; j++) {
+            const int ul = t + 32 * j;
+            const int64_t u = it * TS + ul;
+            if (u >= nsub)
+                break;
+            const uint8_t *b = tile + ul / SUBS * wk_q<Q>::BYTES;
+            const int s = ul % SUBS;
+            uint32_t wq[8];
+            float wd[2], wm[2];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                wq[i] = wk_qp<Q>::qi(b, s, i);
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                wk_qp<Q>::sc(b, s, h, wd[h], wm[h]);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (r < rows) {
+                    const int64_t xi = (int64_t)r * nsub + u;
+                    uint32_t xv[8];
+                    wk_qmv_ldx<8>(xq + xi * 8, xv);
+                    int is[2] = {0, 0};
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+                        is[i >> 2] = WK_DP4A(wq[i], xv[i], is[i >> 2]);
+                    float p = wd[0] * (float)is[0] + wd[1] * (float)is[1];
+                    if (wk_q<Q>::MIN) {
+                        const uint32_t sw = xs[xi];
+                        p += wm[0] * (float)(int)(short)(sw & 0xFFFFu);
+                        p += wm[1] * (float)(int)(short)(sw >> 16);
+                    }
+                    acc[r][0] += xd[xi] * p;
+                }
+            }
+        }
+    }
+    wk_qmv_group_sum<R, 1, 32>(acc);
+    if (t == 0 && col < n)
+        wk_qmv_store<R, 1>(out, acc, dt, n, col, rows);
+}
+
 /* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
  * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.
  * Variant w has every R; the others (candidates measured against it by wick_gpu_bench_quant)
@@ -277,6 +369,7 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
  *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves
  *   m: as f with 64 lanes (two warps) per row group: twice f's warps for W with few rows
  *   k: as f with 128 lanes (four warps) per row group: four times f's warps
+ *   s: wk_qmv_s (L = 0 marks it), one warp per row, the row staged through shared memory
  * (m and k split a row's sub-blocks over more lanes, summed through shared memory: for W with
  * few rows, where f's one warp per row group leaves most of the GPU's warp slots empty.) */
 #define WK_QMV_VARIANTS(X)                                                                     \
@@ -284,7 +377,8 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     X(f, 1, 32, 1, 1, 2, 0) X(f, 8, 32, 2, 1, 1, 0)                                             \
     X(b, 1, 64, 2, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)                                             \
     X(m, 1, 64, 1, 1, 1, 0) X(m, 8, 64, 2, 1, 1, 0)                                             \
-    X(k, 1, 128, 1, 1, 1, 0) X(k, 8, 128, 2, 1, 1, 0)
+    X(k, 1, 128, 1, 1, 1, 0) X(k, 8, 128, 2, 1, 1, 0)                                           \
+    X(s, 1, 32, 1, 0, 1, 0)
 
 /* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's weight rows
  * are prefetched into L2, so they stream in while the activation quantization before it runs. */
@@ -300,7 +394,10 @@ WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
     for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
         WK_PREFETCH_L2(p0 + o);
     WK_GRID_WAIT();
-    wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
+    if constexpr (L == 0)
+        wk_qmv_s<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
+    else
+        wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 

@@ -1,6 +1,6 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, f, b, m, k: see kernels/qmv.cu; f, b, m and k have
+ * every kernel variant (WICK_QMV = old, w, f, b, m, k, s: see kernels/qmv.cu; f, b, m and k have
  * kernels for 1 and 8 rows, the other counts run w's), x and out in f32, f16 and bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
@@ -260,7 +260,7 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k"};
+    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';
@@ -269,7 +269,7 @@ int main(void)
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
             continue;
         const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
-        const int nvar = gpu ? 6 : 1;
+        const int nvar = gpu ? 7 : 1;
         for (int v = 0; v < nvar; v++) {
             setenv("WICK_QMV", gpu_variants[v], 1);
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
@@ -279,6 +279,9 @@ int main(void)
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 37, 2048, gpu_variants[v], X_RANDOM, W_RANDOM);
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 5, be, gpu_variants[v], X_RANDOM, W_RANDOM);
                 }
+                /* k = 2304: 72 sub-blocks, s's tile of 64 and a partial one (rows of a
+                 * multiple of 16 bytes for Q4_0..Q5_1, Q8_0, Q4_K, Q5_K; m runs for the rest) */
+                qmv_case(dev, cpu, qt, WK_DTYPE_F32, 1, 21, 2304, gpu_variants[v], X_RANDOM, W_RANDOM);
                 qmv_case(dev, cpu, qt, WK_DTYPE_BF16, 3, 19, 512, gpu_variants[v], X_RANDOM, W_RANDOM);
                 qmv_case(dev, cpu, qt, WK_DTYPE_F16, 8, 19, 512, gpu_variants[v], X_RANDOM, W_RANDOM);
                 qmv_case(dev, cpu, qt, WK_DTYPE_F32, 2, 11, 512, gpu_variants[v], X_NAN, W_RANDOM);

@@ -263,28 +263,29 @@ typedef struct qmv_cfg {
 static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
     {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
-    {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2},
+    {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2}, {'s', 1, 32, 1},
 };
 
 /* The default variant per row count (1, 2, 4, 8) where qmv_default has no rule: 2 and 4 rows
  * were not benchmarked: old (the first kernels), since it beat w at both 1 and 8 (H100). */
 static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'm'};
 
-/* The default for r rows of x, weight type qt and W (n, k). From the H200 run beside ggml
- * (docs/performance.md, "Quantized matvec beside ggml in one run", tenth session: f, b, m and
- * k for ten types on 4096 x 14336, 4096 x 4096 and 14336 x 4096): the rule's time is within
- * 1.08x of the fastest variant's in every one of the 60 cases, 1.008x in geometric mean.
- *   1 row: k (four warps per row) for Q6_K; for Q8_0 b, or k when W has at least twice as many
- *   rows as columns ("tall"); for the others m (two warps per row), or f when tall (enough rows
- *   to fill the GPU with one warp each);
- *   5-8 rows: m, but k for Q2_K unless tall. */
+/* The default for r rows of x, weight type qt and W (n, k). From the H200 runs beside ggml
+ * (docs/performance.md, "Quantized matvec beside ggml in one run", tenth session: f, b, m, k
+ * and s for ten types on 4096 x 14336, 4096 x 4096 and 14336 x 4096): within 1.08x of the
+ * fastest variant's time in every one of the 60 cases of the first run.
+ *   1 row: s (rows streamed through shared memory) for Q3_K and Q6_K; for Q8_0 b, or k when
+ *   W has at least twice as many rows as columns ("tall"); for the others m (two warps per
+ *   row), or f when tall (enough rows to fill the GPU with one warp each);
+ *   5-8 rows: m, but k for Q2_K unless tall.
+ * s needs rows of a multiple of 16 bytes: qmv runs m where they are not. */
 static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
 {
     const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const bool tall = n >= 2 * k;
     if (r == 1) {
-        if (qt == WK_QTYPE_Q6_K)
-            return 'k';
+        if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
+            return 's';
         if (qt == WK_QTYPE_Q8_0)
             return tall ? 'k' : 'b';
         return tall ? 'f' : 'm';
@@ -294,7 +295,7 @@ static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
     return dflt;
 }
 
-/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k (a
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
 static char qmv_variant(int r, wk_qtype qt, int64_t n, int64_t k)
@@ -346,7 +347,12 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    const char v = qmv_variant(r, qt, n, k);
+    char v = qmv_variant(r, qt, n, k);
+    /* s streams whole rows in 16-byte loads: W 16-byte aligned, rows a multiple of 16 bytes;
+     * else m (next to s in speed where s wins) */
+    if (v == 's' && (((uintptr_t)w & 15) != 0 ||
+                     (k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt)) % 16 != 0))
+        v = 'm';
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
