@@ -46,7 +46,7 @@ def main():
     print(head)
     for (qt, n, k, mm), d in sorted(rows.items(), key=lambda kv: (-kv[0][2] if kv[0][1] == 4096 else 0, kv[0])):
         g = ggml.get((qt, n, k, mm))
-        best = min((v for v in d if v != "default"), key=lambda v: d[v][1])
+        best = min((v for v in d if v != "default" or len(d) == 1), key=lambda v: d[v][1])
         bw = d[best]
         cells = []
         for v in variants:
