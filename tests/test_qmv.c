@@ -1,7 +1,8 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
  * every kernel variant (WICK_QMV = old, w, f, b, m, k, s: see kernels/qmv.cu; f, b, m and k have
- * kernels for 1 and 8 rows, the other counts run w's), x and out in f32, f16 and bf16.
+ * kernels for 1 and 8 rows, s for 1 row, the other counts run w's), x and out in f32, f16 and
+ * bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
