@@ -186,6 +186,8 @@ int main(int argc, char **argv)
         SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 0);
         snprintf(name, sizeof name, "portable_matmul_%s_4096", mname[d]);
         SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 1);
+        snprintf(name, sizeof name, "portable_matmul_%s_8192", mname[d]);
+        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 1);
     }
     for (int d = 0; d < 3; d++) {
         snprintf(name, sizeof name, "portable_matmul_%s_b64", mname[d]);

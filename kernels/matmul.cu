@@ -473,11 +473,13 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
  *   gemm_c<cfg>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_t<cfg>, for
  *   operands that both have the host's mode bit 1 for 16-byte chunks (contiguous stride 1, every
  *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_t*.
- *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16. 8 warps of 32
- *   lanes, 2 along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory
- *   (MC_ST (BM + BN) 64 bytes: 64 KiB for "l"; src/gpu/gpu_matmul.c passes it). A 128 x 256
- *   tile with 64 x 64 warp tiles ran at 51 TFLOP/s where "l" ran at 91 (H200, bf16 64 x
- *   512x128x512) and doubled this file's compile time; it was removed.
+ *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16; cfg "x"
+ *   (f16, bf16; A read along k only): 128 x 256, warp tile 64 x 64 (twice the products per
+ *   fragment read from shared memory; 242 registers, one block per SM). 8 warps of 32 lanes, 2
+ *   along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory (MC_ST (BM + BN) 64
+ *   bytes: 64 KiB for "l", 96 KiB for "x"; src/gpu/gpu_matmul.c passes it). H200, bf16: "x"
+ *   324 TFLOP/s at 4096^3 where "l" runs at 292, but 84 where "l" runs at 115 on 64 x
+ *   512x128x512 (4 k tiles: the pipeline's fill is exposed at one block per SM).
  * Scheme:
  *   - tiles are copied global -> shared by wk_cp_async16 (gpu.h: cp.async on NVIDIA sm_80+, a
  *     plain copy elsewhere), 16-byte chunks, zero fill outside the operand (a chunk cut by the
@@ -560,6 +562,19 @@ template <int D, int BM, int BN, class W = mc_w32<BM, BN>> WK_DEV void mc_gemm(M
         else
             mc_body<D, BM, BN, 1, 1, W>(MM_PASS);
     }
+}
+
+/* mc_gemm for an A read along k only (amode bit 0 clear: a row-major A, the common case), which
+ * halves the code of a configuration; src/gpu/gpu_matmul.c takes gemm_cx for no other A and
+ * fails before the launch if one reaches it, so the other branch is never run. */
+template <int D, int BM, int BN> WK_DEV void mc_gemm_ak(MM_ARGS(D))
+{
+    if (amode & 1)
+        return;
+    if (bmode & 1)
+        mc_body<D, BM, BN, 1, 0, mc_w32<BM, BN>>(MM_PASS);
+    else
+        mc_body<D, BM, BN, 1, 1, mc_w32<BM, BN>>(MM_PASS);
 }
 
 #if !defined(WK_HIP)
@@ -694,6 +709,7 @@ template <int BM, int BN> WK_DEV void mc_gemm8(MM_ARGS(WK_DT_F8E4M3))
 }
 
 #define MC_KERNELS(NAME, DT)                                                                   \
+    WK_KERNEL gemm_cx_##NAME(MM_ARGS(DT)) { mc_gemm_ak<DT, 128, 256>(MM_PASS); }              \
     WK_KERNEL_MINB(2) gemm_cl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128>(MM_PASS); }         \
     WK_KERNEL gemm_cs_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64>(MM_PASS); }
 

@@ -132,8 +132,15 @@ WK_DEV void mc_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, 
             for (int j = 0; j < FN; j++) {
                 const int col = j * 8 + 2 * tq;
                 wk_pack<S, 2> q;
-                q.v[0] = wk_t<D>::st(acc[i][j][2 * h]);
-                q.v[1] = wk_t<D>::st(acc[i][j][2 * h + 1]);
+                if constexpr (D == WK_DT_F16 || D == WK_DT_BF16) {
+                    /* one conversion instruction for the pair on NVIDIA (mma.h fl_pack2) */
+                    const uint32_t w = fl_pack2<D == WK_DT_BF16>(acc[i][j][2 * h],
+                                                                 acc[i][j][2 * h + 1]);
+                    q.v[0] = (S)(w & 0xffffu), q.v[1] = (S)(w >> 16);
+                } else {
+                    q.v[0] = wk_t<D>::st(acc[i][j][2 * h]);
+                    q.v[1] = wk_t<D>::st(acc[i][j][2 * h + 1]);
+                }
                 if (pair && col + 1 < nc) {
                     ((wk_pack<S, 2> *)(cr + col))->raw = q.raw;
                 } else {

@@ -228,6 +228,9 @@ static void run_device(wk_device *dev, const char *mode)
         run_case(dev, mode, dts[d], 1, 130, 257, 33, L_TRANS, L_ROW);
         run_case(dev, mode, dts[d], 1, 130, 257, 300, L_ROW, L_TRANS);
         run_case(dev, mode, dts[d], 2, 257, 130, 300, L_TRANS, L_ROW);
+        /* k = 120: the last k tile of 32 ends inside its second 16-deep step (the pipelined
+         * kernels read that step's fragments across the barrier) */
+        run_case(dev, mode, dts[d], 1, 200, 300, 120, L_ROW, L_TRANS);
         /* 144 large tiles with 4 k steps of 32: the large configuration on a 132-SM GPU */
         run_case(dev, mode, dts[d], 1, 1536, 1536, 100, L_ROW, L_TRANS);
         if (!quick) {

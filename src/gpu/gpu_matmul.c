@@ -89,31 +89,41 @@ typedef struct mm_cfg {
  * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
  * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
  * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
- * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones).
- * WICK_GEMM_TILE (wl, ws, cl, cs, tl, ts, l, s) forces one where it applies (tests, sweeps). */
-static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec)
+ * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones); "x" (128 x 256, cp.async only) below.
+ * WICK_GEMM_TILE (wl, ws, cl, cs, cx, tl, ts, l, s) forces one where it applies (tests, sweeps). */
+static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec, bool ak)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
     const bool mt = wk_gpu_matrix_units(dev, g->dt);
     const bool cp = mt && vec, wv = vec && mm_wave_units(dev, g->dt);
+    /* gemm_cx: f16 and bf16, A read along k (ak: its mode bit 0 clear) */
+    const bool cpx = cp && !wv && ak && g->dt != WK_DTYPE_F8E4M3;
     const char *kind = wv ? "w" : cp ? "c" : mt ? "t" : "";
     char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
                     ? 'l' : 's';
     const char *force = getenv("WICK_GEMM_TILE");
     if (force && force[0] && force[1] == '\0' && !mt && (force[0] == 'l' || force[0] == 's'))
         tile = force[0];
+    /* cp.async, 128 x 256 ("x": warp tiles of 64 x 64, one block per SM) where the problem
+     * has at least two waves of such tiles and enough k steps to hide the pipeline's fill
+     * (H200, bf16: 4096^3 324 TFLOP/s against 292 for "l", 8192^3 326 against 279; 64 x
+     * 512x128x512 84 against 115) */
+    if (cpx &&
+        (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 256) * bt >= 2.0 * (double)sm &&
+        g->k >= 512)
+        tile = 'x';
     if (force && force[0] && force[1] && !force[2]) {
         const char k = force[0], t = force[1];
         if (k == 'w' && wv && (t == 'l' || t == 's'))
             kind = "w", tile = t;
-        if (k == 'c' && cp && (t == 'l' || t == 's'))
+        if (k == 'c' && cp && (t == 'l' || t == 's' || ((t == 'x' || t == 'y') && cpx)))
             kind = "c", tile = t;
         if (k == 't' && mt && (t == 'l' || t == 's'))
             kind = "t", tile = t;
     }
     cfg->bm = tile == 's' ? 64 : 128;
-    cfg->bn = tile == 's' ? 64 : 128;
+    cfg->bn = tile == 's' ? 64 : tile == 'x' || tile == 'y' ? 256 : 128;
     const int stages = kind[0] == 'c' ? MC_ST : kind[0] == 'w' ? MW_ST : 0;
     cfg->shmem = (unsigned)(stages * (cfg->bm + cfg->bn) * MC_BK * 2);
     snprintf(cfg->name, sizeof cfg->name, "gemm_%s%c_%s", kind, tile,
@@ -133,7 +143,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
     const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, Vc);
     const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, Vc);
     mm_cfg cfg;
-    mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128);
+    mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128, !(am0 & 1));
     const int64_t BM = cfg.bm, BN = cfg.bn;
     const bool chunks = cfg.name[5] == 'c' || cfg.name[5] == 'w'; /* 16-byte chunk kernels */
     const int64_t Vk = chunks ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
@@ -156,6 +166,8 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
             if (chunks && !((amode & 2) && (bmode & 2)))
                 return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands without vector mode",
                               cfg.name);
+            if (cfg.name[6] == 'x' && (amode & 1))
+                return wk_err(WK_ERR_INTERNAL, "gemm: %s on an A not read along k", cfg.name);
             int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
             int64_t b_bs = g->b_bs, b_rs = g->b_rs, b_cs = g->b_cs;
             int64_t c_bs = g->c_bs, ldc = g->ldc, N = g->n, K = g->k;
