@@ -22,7 +22,7 @@
 #      forced (the sweep; default "cx cl cs tl"); bench/gpu_mma_peak.cu (the rate of mma.sync
 #      with nothing loaded: the ceiling of these kernels); with MMA_NCU=1, Nsight Compute's
 #      speed-of-light, warp-state and tensor-pipe figures of gemm_cx_bf16 and gemm_cl_bf16 at
-#      4096^3 (OUTDIR/mma/ncu_<tile>.txt);
+#      4096^3 (OUTDIR/mma/ncu_<tile>.txt); with MMA_SASS=1 the SASS of gemm_cx_bf16;
 #   4. the summary table last (also OUTDIR/mma/summary.txt; logs beside it).
 # About 2-3 minutes after the build on an H200.
 set -u
@@ -120,6 +120,10 @@ if nvcc -std=c++17 -O3 -arch=sm_"${WICK_CUDA_ARCHS:-90}" -Ikernels -Isrc/core be
   step "mma_peak" "ok"
 else
   step "mma_peak" "FAIL"
+fi
+if [ "${MMA_SASS:-0}" = 1 ] && [ -n "$FB" ]; then # the SASS of gemm_cx_bf16 (OUTDIR/mma/sass_cx.txt)
+  cuobjdump -sass -fun gemm_cx_bf16 "$FB" >"$O/sass_cx.txt" 2>&1
+  step "sass gemm_cx_bf16" "$(grep -c HMMA "$O/sass_cx.txt") HMMA, $(grep -c LDSM "$O/sass_cx.txt") LDSM, $(grep -c LDGSTS "$O/sass_cx.txt") LDGSTS, $(wc -l <"$O/sass_cx.txt") lines"
 fi
 if [ "${MMA_NCU:-0}" = 1 ] && command -v ncu >/dev/null 2>&1; then
   st=smsp__average_warps_issue_stalled
