@@ -126,7 +126,7 @@ function(_wick_simt_tests)
   target_link_libraries(test_simt_hazards PRIVATE wick_parity wick_static)
   add_test(NAME test_simt_hazards COMMAND test_simt_hazards)
   # The whole parity matrix on the simt device, 32 and 64 lanes (about 45 s each on one core of
-  # the CI machine; see docs/architecture.md). Under the sanitizers (5 minutes each there) only
+  # the CI machine; see docs/architecture.md). Under the sanitizers (about 2 minutes each there) only
   # the 64-lane run: the 32-lane one runs the same host code, and the plain build runs both.
   if(NOT WICK_SANITIZE)
     add_test(NAME wick_check_simt32 COMMAND wick_cli check --device simt:0)
