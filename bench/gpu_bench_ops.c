@@ -148,6 +148,23 @@ static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int6
     emit(&r);
 }
 
+/* The same with b read along k: b's storage [b][n][k] seen as [b][k][n] (a linear layer's
+ * weight, x @ W^T): the layout of f8e4m3's own product (gemm_cn). Square k = n only. */
+static void matmul_row_bt(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k,
+                          int portable)
+{
+    row r = {name, "flop", 2.0 * (double)b * m * k * k, K_MATMUL, {0}, {0}, {0}, 0, portable, 0, 0};
+    int64_t da[3] = {b, m, k}, db[3] = {b, k, k};
+    operand a = rnd(WK_DTYPE_F16, 3, da, -1, 1), bb = rnd(WK_DTYPE_F16, 3, db, -1, 1);
+    r.a.l = a.l, r.b.l = bb.l;
+    CHECK(wk_to_dtype(&r.a.s, a.s, &a.l, dt));
+    CHECK(wk_to_dtype(&r.b.s, bb.s, &bb.l, dt));
+    wk_storage_free(a.s);
+    wk_storage_free(bb.s);
+    r.b.l.strides[1] = 1, r.b.l.strides[2] = k; /* the transpose of the last two dims */
+    emit(&r);
+}
+
 static int selected(int argc, char **argv, const char *name)
 {
     int any = 0;
@@ -198,6 +215,11 @@ int main(int argc, char **argv)
         matmul_row("portable_matmul_f8e4m3_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1);
     SEL("portable_matmul_f8e4m3_b64")
         matmul_row("portable_matmul_f8e4m3_b64", WK_DTYPE_F8E4M3, 64, 512, 128, 512, 1);
+    /* b read along k: f8e4m3 on its own product (sm_90), beside bf16 in the same layout */
+    SEL("portable_matmul_f8e4m3_bt_4096")
+        matmul_row_bt("portable_matmul_f8e4m3_bt_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 1);
+    SEL("portable_matmul_bf16_bt_4096")
+        matmul_row_bt("portable_matmul_bf16_bt_4096", WK_DTYPE_BF16, 1, 4096, 4096, 1);
 
     /* conv2d 32x64x56x56, 64 out channels, k3 pad 1; conv1d 32x256x4096, 256 out, k3 pad 1 */
     for (int d = 1; d < 3; d++) {

@@ -659,8 +659,63 @@ static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c,
     return c;
 }
 
+/* The twin of the e4m3 product (BF = 2 below): the same registers, each 16-bit unit holding two
+ * e4m3 values (the lower k in the low byte), so one product spans 32 values of k. Products of
+ * two e4m3 values are exact in f32. */
+template <int BF>
+static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin8(wk_mma_acc c, uint64_t a01,
+                                                                   uint64_t a23, uint64_t b01)
+{
+    const int hw = ((int)threadIdx.x % warpSize) & ~31;
+    const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
+    float x0[32], x1[32], y0[32], y1[32]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint64_t p = WK_SHFL_IDX(a01, hw | g << 2 | j);
+        const uint64_t q = WK_SHFL_IDX(a23, hw | g << 2 | j);
+        const uint64_t u = WK_SHFL_IDX(b01, hw | (2 * t) << 2 | j);
+        const uint64_t v = WK_SHFL_IDX(b01, hw | (2 * t + 1) << 2 | j);
+#pragma unroll
+        for (int h = 0; h < 4; h++) { /* byte h of a 32-bit word: k = 4j + h and 4j + 16 + h */
+            const int k = 4 * j + h;
+            x0[k] = wk_fp_f8e4m3_to_f32((uint8_t)(p >> 8 * h));
+            x1[k] = wk_fp_f8e4m3_to_f32((uint8_t)(p >> (32 + 8 * h)));
+            x0[k + 16] = wk_fp_f8e4m3_to_f32((uint8_t)(q >> 8 * h));
+            x1[k + 16] = wk_fp_f8e4m3_to_f32((uint8_t)(q >> (32 + 8 * h)));
+            y0[k] = wk_fp_f8e4m3_to_f32((uint8_t)(u >> 8 * h));
+            y0[k + 16] = wk_fp_f8e4m3_to_f32((uint8_t)(u >> (32 + 8 * h)));
+            y1[k] = wk_fp_f8e4m3_to_f32((uint8_t)(v >> 8 * h));
+            y1[k + 16] = wk_fp_f8e4m3_to_f32((uint8_t)(v >> (32 + 8 * h)));
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 32; k++) {
+        c.v[0] = fmaf(x0[k], y0[k], c.v[0]);
+        c.v[1] = fmaf(x0[k], y1[k], c.v[1]);
+        c.v[2] = fmaf(x1[k], y0[k], c.v[2]);
+        c.v[3] = fmaf(x1[k], y1[k], c.v[3]);
+    }
+    return c;
+}
+
+/* BF: 0 f16, 1 bf16 (16 x 8 x 16), 2 e4m3 (16 x 8 x 32: the fragments' 16-bit units hold two
+ * e4m3 values each, the lower k in the low byte; native on sm_90, the twin elsewhere). */
 template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
 {
+    if constexpr (BF == 2) {
+#if WK_MMA_NATIVE && __CUDA_ARCH__ >= 900
+        asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+        wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
+        r = wk_mma_twin8<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
+                             b[0] | (uint64_t)b[1] << 32);
+        c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
+#endif
+        return;
+    }
 #if WK_MMA_NATIVE
     if (BF)
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "

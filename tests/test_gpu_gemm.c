@@ -231,6 +231,10 @@ static void run_device(wk_device *dev, const char *mode)
         /* k = 120: the last k tile of 32 ends inside its second 16-deep step (the pipelined
          * kernels read that step's fragments across the barrier) */
         run_case(dev, mode, dts[d], 1, 200, 300, 120, L_ROW, L_TRANS);
+        /* both operands read along k with k a multiple of 16 (f8e4m3's own product, gemm_cn:
+         * k 160 is 2.5 of its k tiles, k 48 less than one) */
+        run_case(dev, mode, dts[d], 2, 200, 136, 160, L_ROW, L_TRANS);
+        run_case(dev, mode, dts[d], 1, 130, 257, 48, L_ROW, L_TRANS);
         /* 144 large tiles with 4 k steps of 32: the large configuration on a 132-SM GPU */
         run_case(dev, mode, dts[d], 1, 1536, 1536, 100, L_ROW, L_TRANS);
         if (!quick) {
