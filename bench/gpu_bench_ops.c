@@ -129,12 +129,15 @@ static void emit(row *r)
     wk_storage_free(r->c.s);
 }
 
+/* A matmul row, a [b, m, k] @ b [b, k, n]; bt: b's storage is [b][n][k] seen as [b][k][n]
+ * (read along k, as a linear layer's weight in x @ W^T: the layout of f8e4m3's own product,
+ * gemm_cn; square k = n only). f8e4m3 operands are uniform f16 values rounded to f8e4m3. */
 static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k, int64_t n,
-                       int portable)
+                       int portable, int bt)
 {
     row r = {name, "flop", 2.0 * (double)b * m * n * k, K_MATMUL, {0}, {0}, {0}, 0, portable, 0, 0};
     int64_t da[3] = {b, m, k}, db[3] = {b, k, n};
-    if (dt == WK_DTYPE_F8E4M3) { /* uniform f16 values rounded to f8e4m3 */
+    if (dt == WK_DTYPE_F8E4M3) {
         operand a = rnd(WK_DTYPE_F16, 3, da, -1, 1), bb = rnd(WK_DTYPE_F16, 3, db, -1, 1);
         r.a.l = a.l, r.b.l = bb.l;
         CHECK(wk_to_dtype(&r.a.s, a.s, &a.l, dt));
@@ -145,23 +148,8 @@ static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int6
         r.a = rnd(dt, 3, da, -1, 1);
         r.b = rnd(dt, 3, db, -1, 1);
     }
-    emit(&r);
-}
-
-/* The same with b read along k: b's storage [b][n][k] seen as [b][k][n] (a linear layer's
- * weight, x @ W^T): the layout of f8e4m3's own product (gemm_cn). Square k = n only. */
-static void matmul_row_bt(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k,
-                          int portable)
-{
-    row r = {name, "flop", 2.0 * (double)b * m * k * k, K_MATMUL, {0}, {0}, {0}, 0, portable, 0, 0};
-    int64_t da[3] = {b, m, k}, db[3] = {b, k, k};
-    operand a = rnd(WK_DTYPE_F16, 3, da, -1, 1), bb = rnd(WK_DTYPE_F16, 3, db, -1, 1);
-    r.a.l = a.l, r.b.l = bb.l;
-    CHECK(wk_to_dtype(&r.a.s, a.s, &a.l, dt));
-    CHECK(wk_to_dtype(&r.b.s, bb.s, &bb.l, dt));
-    wk_storage_free(a.s);
-    wk_storage_free(bb.s);
-    r.b.l.strides[1] = 1, r.b.l.strides[2] = k; /* the transpose of the last two dims */
+    if (bt && k == n)
+        r.b.l.strides[1] = 1, r.b.l.strides[2] = k; /* the transpose of the last two dims */
     emit(&r);
 }
 
@@ -196,30 +184,30 @@ int main(int argc, char **argv)
     char name[64];
     for (int d = 0; d < 3; d++) {
         snprintf(name, sizeof name, "matmul_%s_4096", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 0);
+        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 0, 0);
         snprintf(name, sizeof name, "matmul_%s_8192", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 0);
+        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 0, 0);
         snprintf(name, sizeof name, "matmul_%s_b64", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 0);
+        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 0, 0);
         snprintf(name, sizeof name, "portable_matmul_%s_4096", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 1);
+        SEL(name) matmul_row(name, mdt[d], 1, 4096, 4096, 4096, 1, 0);
         snprintf(name, sizeof name, "portable_matmul_%s_8192", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 1);
+        SEL(name) matmul_row(name, mdt[d], 1, 8192, 8192, 8192, 1, 0);
     }
     for (int d = 0; d < 3; d++) {
         snprintf(name, sizeof name, "portable_matmul_%s_b64", mname[d]);
-        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 1);
+        SEL(name) matmul_row(name, mdt[d], 64, 512, 128, 512, 1, 0);
     }
     /* f8e4m3 (the portable kernel only: on matrix units it runs as f16) */
     SEL("portable_matmul_f8e4m3_4096")
-        matmul_row("portable_matmul_f8e4m3_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1);
+        matmul_row("portable_matmul_f8e4m3_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1, 0);
     SEL("portable_matmul_f8e4m3_b64")
-        matmul_row("portable_matmul_f8e4m3_b64", WK_DTYPE_F8E4M3, 64, 512, 128, 512, 1);
+        matmul_row("portable_matmul_f8e4m3_b64", WK_DTYPE_F8E4M3, 64, 512, 128, 512, 1, 0);
     /* b read along k: f8e4m3 on its own product (sm_90), beside bf16 in the same layout */
     SEL("portable_matmul_f8e4m3_bt_4096")
-        matmul_row_bt("portable_matmul_f8e4m3_bt_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 1);
+        matmul_row("portable_matmul_f8e4m3_bt_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1, 1);
     SEL("portable_matmul_bf16_bt_4096")
-        matmul_row_bt("portable_matmul_bf16_bt_4096", WK_DTYPE_BF16, 1, 4096, 4096, 1);
+        matmul_row("portable_matmul_bf16_bt_4096", WK_DTYPE_BF16, 1, 4096, 4096, 4096, 1, 1);
 
     /* conv2d 32x64x56x56, 64 out channels, k3 pad 1; conv1d 32x256x4096, 256 out, k3 pad 1 */
     for (int d = 1; d < 3; d++) {
