@@ -85,13 +85,6 @@ typedef struct mm_cfg {
 #define MC_ST 4
 #define MW_ST 2 /* gemm_w*: two stages (kernels/mc.h) */
 
-/* The configuration: "w" (64-lane MFMA waves, mm_wave_units), "c" (cp.async; both "w" and "c"
- * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
- * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
- * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
- * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones); "x" (128 x 256, cp.async only) below.
- * "n": f8e4m3 on its own product (gemm_cn, 128 x 128). WICK_GEMM_TILE (wl, ws, cl, cs, cx, cn,
- * tl, ts, l, s) forces one where it applies (tests, sweeps). */
 /* Whether f8e4m3 has its own matrix-unit product (gpu.h wk_mma_16816<2>): NVIDIA sm_90 and
  * later, and the simt device (the twin, which is how gemm_cn is tested). */
 static bool mm_f8_units(const wk_device *dev)
@@ -100,6 +93,13 @@ static bool mm_f8_units(const wk_device *dev)
     return strncmp(arch, "simt", 4) == 0 || (strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 90);
 }
 
+/* The configuration: "w" (64-lane MFMA waves, mm_wave_units), "c" (cp.async; both "w" and "c"
+ * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
+ * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
+ * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
+ * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones); "x" (128 x 256, cp.async only) below.
+ * "n": f8e4m3 on its own product (gemm_cn, 128 x 128). WICK_GEMM_TILE (wl, ws, cl, cs, cx, cn,
+ * tl, ts, l, s) forces one where it applies (tests, sweeps). */
 static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec, bool ak,
                     bool bk)
 {
@@ -126,7 +126,8 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
         (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 256) * bt >= 2.0 * (double)sm &&
         g->k >= 512)
         tile = 'x';
-    /* f8e4m3 on its own product, not widened to f16 (H200 4096^3: see docs/performance.md) */
+    /* f8e4m3 on its own product, not widened to f16 (checked on the H200; its speed is not
+     * measured yet: docs/performance.md) */
     if (f8n)
         tile = 'n';
     if (force && force[0] && force[1] && !force[2]) {
