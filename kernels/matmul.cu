@@ -475,11 +475,12 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
  *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_t*.
  *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16; cfg "x"
  *   (f16, bf16; A read along k only): 128 x 256, warp tile 64 x 64 (twice the products per
- *   fragment read from shared memory; 242 registers, one block per SM). 8 warps of 32 lanes, 2
+ *   fragment read from shared memory; 240 registers, one block per SM). 8 warps of 32 lanes, 2
  *   along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory (MC_ST (BM + BN) 64
  *   bytes: 64 KiB for "l", 96 KiB for "x"; src/gpu/gpu_matmul.c passes it). H200, bf16: "x"
- *   324 TFLOP/s at 4096^3 where "l" runs at 292, but 84 where "l" runs at 115 on 64 x
- *   512x128x512 (4 k tiles: the pipeline's fill is exposed at one block per SM).
+ *   350 TFLOP/s at 4096^3 and 361 at 8192^3 where "l" runs at 338 and 323, but 90 where "l"
+ *   runs at 119 on 64 x 512x128x512 (4 k tiles: the pipeline's fill is exposed at one block
+ *   per SM).
  * Scheme:
  *   - tiles are copied global -> shared by wk_cp_async16 (gpu.h: cp.async on NVIDIA sm_80+, a
  *     plain copy elsewhere), 16-byte chunks, zero fill outside the operand (a chunk cut by the
@@ -542,7 +543,7 @@ WK_DEV void mc_body(MM_ARGS(D))
         }
         wk_cp_async_commit();
         W::template tile<BF, CA, CB, AKC, BKC>(acc, mc_dyn + rs * (SA + SB),
-                                                         mc_dyn + rs * (SA + SB) + SA, wm, wn);
+                                               mc_dyn + rs * (SA + SB) + SA, wm, wn);
         rs = rs + 1 == ST ? 0 : rs + 1;
         ws = ws + 1 == ST ? 0 : ws + 1;
     }
