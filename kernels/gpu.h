@@ -677,37 +677,34 @@ static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c,
  * e4m3 values each, the lower k in the low byte; native on sm_90, the twin elsewhere). */
 template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
 {
+#if WK_MMA_NATIVE
     if constexpr (BF == 2) {
-#if WK_MMA_NATIVE && __CUDA_ARCH__ >= 900
+#if __CUDA_ARCH__ >= 900
         asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-        wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
-        r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
-                            b[0] | (uint64_t)b[1] << 32);
-        c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
-#endif
         return;
-    }
-#if WK_MMA_NATIVE
-    if (BF)
+#endif
+    } else if constexpr (BF == 1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
+        return;
+    } else {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
+        return;
+    }
+#endif
+    /* the twin: everywhere else, and e4m3 on NVIDIA before sm_90 */
     wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
     r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
                         b[0] | (uint64_t)b[1] << 32);
     c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
-#endif
 }
 
 /* The transpose of an 8 x 8 matrix of 16-bit values held as the fragments above hold one (lane
