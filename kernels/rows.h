@@ -21,17 +21,21 @@ template <class C, class F> WK_DEV C wk_row_allreduce(C v, int G, const F &f, C 
 {
     const int W = warpSize, tid = threadIdx.x;
     const int gw = G < W ? G : W;
-#pragma unroll 1
-    for (int s = gw / 2; s > 0; s >>= 1)
-        v = f(v, WK_SHFL_DOWN(v, s));
+    /* both loops unrolled to their bounds with uniform predicates, as wk_row_allmerge's below:
+     * the parts' shared-memory reads issue together (the same order, the same result) */
+#pragma unroll
+    for (int s = 32; s > 0; s >>= 1)
+        if (s < gw)
+            v = f(v, WK_SHFL_DOWN(v, s));
     if (tid % gw == 0)
         buf[tid / gw] = v;
     __syncthreads();
     const int np = G / gw, p0 = (tid / G) * np; /* the group's parts: buf[p0 .. p0 + np) */
     v = buf[p0];
-#pragma unroll 1
-    for (int k = 1; k < np; k++)
-        v = f(v, buf[p0 + k]);
+#pragma unroll
+    for (int k = 1; k < WK_BLOCK / 32; k++)
+        if (k < np)
+            v = f(v, buf[p0 + k]);
     return v;
 }
 
