@@ -27,6 +27,38 @@ template <class C> WK_DEV C sm_ninf(void);
 template <> __device__ __forceinline__ float sm_ninf<float>(void) { return -wk_inf_f32(); }
 template <> __device__ __forceinline__ double sm_ninf<double>(void) { return -wk_inf_f64(); }
 
+/* out = v / s for the values v of one row and its sum s, rounded once as the division (the
+ * CPU's, docs/semantics.md), without a division per element: y = 1 / s once per row (rounded),
+ * then per element q = v y and one correction q += (v - q s) y, both FMAs (Markstein's: with y
+ * the rounded reciprocal and q within an ulp of v / s, the residual is exact and the corrected
+ * q is v / s rounded to nearest; nvcc's own division runs the same correction after a
+ * reciprocal per element). It needs q and the residual in the normal range, so it is taken
+ * where v >= 2^-100 s (and where v is 0: then 0) in a row whose s is in [1, 2^64] (every row
+ * with a finite maximum: its term is exp(0) = 1); other values (NaN, below that) and rows (all
+ * -inf: s = 0; NaN) divide. A check of the arithmetic on the host, every v of a binade against
+ * 200 sums: tests/test_softmax_quot.c. f64 divides. */
+template <class C> struct sm_quot {
+    C s;
+    __device__ __forceinline__ explicit sm_quot(C s_) : s(s_) {}
+    __device__ __forceinline__ C operator()(C v) const { return v / s; }
+};
+template <> struct sm_quot<float> {
+    float s, y, lo;
+    bool ok;
+    __device__ __forceinline__ explicit sm_quot(float s_)
+        : s(s_), y(1.0f / s_), lo(0x1p-100f * s_), ok(s_ >= 1.0f && s_ <= 0x1p64f)
+    {
+    }
+    __device__ __forceinline__ float operator()(float v) const
+    {
+        if (ok && (v >= lo || v == 0.0f)) {
+            const float q = v * y;
+            return fmaf(fmaf(-q, s, v), y, q);
+        }
+        return v / s;
+    }
+};
+
 struct sm_max_op { /* NaN never wins: the CPU's `if (v > m) m = v` */
     template <class C> __device__ __forceinline__ C operator()(C a, C b) const
     {
@@ -125,13 +157,14 @@ WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t 
             s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
             ph ^= 1;
         }
+        const sm_quot<C> quot(s);
 #pragma unroll
         for (int k = 0; k < KV; k++)
             if (k < kv) {
                 wk_pack<S, N> o;
 #pragma unroll
                 for (int e = 0; e < N; e++)
-                    o.v[e] = wk_t<DT>::st((ONE ? v[k][e] * f : v[k][e]) / s);
+                    o.v[e] = wk_t<DT>::st(quot(ONE ? v[k][e] * f : v[k][e]));
                 yv[lane + k * G].raw = o.raw;
             }
     }
@@ -205,11 +238,12 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
             sm_each<DT, N>(xs, nu, lane, G, fsum);
         s = wk_row_allreduce(s, G, wk_sum_op(), red[ph]);
         ph ^= 1;
+        const sm_quot<C> quot(s);
         auto fout = [&](int64_t u, const C *c) {
             wk_pack<S, N> o;
 #pragma unroll
             for (int e = 0; e < N; e++)
-                o.v[e] = wk_t<DT>::st(sm_exp(c[e] - m) / s);
+                o.v[e] = wk_t<DT>::st(quot(sm_exp(c[e] - m)));
             yv[u].raw = o.raw;
         };
         if (live)
