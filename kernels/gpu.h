@@ -620,27 +620,21 @@ template <int BF> WK_DEV float wk_mma_in(uint32_t h)
     return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_fp_f16_to_f32((uint16_t)h);
 }
 
-/* Value h of a 32-bit fragment word: BF 0 / 1, two f16 / bf16 values; BF 2, four e4m3 values
- * (the lower k in the lower bits in both cases). */
+/* Value h (0, 1) of a 32-bit fragment word of two f16 / bf16 values (the lower k low). */
 template <int BF> WK_DEV float wk_mma_val(uint32_t w, int h)
 {
-    if constexpr (BF == 2)
-        return wk_fp_f8e4m3_to_f32((uint8_t)(w >> 8 * h));
-    else
-        return wk_mma_in<BF>(w >> 16 * h & 0xffffu);
+    return wk_mma_in<BF>(w >> 16 * h & 0xffffu);
 }
 
 /* The twin, out of line: its body is long, and a kernel's loops over many fragment products
  * must still unroll (clang declines past its size threshold). Values in and out, so that the
- * accumulators stay in registers. BF 2 (e4m3): the same registers, each 32-bit word holding
- * four values, so one product spans 32 values of k; products of two e4m3 values are exact in
- * f32 as those of f16 or bf16 are. */
+ * accumulators stay in registers. */
 typedef struct { float v[4]; } wk_mma_acc;
 template <int BF>
 static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c, uint64_t a01,
                                                                   uint64_t a23, uint64_t b01)
 {
-    enum { E = BF == 2 ? 4 : 2, KN = 8 * E }; /* values per word, k per product */
+    enum { E = 2, KN = 16 }; /* values per word, k per product */
     const int hw = ((int)threadIdx.x % warpSize) & ~31; /* the group's first lane in the warp */
     const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
     float x0[KN], x1[KN], y0[KN], y1[KN]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
@@ -673,20 +667,13 @@ static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c,
     return c;
 }
 
-/* BF: 0 f16, 1 bf16 (16 x 8 x 16), 2 e4m3 (16 x 8 x 32: the fragments' 16-bit units hold two
- * e4m3 values each, the lower k in the low byte; native on sm_90, the twin elsewhere). */
+/* BF: 0 f16, 1 bf16. (No e4m3 product here: sm_90's mma.sync ...e4m3 is lowered by ptxas to
+ * F2FP conversions and f16 HMMA.16816, so it is no faster than widening to f16 first:
+ * docs/performance.md.) */
 template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
 {
 #if WK_MMA_NATIVE
-    if constexpr (BF == 2) {
-#if __CUDA_ARCH__ >= 900
-        asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        return;
-#endif
-    } else if constexpr (BF == 1) {
+    if constexpr (BF == 1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -700,11 +687,28 @@ template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const ui
         return;
     }
 #endif
-    /* the twin: everywhere else, and e4m3 on NVIDIA before sm_90 */
+    /* the twin: everywhere else */
     wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
     r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
                         b[0] | (uint64_t)b[1] << 32);
     c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
+}
+
+/* Two e4m3 values (the low byte first) widened to two f16 values (the first in the low half),
+ * exactly: PTX's cvt.rn.f16x2.e4m3x2 on NVIDIA sm_90 and later (one instruction, F2FP; sm_89
+ * has it too, but its SASS comes from the sm_80 PTX: cmake/gpu.cmake), the integer conversion
+ * of fpconv.h (wk_fp_f8e4m3_to_f16) twice elsewhere. Every e4m3 value is an f16 value, so both
+ * give the same bits, NaN aside (both a quiet NaN of that sign). */
+WK_DEV uint32_t wk_f8x2_to_f16x2(uint16_t two)
+{
+#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint32_t r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(two));
+    return r;
+#else
+    return (uint32_t)wk_fp_f8e4m3_to_f16((uint8_t)two) |
+           (uint32_t)wk_fp_f8e4m3_to_f16((uint8_t)(two >> 8)) << 16;
+#endif
 }
 
 /* The transpose of an 8 x 8 matrix of 16-bit values held as the fragments above hold one (lane

@@ -497,10 +497,8 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
 
 WK_SHARED_DYN(uint16_t, mc_dyn); /* the stages: A tile, then B tile, per stage */
 
-/* W: the warp tiling and the number of stages (mc.h: mc_w32 for gemm_c*, mc_w64 for gemm_w*);
- * BF: the product (gpu.h wk_mma_16816), by default the operands' own */
-template <int D, int BM, int BN, int AKC, int BKC, class W, int BF = mt_in<D>::BF>
-WK_DEV void mc_body(MM_ARGS(D))
+/* W: the warp tiling and the number of stages (mc.h: mc_w32 for gemm_c*, mc_w64 for gemm_w*) */
+template <int D, int BM, int BN, int AKC, int BKC, class W> WK_DEV void mc_body(MM_ARGS(D))
 {
     enum { FM = W::FM, FN = W::FN, ST = W::ST, SA = BM * MC_BK, SB = BN * MC_BK,
            CA = AKC ? MC_BK / 8 : BM / 8, CB = BKC ? MC_BK / 8 : BN / 8 };
@@ -542,8 +540,8 @@ WK_DEV void mc_body(MM_ARGS(D))
                      K, tn * MC_BK);
         }
         wk_cp_async_commit();
-        W::template tile<BF, CA, CB, AKC, BKC>(acc, mc_dyn + rs * (SA + SB),
-                                               mc_dyn + rs * (SA + SB) + SA, wm, wn);
+        W::template tile<mt_in<D>::BF, CA, CB, AKC, BKC>(acc, mc_dyn + rs * (SA + SB),
+                                                         mc_dyn + rs * (SA + SB) + SA, wm, wn);
         rs = rs + 1 == ST ? 0 : rs + 1;
         ws = ws + 1 == ST ? 0 : ws + 1;
     }
@@ -581,21 +579,6 @@ template <int D, int BM, int BN> WK_DEV void mc_gemm_ak(MM_ARGS(D))
 }
 
 #if !defined(WK_HIP)
-/* gemm_cn_f8e4m3: f8e4m3 on the e4m3 product of sm_90 (gpu.h wk_mma_16816<2>, 16 x 8 x 32),
- * without widening: both operands read along k, their bytes staged as 16-bit units (two e4m3
- * values each, the lower k first) by gemm_cl's pipeline, whose ldmatrix fragments of 16-bit
- * units are then exactly the instruction's fragments of e4m3 values. Strides and K count
- * 16-bit units (K even). src/gpu/gpu_matmul.c takes it on sm_90 and the simt device (the twin)
- * for no other operands, and fails before the launch if one reaches it. */
-template <int BM, int BN> WK_DEV void mc_gemm_f8n(MM_ARGS(WK_DT_F8E4M3))
-{
-    if ((amode & 1) || (bmode & 1) || (K & 1))
-        return;
-    mc_body<WK_DT_F8E4M3, BM, BN, 1, 1, mc_w32<BM, BN>, 2>(a, a_bs / 2, a_rs / 2, a_cs, b,
-                                                           b_bs / 2, b_rs, b_cs / 2, c, c_bs,
-                                                           ldc, M, N, K / 2, amode, bmode);
-}
-
 /* f8e4m3 (gemm_c<cfg>_f8e4m3): the same pipeline with the operands' bytes copied by cp.async
  * into a ring of MC_ST raw stages (16-byte chunks = 16 elements, in the order of the chunks'
  * indices), then widened to f16 into one of two 16-bit stages laid out as above: at step t each
@@ -603,7 +586,12 @@ template <int BM, int BN> WK_DEV void mc_gemm_f8n(MM_ARGS(WK_DT_F8E4M3))
  * wk_cp_async_wait, no barrier needed), then the barrier makes the 16-bit tile visible; a raw
  * stage is refilled only by the thread that copied and widened it, and a 16-bit stage is
  * rewritten two steps after it was multiplied, past a barrier. Shared memory: MC_ST (BM + BN)
- * 32 bytes raw + 2 (BM + BN) 64 bytes, the same as the 16-bit kernels with MC_ST = 4. */
+ * 32 bytes raw + 2 (BM + BN) 64 bytes, the same as the 16-bit kernels with MC_ST = 4. The
+ * widening is gpu.h's wk_f8x2_to_f16x2, one instruction per pair on sm_90 (with the integer
+ * conversion per value it ran at 83 TFLOP/s on the H200, now 263 at 4096^3). sm_90's own e4m3
+ * product (mma.sync m16n8k32 .e4m3) is not used: ptxas lowers it to the same conversions
+ * (per fragment, in registers) and f16 HMMA.16816, and a kernel built on it was no faster
+ * (272 against 271 TFLOP/s with both operands read along k). */
 template <int BE, int KC> struct mc_f8 {
     enum { CPR = KC ? MC_BK / 16 : BE / 16, /* raw chunks per staged row */
            NC = BE * MC_BK / 16,            /* raw chunks per tile */
@@ -647,15 +635,15 @@ template <int BE, int KC> struct mc_f8 {
             if (NC % WK_BLOCK != 0 && c >= NC)
                 break;
             const int row = c / CPR, col = c % CPR * 16;
-            wk_pack<uint8_t, 16> q;
-            q.raw = ((const wk_pack<uint8_t, 16> *)(raw + c * 16))->raw;
+            wk_pack<uint16_t, 8> q; /* 16 e4m3 values, two per unit */
+            q.raw = ((const wk_pack<uint16_t, 8> *)(raw + c * 16))->raw;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                wk_pack<uint16_t, 8> w;
+                wk_pack<uint32_t, 4> w;
 #pragma unroll
-                for (int j = 0; j < 8; j++)
-                    w.v[j] = wk_fp_f8e4m3_to_f16(q.v[8 * h + j]);
-                ((wk_pack<uint16_t, 8> *)(s + mc_off<CPR16>(row, col + 8 * h)))->raw = w.raw;
+                for (int j = 0; j < 4; j++)
+                    w.v[j] = wk_f8x2_to_f16x2(q.v[4 * h + j]);
+                ((wk_pack<uint32_t, 4> *)(s + mc_off<CPR16>(row, col + 8 * h)))->raw = w.raw;
             }
         }
     }
@@ -734,7 +722,6 @@ template <int BM, int BN> WK_DEV void mc_gemm8(MM_ARGS(WK_DT_F8E4M3))
 MC_KERNELS(f16, WK_DT_F16)
 MC_KERNELS(bf16, WK_DT_BF16)
 WK_KERNEL_MINB(2) gemm_cl_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
-WK_KERNEL_MINB(2) gemm_cn_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm_f8n<128, 128>(MM_PASS); }
 WK_KERNEL gemm_cs_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }
 #endif /* !WK_HIP */
 

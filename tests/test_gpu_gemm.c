@@ -231,10 +231,15 @@ static void run_device(wk_device *dev, const char *mode)
         /* k = 120: the last k tile of 32 ends inside its second 16-deep step (the pipelined
          * kernels read that step's fragments across the barrier) */
         run_case(dev, mode, dts[d], 1, 200, 300, 120, L_ROW, L_TRANS);
-        /* both operands read along k with k a multiple of 16 (f8e4m3's own product, gemm_cn:
-         * k 160 is 2.5 of its k tiles, k 48 less than one) */
+        /* both operands read along k with k a multiple of 16 (whole 16-byte chunks of f8e4m3
+         * along k; k 160 is 5 k tiles of 32, k 48 one and a half) */
         run_case(dev, mode, dts[d], 2, 200, 136, 160, L_ROW, L_TRANS);
         run_case(dev, mode, dts[d], 1, 130, 257, 48, L_ROW, L_TRANS);
+        /* k a multiple of 16 with an operand read along m or n: B, A, both (B broadcast over
+         * the batch) */
+        run_case(dev, mode, dts[d], 2, 200, 136, 160, L_ROW, L_ROW);
+        run_case(dev, mode, dts[d], 2, 136, 200, 160, L_TRANS, L_PADT);
+        run_case(dev, mode, dts[d], 3, 130, 150, 64, L_TRANS, L_BCAST);
         /* 144 large tiles with 4 k steps of 32: the large configuration on a 132-SM GPU */
         run_case(dev, mode, dts[d], 1, 1536, 1536, 100, L_ROW, L_TRANS);
         if (!quick) {

@@ -85,23 +85,15 @@ typedef struct mm_cfg {
 #define MC_ST 4
 #define MW_ST 2 /* gemm_w*: two stages (kernels/mc.h) */
 
-/* Whether f8e4m3 has its own matrix-unit product (gpu.h wk_mma_16816<2>): NVIDIA sm_90 and
- * later, and the simt device (the twin, which is how gemm_cn is tested). */
-static bool mm_f8_units(const wk_device *dev)
-{
-    const char *arch = wk_gpu_arch(dev);
-    return strncmp(arch, "simt", 4) == 0 || (strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 90);
-}
-
 /* The configuration: "w" (64-lane MFMA waves, mm_wave_units), "c" (cp.async; both "w" and "c"
  * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
  * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
  * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
  * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones); "x" (128 x 256, cp.async only) below.
- * "n": f8e4m3 on its own product (gemm_cn, 128 x 128). WICK_GEMM_TILE (wl, ws, cl, cs, cx, cn,
+ * f8e4m3 takes "l" or "s" (gemm_c*_f8e4m3 widens it to f16 in shared memory; "x" was slower
+ * for it on the H200: 218 against 263 TFLOP/s at 4096^3). WICK_GEMM_TILE (wl, ws, cl, cs, cx,
  * tl, ts, l, s) forces one where it applies (tests, sweeps). */
-static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec, bool ak,
-                    bool bk)
+static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec, bool ak)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
@@ -109,9 +101,6 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
     const bool cp = mt && vec, wv = vec && mm_wave_units(dev, g->dt);
     /* gemm_cx: f16 and bf16, A read along k (ak: its mode bit 0 clear) */
     const bool cpx = cp && !wv && ak && g->dt != WK_DTYPE_F8E4M3;
-    /* gemm_cn_f8e4m3: both operands read along k (bk: B's mode bit 0 clear), k even */
-    const bool f8n = cp && g->dt == WK_DTYPE_F8E4M3 && ak && bk && g->k % 2 == 0 &&
-                     mm_f8_units(dev);
     const char *kind = wv ? "w" : cp ? "c" : mt ? "t" : "";
     char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
                     ? 'l' : 's';
@@ -126,15 +115,11 @@ static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool
         (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 256) * bt >= 2.0 * (double)sm &&
         g->k >= 512)
         tile = 'x';
-    /* f8e4m3 on its own product, not widened to f16 (checked on the H200; its speed is not
-     * measured yet: docs/performance.md) */
-    if (f8n)
-        tile = 'n';
     if (force && force[0] && force[1] && !force[2]) {
         const char k = force[0], t = force[1];
         if (k == 'w' && wv && (t == 'l' || t == 's'))
             kind = "w", tile = t;
-        if (k == 'c' && cp && (t == 'l' || t == 's' || (t == 'x' && cpx) || (t == 'n' && f8n)))
+        if (k == 'c' && cp && (t == 'l' || t == 's' || (t == 'x' && cpx)))
             kind = "c", tile = t;
         if (k == 't' && mt && (t == 'l' || t == 's'))
             kind = "t", tile = t;
@@ -160,8 +145,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
     const int32_t am0 = mm_mode(g->m, g->k, g->a_rs, g->a_cs, g->a_bs, g->batch, g->a, esz, Vc);
     const int32_t bm0 = mm_mode(g->n, g->k, g->b_cs, g->b_rs, g->b_bs, g->batch, g->b, esz, Vc);
     mm_cfg cfg;
-    mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128, !(am0 & 1),
-            !(bm0 & 1));
+    mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128, !(am0 & 1));
     const int64_t BM = cfg.bm, BN = cfg.bn;
     const bool chunks = cfg.name[5] == 'c' || cfg.name[5] == 'w'; /* 16-byte chunk kernels */
     const int64_t Vk = chunks ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
@@ -184,10 +168,8 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
             if (chunks && !((amode & 2) && (bmode & 2)))
                 return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands without vector mode",
                               cfg.name);
-            if ((cfg.name[6] == 'x' && (amode & 1)) ||
-                (cfg.name[6] == 'n' && ((amode & 1) || (bmode & 1) || g->k % 2)))
-                return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands it does not take",
-                              cfg.name);
+            if (cfg.name[6] == 'x' && (amode & 1))
+                return wk_err(WK_ERR_INTERNAL, "gemm: %s on an A not read along k", cfg.name);
             int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
             int64_t b_bs = g->b_bs, b_rs = g->b_rs, b_cs = g->b_cs;
             int64_t c_bs = g->c_bs, ldc = g->ldc, N = g->n, K = g->k;
