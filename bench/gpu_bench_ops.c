@@ -130,8 +130,8 @@ static void emit(row *r)
 }
 
 /* A matmul row, a [b, m, k] @ b [b, k, n]; bt: b's storage is [b][n][k] seen as [b][k][n]
- * (read along k, as a linear layer's weight in x @ W^T: the layout of f8e4m3's own product,
- * gemm_cn; square k = n only). f8e4m3 operands are uniform f16 values rounded to f8e4m3. */
+ * (read along k, as a linear layer's weight in x @ W^T; square k = n only). f8e4m3 operands are
+ * uniform f16 values rounded to f8e4m3. */
 static void matmul_row(const char *name, wk_dtype dt, int64_t b, int64_t m, int64_t k, int64_t n,
                        int portable, int bt)
 {
