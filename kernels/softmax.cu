@@ -35,8 +35,9 @@ template <> __device__ __forceinline__ double sm_ninf<double>(void) { return -wk
  * reciprocal per element). It needs q and the residual in the normal range, so it is taken
  * where v >= 2^-100 s (and where v is 0: then 0) in a row whose s is in [1, 2^64] (every row
  * with a finite maximum: its term is exp(0) = 1); other values (NaN, below that) and rows (all
- * -inf: s = 0; NaN) divide. A check of the arithmetic on the host, every v of a binade against
- * 200 sums: tests/test_softmax_quot.c. f64 divides. */
+ * -inf: s = 0; NaN) divide. The arithmetic is checked on the host against IEEE division
+ * (every third v of a binade and the low edge, against 48 sums): tests/test_softmax_quot.c.
+ * f64 divides. */
 template <class C> struct sm_quot {
     C s;
     __device__ __forceinline__ explicit sm_quot(C s_) : s(s_) {}
