@@ -238,19 +238,17 @@ MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor p
  * build. CDNA's MFMA has its own kernels (gemm_w*, at the end), compiled for the gfx targets
  * that have it and for the simt device, which runs them with 64-lane warps. */
 
-/* The 16-bit operand of a storage dtype: f16 and bf16 as they are, f8e4m3 widened to f16. */
+/* The product (gpu.h wk_mma_16816's BF) of a storage dtype's 16-bit operand: f16 and bf16 as
+ * they are, f8e4m3 widened to f16 as it is staged. */
 template <int D> struct mt_in;
 template <> struct mt_in<WK_DT_F16> {
     enum { BF = 0 };
-    WK_DEV uint16_t h(uint16_t v) { return v; }
 };
 template <> struct mt_in<WK_DT_BF16> {
     enum { BF = 1 };
-    WK_DEV uint16_t h(uint16_t v) { return v; }
 };
 template <> struct mt_in<WK_DT_F8E4M3> {
     enum { BF = 0 };
-    WK_DEV uint16_t h(uint8_t v) { return wk_fp_f8e4m3_to_f16(v); }
 };
 
 #if !defined(WK_HIP)
@@ -329,17 +327,22 @@ template <int D, int BM, int KC> struct mt_loader {
         }
     }
 
-    /* The chunks as 16-bit values, one 16-byte store each (raw zeros are +0 in every dtype). */
+    /* The chunks as 16-bit values, one 16-byte store each (raw zeros are +0 in every dtype);
+     * f8e4m3 widened a pair at a time (gpu.h wk_f8x2_to_f16x2: one instruction on sm_90). */
     __device__ __forceinline__ void store(uint16_t *s) const
     {
 #pragma unroll
         for (int i = 0; i < CH; i++) {
-            wk_pack<uint16_t, 8> q;
+            wk_pack<uint32_t, 4> q;
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-                q.v[j] = mt_in<D>::h(r[i].v[j]);
+            for (int j = 0; j < 4; j++) {
+                if constexpr (D == WK_DT_F8E4M3)
+                    q.v[j] = wk_f8x2_to_f16x2((uint16_t)(r[i].v[2 * j] | r[i].v[2 * j + 1] << 8));
+                else
+                    q.v[j] = (uint32_t)r[i].v[2 * j] | (uint32_t)r[i].v[2 * j + 1] << 16;
+            }
             uint16_t *d = KC ? s + ce(i) * LD + ck(i) : s + ck(i) * LD + ce(i);
-            ((wk_pack<uint16_t, 8> *)d)->raw = q.raw;
+            ((wk_pack<uint32_t, 4> *)d)->raw = q.raw;
         }
     }
 };
