@@ -203,7 +203,7 @@ int main(int argc, char **argv)
         matmul_row("portable_matmul_f8e4m3_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1, 0);
     SEL("portable_matmul_f8e4m3_b64")
         matmul_row("portable_matmul_f8e4m3_b64", WK_DTYPE_F8E4M3, 64, 512, 128, 512, 1, 0);
-    /* b read along k: f8e4m3 on its own product (sm_90), beside bf16 in the same layout */
+    /* b read along k (a linear layer's weight): f8e4m3 beside bf16 in the same layout */
     SEL("portable_matmul_f8e4m3_bt_4096")
         matmul_row("portable_matmul_f8e4m3_bt_4096", WK_DTYPE_F8E4M3, 1, 4096, 4096, 4096, 1, 1);
     SEL("portable_matmul_bf16_bt_4096")

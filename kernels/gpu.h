@@ -620,12 +620,6 @@ template <int BF> WK_DEV float wk_mma_in(uint32_t h)
     return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_fp_f16_to_f32((uint16_t)h);
 }
 
-/* Value h (0, 1) of a 32-bit fragment word of two f16 / bf16 values (the lower k low). */
-template <int BF> WK_DEV float wk_mma_val(uint32_t w, int h)
-{
-    return wk_mma_in<BF>(w >> 16 * h & 0xffffu);
-}
-
 /* The twin, out of line: its body is long, and a kernel's loops over many fragment products
  * must still unroll (clang declines past its size threshold). Values in and out, so that the
  * accumulators stay in registers. */
@@ -634,10 +628,9 @@ template <int BF>
 static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c, uint64_t a01,
                                                                   uint64_t a23, uint64_t b01)
 {
-    enum { E = 2, KN = 16 }; /* values per word, k per product */
     const int hw = ((int)threadIdx.x % warpSize) & ~31; /* the group's first lane in the warp */
     const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
-    float x0[KN], x1[KN], y0[KN], y1[KN]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
+    float x0[16], x1[16], y0[16], y1[16]; /* rows g, g+8 of A; columns 2t, 2t+1 of B; by k */
 #pragma unroll
     for (int j = 0; j < 4; j++) { /* from lane (g, j): A; from lanes (2t, j), (2t+1, j): B */
         const uint64_t p = WK_SHFL_IDX(a01, hw | g << 2 | j);
@@ -645,20 +638,19 @@ static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c,
         const uint64_t u = WK_SHFL_IDX(b01, hw | (2 * t) << 2 | j);
         const uint64_t v = WK_SHFL_IDX(b01, hw | (2 * t + 1) << 2 | j);
 #pragma unroll
-        for (int h = 0; h < E; h++) { /* k = E j + h and E j + KN / 2 + h */
-            const int k = E * j + h;
-            x0[k] = wk_mma_val<BF>((uint32_t)p, h);
-            x1[k] = wk_mma_val<BF>((uint32_t)(p >> 32), h);
-            x0[k + KN / 2] = wk_mma_val<BF>((uint32_t)q, h);
-            x1[k + KN / 2] = wk_mma_val<BF>((uint32_t)(q >> 32), h);
-            y0[k] = wk_mma_val<BF>((uint32_t)u, h);
-            y0[k + KN / 2] = wk_mma_val<BF>((uint32_t)(u >> 32), h);
-            y1[k] = wk_mma_val<BF>((uint32_t)v, h);
-            y1[k + KN / 2] = wk_mma_val<BF>((uint32_t)(v >> 32), h);
+        for (int h = 0; h < 2; h++) { /* k = 2j + h and 2j + 8 + h */
+            x0[2 * j + h] = wk_mma_in<BF>((uint32_t)(p >> 16 * h) & 0xffffu);
+            x1[2 * j + h] = wk_mma_in<BF>((uint32_t)(p >> (32 + 16 * h)) & 0xffffu);
+            x0[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(q >> 16 * h) & 0xffffu);
+            x1[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(q >> (32 + 16 * h)) & 0xffffu);
+            y0[2 * j + h] = wk_mma_in<BF>((uint32_t)(u >> 16 * h) & 0xffffu);
+            y0[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(u >> (32 + 16 * h)) & 0xffffu);
+            y1[2 * j + h] = wk_mma_in<BF>((uint32_t)(v >> 16 * h) & 0xffffu);
+            y1[2 * j + 8 + h] = wk_mma_in<BF>((uint32_t)(v >> (32 + 16 * h)) & 0xffffu);
         }
     }
 #pragma unroll
-    for (int k = 0; k < KN; k++) {
+    for (int k = 0; k < 16; k++) {
         c.v[0] = fmaf(x0[k], y0[k], c.v[0]);
         c.v[1] = fmaf(x0[k], y1[k], c.v[1]);
         c.v[2] = fmaf(x1[k], y0[k], c.v[2]);
@@ -667,31 +659,25 @@ static __device__ __attribute__((noinline)) wk_mma_acc wk_mma_twin(wk_mma_acc c,
     return c;
 }
 
-/* BF: 0 f16, 1 bf16. (No e4m3 product here: sm_90's mma.sync ...e4m3 is lowered by ptxas to
- * F2FP conversions and f16 HMMA.16816, so it is no faster than widening to f16 first:
- * docs/performance.md.) */
 template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const uint32_t *b)
 {
 #if WK_MMA_NATIVE
-    if constexpr (BF == 1) {
+    if (BF)
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        return;
-    } else {
+    else
         asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
             "{%8,%9}, {%0,%1,%2,%3};"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        return;
-    }
-#endif
-    /* the twin: everywhere else */
+#else
     wk_mma_acc r = {{c[0], c[1], c[2], c[3]}};
     r = wk_mma_twin<BF>(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
                         b[0] | (uint64_t)b[1] << 32);
     c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
+#endif
 }
 
 /* Two e4m3 values (the low byte first) widened to two f16 values (the first in the low half),
