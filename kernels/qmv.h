@@ -2,6 +2,7 @@
  * kernels/qmv.cu. Same layouts and values as wk_q<Q>::sub of quant.h, but addressable one
  * 32-bit word at a time, so several threads can share one sub-block (each decoding only the
  * words it multiplies) and the compiler keeps every value in a register:
+ * b is a byte pointer or a wk_qr (quant.h: blocks held in registers).
  *   wk_qp<Q>::qi(b, s, i)          word i (0..7: elements 4i..4i+3, byte e%4) of sub-block s of
  *                                  the block at b, as 4 signed bytes
  *   wk_qp<Q>::sc(b, s, h, d, m)    scale d and offset m (0 for the types without a min) of half
@@ -16,13 +17,13 @@
 template <int Q> struct wk_qp;
 
 template <> struct wk_qp<WK_Q4_0> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         const uint32_t w = wk_qw<false>(b, 2 + 4 * (i & 3));
         return wk_qsubb(i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu, 0x08080808u);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -31,13 +32,13 @@ template <> struct wk_qp<WK_Q4_0> {
 };
 
 template <> struct wk_qp<WK_Q4_1> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         const uint32_t w = wk_qw<true>(b, 4 + 4 * (i & 3));
         return i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -48,14 +49,14 @@ template <> struct wk_qp<WK_Q4_1> {
 /* Q5_0/Q5_1: the 5th bits of word i are bits 4i..4i+3 of qh for both nibble halves (elements
  * 4i..4i+3 for i < 4, 16 + 4(i-4).. for i >= 4). */
 template <> struct wk_qp<WK_Q5_0> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         const uint32_t qh = wk_qw<false>(b, 2), w = wk_qw<false>(b, 6 + 4 * (i & 3));
         const uint32_t lo = i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
         return wk_qsubb(lo | (wk_qspread(qh >> (4 * i)) << 4), 0x10101010u);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -64,14 +65,14 @@ template <> struct wk_qp<WK_Q5_0> {
 };
 
 template <> struct wk_qp<WK_Q5_1> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         const uint32_t qh = wk_qw<true>(b, 4), w = wk_qw<true>(b, 8 + 4 * (i & 3));
         const uint32_t lo = i < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
         return lo | (wk_qspread(qh >> (4 * i)) << 4);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -80,12 +81,12 @@ template <> struct wk_qp<WK_Q5_1> {
 };
 
 template <> struct wk_qp<WK_Q8_0> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         return wk_qw<false>(b, 2 + 4 * i);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -94,12 +95,12 @@ template <> struct wk_qp<WK_Q8_0> {
 };
 
 template <> struct wk_qp<WK_Q8_1> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         (void)s;
         return wk_qw<true>(b, 4 + 4 * i);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = wk_qf16(b, 0);
@@ -108,11 +109,11 @@ template <> struct wk_qp<WK_Q8_1> {
 };
 
 template <> struct wk_qp<WK_Q2_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         return (wk_qw<true>(b, 16 + 32 * (s >> 2) + 4 * i) >> (2 * (s & 3))) & 0x03030303u;
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         const uint32_t c = wk_qb(b, 2 * s + h);
         d = wk_qf16(b, 80) * (float)(int)(c & 0xFu);
@@ -121,14 +122,14 @@ template <> struct wk_qp<WK_Q2_K> {
 };
 
 template <> struct wk_qp<WK_Q3_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         const uint32_t lo = (wk_qw<false>(b, 32 + 32 * (s >> 2) + 4 * i) >> (2 * (s & 3))) &
                             0x03030303u;
         const uint32_t hb = (wk_qw<false>(b, 4 * i) >> s) & 0x01010101u;
         return wk_qsubb(lo | (hb << 2), 0x04040404u);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         const int t = 2 * s + h;
         const uint32_t low = t < 8 ? wk_qb(b, 96 + t) & 0xFu : wk_qb(b, 96 + t - 8) >> 4;
@@ -139,11 +140,11 @@ template <> struct wk_qp<WK_Q3_K> {
 };
 
 template <> struct wk_qp<WK_Q4_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         return (wk_qw<true>(b, 16 + 32 * (s >> 1) + 4 * i) >> (4 * (s & 1))) & 0x0F0F0F0Fu;
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)h;
         int sv, mv;
@@ -154,14 +155,14 @@ template <> struct wk_qp<WK_Q4_K> {
 };
 
 template <> struct wk_qp<WK_Q5_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         const uint32_t lo = (wk_qw<true>(b, 48 + 32 * (s >> 1) + 4 * i) >> (4 * (s & 1))) &
                             0x0F0F0F0Fu;
         const uint32_t hb = (wk_qw<true>(b, 16 + 4 * i) >> s) & 0x01010101u;
         return lo | (hb << 4);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)h;
         int sv, mv;
@@ -172,7 +173,7 @@ template <> struct wk_qp<WK_Q5_K> {
 };
 
 template <> struct wk_qp<WK_Q6_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
     {
         const int n = s >> 2, c = s & 3;
         const uint32_t lo =
@@ -180,7 +181,7 @@ template <> struct wk_qp<WK_Q6_K> {
         const uint32_t hi = (wk_qw<false>(b, 128 + 32 * n + 4 * i) >> (2 * c)) & 0x03030303u;
         return wk_qsubb(lo | (hi << 4), 0x20202020u);
     }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         d = wk_qf16(b, 208) * (float)(int)(signed char)wk_qb(b, 192 + 8 * (s >> 2) + 2 * (s & 3) + h);
         m = 0.0f;
@@ -188,8 +189,11 @@ template <> struct wk_qp<WK_Q6_K> {
 };
 
 template <> struct wk_qp<WK_Q8_K> {
-    WK_DEV uint32_t qi(const uint8_t *b, int s, int i) { return wk_qw<true>(b, 4 + 32 * s + 4 * i); }
-    WK_DEV void sc(const uint8_t *b, int s, int h, float &d, float &m)
+    template <class B> WK_DEV uint32_t qi(B b, int s, int i)
+    {
+        return wk_qw<true>(b, 4 + 32 * s + 4 * i);
+    }
+    template <class B> WK_DEV void sc(B b, int s, int h, float &d, float &m)
     {
         (void)s, (void)h;
         d = __uint_as_float(wk_qw<true>(b, 0));

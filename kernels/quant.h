@@ -58,6 +58,43 @@ WK_DEV void wk_q8_grid(float amax, float &d, float &sc, float &id)
 
 WK_DEV float wk_qf16(const uint8_t *p, int o) { return wk_fp_f16_to_f32((uint16_t)wk_qh16(p, o)); }
 
+/* A byte source in registers: the little-endian words v[] of blocks loaded whole (16-byte
+ * loads), starting at byte o (even) of them, with the accessors above. Every block type keeps
+ * its fields at even offsets, so a word is one register or two halves of neighbours; with the
+ * offsets known at compile time (unrolled loops, as in kernels/qmv.cu wk_qmv_v) each access is
+ * a register selection and v never lives in memory. */
+struct wk_qr {
+    const uint32_t *v;
+    int o;
+};
+WK_DEV wk_qr operator+(wk_qr p, int d) { return wk_qr{p.v, p.o + d}; }
+WK_DEV uint32_t wk_qb(wk_qr p, int o)
+{
+    const int a = p.o + o;
+    return (p.v[a >> 2] >> (8 * (a & 3))) & 0xFFu;
+}
+WK_DEV uint32_t wk_qh16(wk_qr p, int o)
+{
+    const int a = p.o + o;
+    return (p.v[a >> 2] >> (8 * (a & 2))) & 0xFFFFu;
+}
+template <bool A4> WK_DEV uint32_t wk_qw(wk_qr p, int o)
+{
+    const int a = p.o + o;
+    return a & 2 ? (p.v[a >> 2] >> 16) | (p.v[(a >> 2) + 1] << 16) : p.v[a >> 2];
+}
+/* the f16 at byte o as f32: NVIDIA's conversion instruction (exact), else fpconv.h's */
+WK_DEV float wk_qf16(wk_qr p, int o)
+{
+#if !defined(WK_SIMT) && !defined(WK_HIP)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)wk_qh16(p, o)));
+    return f;
+#else
+    return wk_fp_f16_to_f32((uint16_t)wk_qh16(p, o));
+#endif
+}
+
 /* Bytewise v - c for bytes of v below 128 + c's byte (no borrow crosses bytes): the result
  * bytes are the signed differences. Each byte: v + 128 - c >= 128 - c > 0, then flipping the
  * top bit subtracts 128 again modulo 256. */
@@ -218,15 +255,15 @@ template <> struct wk_q<WK_Q3_K> {
     }
 };
 
-/* The 6-bit (scale, min) pair t (0..7) of Q4_K/Q5_K: 12 bytes at sc. */
-WK_DEV void wk_q_k4(const uint8_t *sc, int t, int &d, int &m)
+/* The 6-bit (scale, min) pair t (0..7) of Q4_K/Q5_K: 12 bytes at sc (memory or wk_qr). */
+template <class B> WK_DEV void wk_q_k4(B sc, int t, int &d, int &m)
 {
     if (t < 4) {
-        d = (int)(sc[t] & 63);
-        m = (int)(sc[t + 4] & 63);
+        d = (int)(wk_qb(sc, t) & 63);
+        m = (int)(wk_qb(sc, t + 4) & 63);
     } else {
-        d = (int)((sc[t + 4] & 0xF) | ((sc[t - 4] >> 6) << 4));
-        m = (int)((sc[t + 4] >> 4) | ((sc[t] >> 6) << 4));
+        d = (int)((wk_qb(sc, t + 4) & 0xF) | ((wk_qb(sc, t - 4) >> 6) << 4));
+        m = (int)((wk_qb(sc, t + 4) >> 4) | ((wk_qb(sc, t) >> 6) << 4));
     }
 }
 
