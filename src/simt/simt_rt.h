@@ -23,7 +23,8 @@ extern wk_simt_lane *wk_simt_self; /* the lane whose fiber runs now */
 extern wk_simt_uint3 wk_simt_block_idx, wk_simt_block_dim, wk_simt_grid_dim;
 extern int wk_simt_warp_size;
 
-#define WK_SIMT_DYN_SHARED 98304 /* bytes of dynamic shared memory a launch may ask for */
+/* bytes of dynamic shared memory a launch may ask for: sm_90's 227 KiB */
+#define WK_SIMT_DYN_SHARED 232448
 extern unsigned char wk_simt_dyn_shared[WK_SIMT_DYN_SHARED];
 
 void wk_simt_syncthreads(void);
