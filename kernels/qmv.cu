@@ -359,6 +359,186 @@ WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__
         wk_qmv_store<R, 1>(out, acc, dt, n, col, rows);
 }
 
+/* Variant v (one row of x): coalesced weight loads into shared memory, each lane decoding
+ * whole blocks from registers. A chunk is 256 elements of a weight row (8 blocks of a 32-element
+ * type, one Q4_K / Q5_K super-block: CB = 144..288 bytes, CV = CB / 16 words of 16 bytes).
+ * Each 32-lane group takes a unit of P weight rows at a time (a template parameter: the host
+ * takes P = 2 when a row has at most 16 chunks, k <= 4096, so no lane idles; else 1), units
+ * gx * 8 apart (the grid is sized to the GPU, so the activations are staged once per block),
+ * in rounds of 32 chunks, 32 / P of each row. A round's 32 CV words are copied by adjacent
+ * lanes (wk_cp_async16: one warp instruction covers 512 contiguous bytes of a row) into one of
+ * the group's 2 stages in the same order, so lane l's chunk lands at words l CV .. (l + 1) CV
+ * - 1, which lane l reads back (CV odd: no bank conflicts; even: two-way) and decodes from
+ * registers with the wk_qp<Q> accessors over a wk_qr (quant.h). The next round is in flight
+ * while one is multiplied (the first before the grid wait: W does not depend on the kernels
+ * before); one barrier per round (the GEMM's pipeline, kernels/mc.h). Two stages, not more:
+ * the H200 ran Q4_0 and Q4_K fastest with two (16 warps per SM; with 3 or 4 stages the shared
+ * memory allows 8: docs/performance.md). The activations of the row (xq, xd, xs) are staged
+ * at the start, WK_QMV_VX words per chunk (an odd stride: lane l reads chunk l's words without
+ * bank conflicts). Shared memory: 16 (nch WK_QMV_VX + 2 256 CV) bytes (the host's
+ * qmv_v_shmem). Every group of a block runs the same number of rounds (the barriers): those
+ * past the last unit copy zeros and store nothing. */
+#define WK_QMV_VX 21 /* 16 words of xq, 2 of xd, 2 of xs, 1 unused */
+#define WK_QMV_VS 2  /* stages per group */
+template <int Q> struct wk_qmv_vc {
+    enum {
+        NB = 256 / wk_q<Q>::QK,     /* blocks per chunk */
+        CB = NB * wk_q<Q>::BYTES,   /* bytes per chunk */
+        CV = CB / 16                /* 16-byte words per chunk */
+    };
+};
+
+WK_SHARED_DYN(wk_u32x4, qv_dyn);
+
+/* Where a group's round ri is: unit u0 + (ri / nr) nw, chunks from (ri % nr) (32 / P). */
+struct wk_qmv_vr {
+    int64_t unit, cb;
+};
+template <int P> WK_DEV wk_qmv_vr wk_qmv_v_round(int64_t ri, int nr, int64_t u0, int64_t nw)
+{
+    return wk_qmv_vr{u0 + ri / nr * nw, ri % nr * (32 / P)};
+}
+
+/* Copies round ri of a group into the stage st: word q = lane + 32 v of the round (row p = q /
+ * (32 / P CV) of the unit, word q - p 32 / P CV of its part) to st[q], zeros past a row, past n
+ * and past the last round. */
+template <int CV, int P>
+WK_DEV void wk_qmv_v_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int64_t rounds, int nr,
+                          int64_t u0, int64_t nw, int64_t n, int64_t nch, int lane)
+{
+    const wk_qmv_vr r = wk_qmv_v_round<P>(ri, nr, u0, nw);
+    const int span = 32 / P * CV; /* words of one row per round */
+#pragma unroll
+    for (int v = 0; v < CV; v++) {
+        const int q = lane + 32 * v, p = q >= span ? 1 : 0, o = q - p * span;
+        const int64_t row = r.unit * P + p;
+        const bool in = ri < rounds && row < n && r.cb + o / CV < nch;
+        wk_cp_async16(st + q, in ? wv + (row * nch + r.cb) * CV + o : wv, in);
+    }
+    wk_cp_async_commit();
+}
+
+template <int Q, int P>
+WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                     void *__restrict__ out, int dt, int64_t n, int64_t k)
+{
+    typedef wk_qmv_vc<Q> C;
+    const int CV = C::CV, S = WK_QMV_VS, SUBS = wk_q<Q>::QK / 32, NWB = WK_BLOCK / 32;
+    const int64_t nch = k / 256;
+    const int L = 32 / P;                        /* lanes per row */
+    const int nr = (int)((nch + L - 1) / L);     /* rounds per unit */
+    const int64_t units = (n + P - 1) / P;
+    const int grp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+    const int64_t nw = (int64_t)gridDim.x * NWB, first = (int64_t)blockIdx.x * NWB;
+    const int64_t u0 = first + grp;
+    /* the rounds of the block's first group (the most any of its groups has) */
+    const int64_t rounds = first < units ? (units - first + nw - 1) / nw * nr : 0;
+    wk_u32x4 *sx = qv_dyn, *sw = qv_dyn + nch * WK_QMV_VX + grp * 32 * CV;
+    const int SSTEP = NWB * 32 * CV; /* words between a group's stages */
+    const wk_u32x4 *wv = (const wk_u32x4 *)w;
+
+#pragma unroll
+    for (int r = 0; r < S - 1; r++)
+        wk_qmv_v_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
+    WK_GRID_WAIT();
+    for (int64_t i = threadIdx.x; i < nch * WK_QMV_VX; i += WK_BLOCK) {
+        const int64_t c = i / WK_QMV_VX;
+        const int p = (int)(i - c * WK_QMV_VX);
+        wk_u32x4 v;
+        v.x = v.y = v.z = v.w = 0u;
+        if (p < 16)
+            v = ((const wk_u32x4 *)xq)[c * 16 + p];
+        else if (p < 18)
+            v = ((const wk_u32x4 *)xd)[c * 2 + p - 16];
+        else if (p < 20 && wk_q<Q>::MIN)
+            v = ((const wk_u32x4 *)xs)[c * 2 + p - 18];
+        sx[i] = v;
+    }
+
+    float acc = 0.0f;
+    for (int64_t ri = 0; ri < rounds; ri++) {
+        wk_cp_async_wait<S - 2>(); /* this group's copies of round ri are done */
+        __syncthreads(); /* everyone's (and the activations); round ri - 1's stage is free */
+        wk_qmv_v_copy<CV, P>(sw + (int)((ri + S - 1) % S) * SSTEP, wv, ri + S - 1, rounds, nr,
+                             u0, nw, n, nch, lane);
+        const wk_qmv_vr rr = wk_qmv_v_round<P>(ri, nr, u0, nw);
+        const int64_t row = rr.unit * P + lane / L, ch = rr.cb + lane % L;
+        if (row < n && ch < nch) {
+            const wk_u32x4 *st = sw + (int)(ri % S) * SSTEP;
+            uint32_t cw[CV * 4];
+#pragma unroll
+            for (int v = 0; v < CV; v++) {
+                const wk_u32x4 a = st[lane * CV + v];
+                cw[4 * v] = a.x, cw[4 * v + 1] = a.y, cw[4 * v + 2] = a.z, cw[4 * v + 3] = a.w;
+            }
+            const wk_u32x4 *xc = sx + ch * WK_QMV_VX;
+            const wk_u32x4 d0 = xc[16], d1 = xc[17];
+            const float dx[8] = {__uint_as_float(d0.x), __uint_as_float(d0.y),
+                                 __uint_as_float(d0.z), __uint_as_float(d0.w),
+                                 __uint_as_float(d1.x), __uint_as_float(d1.y),
+                                 __uint_as_float(d1.z), __uint_as_float(d1.w)};
+            uint32_t sxw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            if (wk_q<Q>::MIN) {
+                const wk_u32x4 s0 = xc[18], s1 = xc[19];
+                sxw[0] = s0.x, sxw[1] = s0.y, sxw[2] = s0.z, sxw[3] = s0.w;
+                sxw[4] = s1.x, sxw[5] = s1.y, sxw[6] = s1.z, sxw[7] = s1.w;
+            }
+#pragma unroll
+            for (int sb = 0; sb < 8; sb++) {
+                const wk_qr b = {cw, sb / SUBS * wk_q<Q>::BYTES};
+                const int s = sb % SUBS;
+                const wk_u32x4 x0 = xc[2 * sb], x1 = xc[2 * sb + 1];
+                const uint32_t xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+                int is[2] = {0, 0};
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    is[i >> 2] = WK_DP4A(wk_qp<Q>::qi(b, s, i), xv[i], is[i >> 2]);
+                float wd[2], wm[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    wk_qp<Q>::sc(b, s, h, wd[h], wm[h]);
+                float p = wd[0] * (float)is[0] + wd[1] * (float)is[1];
+                if (wk_q<Q>::MIN) {
+                    p += wm[0] * (float)(int)(short)(sxw[sb] & 0xFFFFu);
+                    p += wm[1] * (float)(int)(short)(sxw[sb] >> 16);
+                }
+                acc += dx[sb] * p;
+            }
+        }
+        if (ri % nr == nr - 1) { /* the unit's last round: each row's sum (uniform branch) */
+#pragma unroll
+            for (int o = L / 2; o > 0; o >>= 1)
+                acc += WK_SHFL_XOR(acc, o);
+            if (lane % L == 0 && row < n)
+                wk_stf(out, row, dt, acc);
+            acc = 0.0f;
+        }
+    }
+    wk_cp_async_wait<0>(); /* the zero copies past the last round, before the block ends */
+    WK_GRID_LAUNCH_DEPENDENTS();
+}
+
+/* qmv1v<P>_<q> (P = 1: "qmv1v_<q>"): the types whose 256-element chunk is a multiple of 16
+ * bytes, P rows per unit (the host takes P = 2 for k <= 4096); launched early */
+#define WK_QMV_VP(QN, Q, PN, P)                                                                \
+    WK_KERNEL qmv1v##PN##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,           \
+                               const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
+                               int rows)                                                       \
+    {                                                                                          \
+        (void)rows; /* 1 */                                                                    \
+        wk_qmv_v<Q, P>(w, xq, xd, xs, out, dt, n, k);                                           \
+    }
+#define WK_QMV_V(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
+WK_QMV_V(q4_0, WK_Q4_0)
+WK_QMV_V(q4_1, WK_Q4_1)
+WK_QMV_V(q5_0, WK_Q5_0)
+WK_QMV_V(q5_1, WK_Q5_1)
+WK_QMV_V(q8_0, WK_Q8_0)
+WK_QMV_V(q8_1, WK_Q8_1)
+WK_QMV_V(q4_k, WK_Q4_K)
+WK_QMV_V(q5_k, WK_Q5_K)
+
 /* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
  * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.
  * Variant w has every R; the others (candidates measured against it by wick_gpu_bench_quant)

@@ -1,8 +1,8 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, f, b, m, k, s: see kernels/qmv.cu; f, b, m and k have
- * kernels for 1 and 8 rows, s for 1 row, the other counts run w's), x and out in f32, f16 and
- * bf16.
+ * every kernel variant (WICK_QMV = old, w, f, b, m, k, s, v: see kernels/qmv.cu; f, b, m and k
+ * have kernels for 1 and 8 rows, s and v for 1 row, the other counts run w's), x and out in
+ * f32, f16 and bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
@@ -261,7 +261,7 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s"};
+    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s", "v"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';
@@ -270,7 +270,7 @@ int main(void)
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
             continue;
         const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
-        const int nvar = gpu ? 7 : 1;
+        const int nvar = gpu ? 8 : 1;
         for (int v = 0; v < nvar; v++) {
             setenv("WICK_QMV", gpu_variants[v], 1);
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
@@ -297,6 +297,19 @@ int main(void)
                     for (int64_t m = 1; m <= 8; m += 7)
                         qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 16, 8 * be, gpu_variants[v], X_RANDOM, W_SCALES);
             }
+        }
+        /* v (one row of x): rows of one chunk of 256 (k 256), 9 (k 2304: two rows per round
+         * of 32 lanes, some idle), 17 (k 4352: one row per round) and 70 (k 17920: three
+         * rounds); n = 5000 and 2500 give groups several units each on a GPU of up to 156
+         * multiprocessors (the grid is at most 2 blocks of 8 groups per multiprocessor); odd n
+         * leaves the last unit of two rows with one; the types without v run m */
+        setenv("WICK_QMV", "v", 1);
+        for (size_t q = 0; gpu && q < sizeof QTS / sizeof QTS[0]; q++) {
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 45, 256, "v", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F16, 1, 33, 2304, "v", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 6, 17920, "v", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_BF16, 1, 5000, 256, "v", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 2500, 4352, "v", X_RANDOM, W_RANDOM);
         }
         unsetenv("WICK_QMV");
         static const wk_qtype PTS[] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_BF16};

@@ -255,7 +255,8 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
 }
 
 /* The launch geometry of the variants of kernels/qmv.cu (its table WK_QMV_VARIANTS): a block
- * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows. */
+ * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows. v (one row of x) has its
+ * own launch: qmv_v. */
 typedef struct qmv_cfg {
     char v;
     int r, g, nc;
@@ -264,7 +265,33 @@ static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
     {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
     {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2}, {'s', 1, 32, 1},
+    {'v', 1, 32, 1},
 };
+
+/* v's dynamic shared memory (kernels/qmv.cu wk_qmv_v): the row of activations (21 words of 16
+ * bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per 32-lane group.
+ * 0 where v cannot run: the types whose chunk
+ * is not a multiple of 16 bytes, k not a multiple of 256, W not 16-byte aligned, or more than
+ * the device's block may have. */
+#define QMV_V_MAX_SHMEM_NV (227u << 10)  /* sm_90's largest block; also the simt device's */
+#define QMV_V_MAX_SHMEM_ROCM (64u << 10) /* AMD's LDS per workgroup */
+static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
+{
+    switch (qt) {
+    case WK_QTYPE_Q4_0: case WK_QTYPE_Q4_1: case WK_QTYPE_Q5_0: case WK_QTYPE_Q5_1:
+    case WK_QTYPE_Q8_0: case WK_QTYPE_Q8_1: case WK_QTYPE_Q4_K: case WK_QTYPE_Q5_K:
+        break;
+    default:
+        return 0;
+    }
+    if (k % 256 != 0 || ((uintptr_t)w & 15) != 0)
+        return 0;
+    const size_t cv = (size_t)(256 / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt) / 16);
+    const size_t bytes = 16 * ((size_t)(k / 256) * 21 + 2 * (size_t)WK_GPU_BLOCK * cv);
+    const size_t cap = wk_device_backend(dev) == WK_BACKEND_ROCM ? QMV_V_MAX_SHMEM_ROCM
+                                                                 : QMV_V_MAX_SHMEM_NV;
+    return bytes <= cap ? bytes : 0;
+}
 
 /* The default variant per row count (1, 2, 4, 8) where qmv_default has no rule: 2 and 4 rows
  * were not benchmarked: old (the first kernels), since it beat w at both 1 and 8 (H100). */
@@ -273,10 +300,13 @@ static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'm'};
 /* The default for r rows of x, weight type qt and W (n, k). From the H200 runs beside ggml
  * (docs/performance.md, "Quantized matvec beside ggml in one run", tenth session: f, b, m, k
  * and s for ten types on 4096 x 14336, 4096 x 4096 and 14336 x 4096): within 1.08x of the
- * fastest variant's time in every one of the 60 cases of the first run.
- *   1 row: s (rows streamed through shared memory) for Q3_K and Q6_K; for Q8_0 b, or k when
- *   W has at least twice as many rows as columns ("tall"); for the others m (two warps per
- *   row), or f when tall (enough rows to fill the GPU with one warp each);
+ * fastest variant's time in every one of the 60 cases of the first run. Thirteenth session
+ * (section "Quantized matvec: whole chunks through shared memory"): v where it was fastest.
+ *   1 row: v (whole chunks through shared memory) for Q4_K and Q5_K, and for Q4_0 and Q8_0
+ *   with k > 4096 (qmv runs m where v cannot run); s (rows streamed through shared memory)
+ *   for Q3_K and Q6_K; for Q8_0 b, or k when W has at least twice as many rows as columns
+ *   ("tall"); for the others m (two warps per row), or f when tall (enough rows to fill the
+ *   GPU with one warp each);
  *   5-8 rows: m, but k for Q2_K unless tall.
  * s needs rows of a multiple of 16 bytes: qmv runs m where they are not. */
 static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
@@ -284,6 +314,9 @@ static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
     const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const bool tall = n >= 2 * k;
     if (r == 1) {
+        if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
+            (k > 4096 && (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)))
+            return 'v';
         if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
             return 's';
         if (qt == WK_QTYPE_Q8_0)
@@ -295,7 +328,7 @@ static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
     return dflt;
 }
 
-/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s (a
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s | v (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
 static char qmv_variant(int r, wk_qtype qt, int64_t n, int64_t k)
@@ -353,6 +386,9 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (v == 's' && (((uintptr_t)w & 15) != 0 ||
                      (k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt)) % 16 != 0))
         v = 'm';
+    const size_t vsh = r == 1 ? qmv_v_shmem(dev, qt, k, w) : 0;
+    if (v == 'v' && vsh == 0) /* m is next to v in speed where v wins */
+        v = 'm';
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
@@ -364,7 +400,15 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
             if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == r)
                 cfg = &QMV_CFGS[i];
-    const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
+    int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
+    const int vp = k <= 16 * 256 ? 2 : 1; /* v: rows per unit (kernels/qmv.cu wk_qmv_v) */
+    if (cfg->v == 'v') { /* one pass of blocks over the GPU: activations staged once per block */
+        gx = ceil_div(vp == 2 ? ceil_div(n, 2) : n, WK_GPU_BLOCK / 32); /* units of vp rows */
+        const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+        int64_t per = (int64_t)((220u << 10) / vsh); /* blocks per multiprocessor */
+        per = per < 1 ? 1 : per > 2 ? 2 : per;
+        gx = gx < sm * per ? gx : sm * per;
+    }
     char name[64];
     if (gx > INT32_MAX) {
         s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
@@ -376,12 +420,21 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        const char head[6] = {'q', 'm', 'v', (char)('0' + r), cfg->v, 0};
+        const char head[7] = {'q', 'm', 'v', (char)('0' + r), cfg->v,
+                              cfg->v == 'v' && vp == 2 ? '2' : 0, 0};
         const char *parts[2] = {head, wk_qtype_name(qt)};
         wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         /* both launched early (kernels/qmv.cu: they wait for the work before them) */
-        s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+        if (cfg->v == 'v') {
+            wk_gpu_fn fn;
+            s = wk_gpu_function(&fn, dev, "qmv", name);
+            if (s == WK_OK)
+                s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1,
+                                     (unsigned)vsh, args, WK_LAUNCH_EARLY);
+        } else {
+            s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+        }
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
     return s;
