@@ -1,7 +1,7 @@
 /* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
  * for docs/performance.md (not a test).
  *   build: part of `make` (target wick_gpu_bench_quant); run:
- *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s] [--types q4_0,q8_0,..|all]
+ *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v] [--types q4_0,q8_0,..|all]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
  *   - matvec rows (m = 1 and 8, x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
@@ -185,7 +185,7 @@ static int want_type(const char *list, wk_qtype qt)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0", *types = "all";
-    char variants[128] = "old,w,f,b,m,k,s";
+    char variants[128] = "old,w,f,b,m,k,s,v";
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--device") == 0)
             spec = argv[i + 1];
