@@ -23,6 +23,9 @@
  *       that half this thread covers (1 or 1/2: exact). Reduction: xor shuffles over offsets
  *       min(G, 32) / 2 .. 1 (inside aligned 32-lane groups, so wave64-correct), then for G > 32
  *       the 32-lane partial sums through shared memory.
+ *   qmv1v_<q>, qmv1v2_<q> (same arguments, rows = 1): variant v (wk_qmv_v below), whole
+ *       256-element chunks copied coalesced through shared memory and decoded from registers,
+ *       one or two weight rows per 32-lane round.
  *
  * Accuracy against dequantize + exact matmul: the activations carry the int8 rounding error (at
  * most d/2 = max|x|/254 per element), the integer dot products are exact, the float sums add
@@ -550,6 +553,7 @@ WK_QMV_V(q5_k, WK_Q5_K)
  *   m: as f with 64 lanes (two warps) per row group: twice f's warps for W with few rows
  *   k: as f with 128 lanes (four warps) per row group: four times f's warps
  *   s: wk_qmv_s (L = 0 marks it), one warp per row, the row staged through shared memory
+ * (v, outside the table: wk_qmv_v above.)
  * (m and k split a row's sub-blocks over more lanes, summed through shared memory: for W with
  * few rows, where f's one warp per row group leaves most of the GPU's warp slots empty.) */
 #define WK_QMV_VARIANTS(X)                                                                     \
