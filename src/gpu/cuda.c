@@ -223,6 +223,11 @@ static wk_status cu_props(wk_gpu_props *p, int ordinal)
     CU_CHECK(cu.DeviceGetAttribute(&p->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d),
              "cuDeviceGetAttribute");
     CU_CHECK(cu.DeviceTotalMem(&p->total_mem, d), "cuDeviceTotalMem");
+    /* what a kernel may opt into past the default 48 KiB (cu_launch); 48 KiB if unknown */
+    if (cu.DeviceGetAttribute(&p->smem_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                              d) != CUDA_SUCCESS ||
+        p->smem_block < 48 * 1024)
+        p->smem_block = 48 * 1024;
     snprintf(p->arch, sizeof p->arch, "sm_%d%d", major, minor);
     snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
     return WK_OK;

@@ -28,6 +28,7 @@ typedef struct wk_gpu_props {
     size_t total_mem;    /* bytes */
     int warp_size;       /* 32 or 64 */
     int sm_count;        /* multiprocessors / compute units */
+    int smem_block;      /* bytes of dynamic shared memory one block may have (opted in) */
 } wk_gpu_props;
 
 /* ---------------------------------------------------------------- driver interface */

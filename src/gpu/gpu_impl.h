@@ -52,6 +52,7 @@ static inline void wk_gpu_kname(char *buf, size_t cap, const char *const *parts,
 /* Device facts, read from the device at open. */
 int wk_gpu_warp_size(const wk_device *dev);   /* 32 on NVIDIA and RDNA, 64 on CDNA/GCN */
 int wk_gpu_sm_count(const wk_device *dev);    /* multiprocessors / compute units */
+int wk_gpu_smem_block(const wk_device *dev);  /* dynamic shared memory a block may have */
 const char *wk_gpu_arch(const wk_device *dev); /* "sm_90", "gfx90a", "simt32" */
 /* Scratch device memory for an op (freed with wk_gpu_scratch_free; stream-ordered). */
 wk_status wk_gpu_scratch_alloc(wk_device *dev, size_t bytes, void **ptr);

@@ -255,8 +255,8 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
 }
 
 /* The launch geometry of the variants of kernels/qmv.cu (its table WK_QMV_VARIANTS): a block
- * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows. v (one row of x) has its
- * own launch: qmv_v. */
+ * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows; v (one row of x) sizes
+ * its grid and shared memory in qmv(). */
 typedef struct qmv_cfg {
     char v;
     int r, g, nc;
@@ -270,11 +270,9 @@ static const qmv_cfg QMV_CFGS[] = {
 
 /* v's dynamic shared memory (kernels/qmv.cu wk_qmv_v): the row of activations (21 words of 16
  * bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per 32-lane group.
- * 0 where v cannot run: the types whose chunk
- * is not a multiple of 16 bytes, k not a multiple of 256, W not 16-byte aligned, or more than
- * the device's block may have. */
-#define QMV_V_MAX_SHMEM_NV (227u << 10)  /* sm_90's largest block; also the simt device's */
-#define QMV_V_MAX_SHMEM_ROCM (64u << 10) /* AMD's LDS per workgroup */
+ * 0 where v cannot run: the types whose chunk is not a multiple of 16 bytes, k not a multiple
+ * of 256, W not 16-byte aligned, or more than a block may have on the device (sm_90: 227 KiB,
+ * sm_80: 163, sm_86 / sm_89: 99; AMD's 64 KiB of LDS take none of it). */
 static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
 {
     switch (qt) {
@@ -288,9 +286,7 @@ static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const vo
         return 0;
     const size_t cv = (size_t)(256 / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt) / 16);
     const size_t bytes = 16 * ((size_t)(k / 256) * 21 + 2 * (size_t)WK_GPU_BLOCK * cv);
-    const size_t cap = wk_device_backend(dev) == WK_BACKEND_ROCM ? QMV_V_MAX_SHMEM_ROCM
-                                                                 : QMV_V_MAX_SHMEM_NV;
-    return bytes <= cap ? bytes : 0;
+    return bytes <= (size_t)wk_gpu_smem_block(dev) ? bytes : 0;
 }
 
 /* The default variant per row count (1, 2, 4, 8) where qmv_default has no rule: 2 and 4 rows
@@ -405,7 +401,9 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (cfg->v == 'v') { /* one pass of blocks over the GPU: activations staged once per block */
         gx = ceil_div(vp == 2 ? ceil_div(n, 2) : n, WK_GPU_BLOCK / 32); /* units of vp rows */
         const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-        int64_t per = (int64_t)((220u << 10) / vsh); /* blocks per multiprocessor */
+        /* blocks per multiprocessor: what its shared memory holds (the block limit stands for
+         * the multiprocessor's: 227 of 228 KiB on sm_90) */
+        int64_t per = (int64_t)((size_t)wk_gpu_smem_block(dev) / vsh);
         per = per < 1 ? 1 : per > 2 ? 2 : per;
         gx = gx < sm * per ? gx : sm * per;
     }

@@ -219,6 +219,11 @@ static wk_status hip_props(wk_gpu_props *p, int ordinal)
         (ws != 32 && ws != 64))
         ws = (strncmp(p->arch, "gfx", 3) == 0 && strlen(p->arch) >= 7) ? 32 : 64;
     p->warp_size = ws;
+    /* LDS per workgroup: 64 KiB on every AMD GPU HIP builds for, if the attribute says nothing */
+    if (hip.DeviceGetAttribute(&p->smem_block, hipDeviceAttributeMaxSharedMemoryPerBlock,
+                               ordinal) != hipSuccess ||
+        p->smem_block <= 0)
+        p->smem_block = 64 * 1024;
     return WK_OK;
 }
 

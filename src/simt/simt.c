@@ -54,6 +54,7 @@ static wk_status simt_props(wk_gpu_props *p, int ordinal)
     snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
     p->total_mem = WK_SIMT_MEM_BYTES;
     p->sm_count = SIMT_SMS;
+    p->smem_block = WK_SIMT_DYN_SHARED;
     return WK_OK;
 }
 
