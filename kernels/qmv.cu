@@ -373,8 +373,9 @@ WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__
  * the group's 2 stages in the same order, so lane l's chunk lands at words l CV .. (l + 1) CV
  * - 1, which lane l reads back (CV odd: no bank conflicts; even: two-way) and decodes from
  * registers with the wk_qp<Q> accessors over a wk_qr (quant.h). The next round is in flight
- * while one is multiplied (the first before the grid wait: W does not depend on the kernels
- * before); one barrier per round (the GEMM's pipeline, kernels/mc.h). Two stages, not more:
+ * while one is multiplied; one barrier per round (the GEMM's pipeline, kernels/mc.h). Launched
+ * early: before the grid wait the first round is only prefetched into L2 (W may be the output
+ * of the kernel before, so nothing is read from it until the wait). Two stages, not more:
  * the H200 ran Q4_0 and Q4_K fastest with two (16 warps per SM; with 3 or 4 stages the shared
  * memory allows 8: docs/performance.md). The activations of the row (xq, xd, xs) are staged
  * at the start, WK_QMV_VX words per chunk (an odd stride: lane l reads chunk l's words without
@@ -441,10 +442,21 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     const int SSTEP = NWB * 32 * CV; /* words between a group's stages */
     const wk_u32x4 *wv = (const wk_u32x4 *)w;
 
+    if (rounds > 0) { /* the first round's 128-byte lines into L2 while the work before ends */
+        const wk_qmv_vr r = wk_qmv_v_round<P>(0, nr, u0, nw);
+        const int span = 32 / P * CV;
+#pragma unroll
+        for (int v = 0; v < CV; v++) {
+            const int q = lane + 32 * v, p = q >= span ? 1 : 0, o = q - p * span;
+            const int64_t row = r.unit * P + p;
+            if (q % 8 == 0 && row < n && r.cb + o / CV < nch)
+                WK_PREFETCH_L2(wv + (row * nch + r.cb) * CV + o);
+        }
+    }
+    WK_GRID_WAIT();
 #pragma unroll
     for (int r = 0; r < S - 1; r++)
         wk_qmv_v_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
-    WK_GRID_WAIT();
     for (int64_t i = threadIdx.x; i < nch * WK_QMV_VX; i += WK_BLOCK) {
         const int64_t c = i / WK_QMV_VX;
         const int p = (int)(i - c * WK_QMV_VX);
