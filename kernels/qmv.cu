@@ -534,8 +534,11 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 
-/* qmv1v<P>_<q> (P = 1: "qmv1v_<q>"): the types whose 256-element chunk is a multiple of 16
- * bytes, P rows per unit (the host takes P = 2 for k <= 4096); launched early */
+/* qmv1v<P>_<q> (P = 1: "qmv1v_<q>"), P rows per unit (the host takes P = 2 for k <= 4096);
+ * launched early. Built for the types where v was the fastest kernel on the H200 (Q4_0, Q8_0,
+ * Q4_K, Q5_K; for Q4_1, Q5_0 and Q5_1 it was slower than m or f: docs/performance.md), and not
+ * for AMD: its 74 KiB or more of shared memory exceed the 64 KiB of LDS a workgroup has, so the
+ * host never launches it there (the kernels would only cost compile time). */
 #define WK_QMV_VP(QN, Q, PN, P)                                                                \
     WK_KERNEL qmv1v##PN##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,           \
                                const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
@@ -545,14 +548,12 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
         wk_qmv_v<Q, P>(w, xq, xd, xs, out, dt, n, k);                                           \
     }
 #define WK_QMV_V(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
+#if !defined(WK_HIP)
 WK_QMV_V(q4_0, WK_Q4_0)
-WK_QMV_V(q4_1, WK_Q4_1)
-WK_QMV_V(q5_0, WK_Q5_0)
-WK_QMV_V(q5_1, WK_Q5_1)
 WK_QMV_V(q8_0, WK_Q8_0)
-WK_QMV_V(q8_1, WK_Q8_1)
 WK_QMV_V(q4_k, WK_Q4_K)
 WK_QMV_V(q5_k, WK_Q5_K)
+#endif
 
 /* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
  * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.

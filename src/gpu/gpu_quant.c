@@ -270,18 +270,19 @@ static const qmv_cfg QMV_CFGS[] = {
 
 /* v's dynamic shared memory (kernels/qmv.cu wk_qmv_v): the row of activations (21 words of 16
  * bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per 32-lane group.
- * 0 where v cannot run: the types whose chunk is not a multiple of 16 bytes, k not a multiple
- * of 256, W not 16-byte aligned, or more than a block may have on the device (sm_90: 227 KiB,
- * sm_80: 163, sm_86 / sm_89: 99; AMD's 64 KiB of LDS take none of it). */
+ * 0 where v cannot run: the types it is not built for, AMD, k not a multiple of 256, W not
+ * 16-byte aligned, or more than a block may have on the device (sm_90: 227 KiB, sm_80: 163,
+ * sm_86 / sm_89: 99). */
 static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
 {
     switch (qt) {
-    case WK_QTYPE_Q4_0: case WK_QTYPE_Q4_1: case WK_QTYPE_Q5_0: case WK_QTYPE_Q5_1:
-    case WK_QTYPE_Q8_0: case WK_QTYPE_Q8_1: case WK_QTYPE_Q4_K: case WK_QTYPE_Q5_K:
-        break;
+    case WK_QTYPE_Q4_0: case WK_QTYPE_Q8_0: case WK_QTYPE_Q4_K: case WK_QTYPE_Q5_K:
+        break; /* the types kernels/qmv.cu builds v for */
     default:
         return 0;
     }
+    if (wk_device_backend(dev) == WK_BACKEND_ROCM) /* not built for AMD (kernels/qmv.cu) */
+        return 0;
     if (k % 256 != 0 || ((uintptr_t)w & 15) != 0)
         return 0;
     const size_t cv = (size_t)(256 / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt) / 16);
