@@ -680,6 +680,56 @@ template <int BF> WK_DEV void wk_mma_16816(float *c, const uint32_t *a, const ui
 #endif
 }
 
+/* ---- int8 matrix units: C += A B for one 16 x 8 x 32 fragment of signed bytes with int32
+ * sums (PTX's mma.sync.m16n8k32.row.col.s32.s8.s8.s32), lane l of a 32-lane group holding
+ * (g = l / 4, t = l % 4; four bytes per word, the lower k in the lower byte):
+ *   a[0] = A[g][4t..4t+3]      a[1] = A[g+8][4t..4t+3]
+ *   a[2] = A[g][16+4t..16+4t+3] a[3] = A[g+8][16+4t..16+4t+3]
+ *   b[0] = B[4t..4t+3][g]      b[1] = B[16+4t..16+4t+3][g]
+ *   c[0..1] = C[g][2t..2t+1]   c[2..3] = C[g+8][2t..2t+1]
+ * Native where WK_MMA_NATIVE is; elsewhere the twin gathers the rows and columns by shuffles
+ * (inside the aligned 32-lane group, so 64-lane waves hold two fragments) and sums them with
+ * WK_DP4A. Integer sums are exact (|sum| <= 32 * 128 * 128 per product), so both give the same
+ * bits. */
+typedef struct { int v[4]; } wk_imma_acc;
+static __device__ __attribute__((noinline)) wk_imma_acc wk_imma_twin(wk_imma_acc c, uint64_t a01,
+                                                                    uint64_t a23, uint64_t b01)
+{
+    const int hw = ((int)threadIdx.x % warpSize) & ~31;
+    const int l = (int)threadIdx.x & 31, g = l >> 2, t = l & 3;
+#pragma unroll
+    for (int j = 0; j < 4; j++) { /* words j of A's rows g, g+8 and of B's columns 2t, 2t+1 */
+        const uint64_t p = WK_SHFL_IDX(a01, hw | g << 2 | j);    /* k 4j..: row g | row g+8 */
+        const uint64_t q = WK_SHFL_IDX(a23, hw | g << 2 | j);    /* k 16+4j.. */
+        const uint64_t u = WK_SHFL_IDX(b01, hw | (2 * t) << 2 | j); /* k 4j.. | 16+4j.. */
+        const uint64_t v = WK_SHFL_IDX(b01, hw | (2 * t + 1) << 2 | j);
+        const uint32_t p0 = (uint32_t)p, p1 = (uint32_t)(p >> 32);
+        const uint32_t q0 = (uint32_t)q, q1 = (uint32_t)(q >> 32);
+        const uint32_t u0 = (uint32_t)u, u1 = (uint32_t)(u >> 32);
+        const uint32_t v0 = (uint32_t)v, v1 = (uint32_t)(v >> 32);
+        c.v[0] = WK_DP4A(q0, u1, WK_DP4A(p0, u0, c.v[0]));
+        c.v[1] = WK_DP4A(q0, v1, WK_DP4A(p0, v0, c.v[1]));
+        c.v[2] = WK_DP4A(q1, u1, WK_DP4A(p1, u0, c.v[2]));
+        c.v[3] = WK_DP4A(q1, v1, WK_DP4A(p1, v0, c.v[3]));
+    }
+    return c;
+}
+
+WK_DEV void wk_imma_16832(int *c, const uint32_t *a, const uint32_t *b)
+{
+#if WK_MMA_NATIVE
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    wk_imma_acc r = {{c[0], c[1], c[2], c[3]}};
+    r = wk_imma_twin(r, a[0] | (uint64_t)a[1] << 32, a[2] | (uint64_t)a[3] << 32,
+                     b[0] | (uint64_t)b[1] << 32);
+    c[0] = r.v[0], c[1] = r.v[1], c[2] = r.v[2], c[3] = r.v[3];
+#endif
+}
+
 /* Two e4m3 values (the low byte first) widened to two f16 values (the first in the low half),
  * exactly: PTX's cvt.rn.f16x2.e4m3x2 on NVIDIA sm_90 and later (one instruction, F2FP; sm_89
  * has it too, but its SASS comes from the sm_80 PTX: cmake/gpu.cmake), the integer conversion
