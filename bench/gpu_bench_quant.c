@@ -1,10 +1,11 @@
 /* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
  * for docs/performance.md (not a test).
  *   build: part of `make` (target wick_gpu_bench_quant); run:
- *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v] [--types q4_0,q8_0,..|all]
+ *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v,t] [--types q4_0,q8_0,..|all]
+ *                              [--rows 1,8]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
- *   - matvec rows (m = 1 and 8, x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
+ *   - matvec rows (m = 1 and 8, or the --rows list of 1..8; x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
  *     4096), every block type and F16/BF16 (kernels/qmv.cu pmv; "old": W converted to f32 per call,
  *     then the GEMM), each matvec variant of kernels/quant.cu / qmv.cu (selected by the
  *     environment variable WICK_QMV, set here between measurements): time per call (wick_qmatmul:
@@ -185,12 +186,14 @@ static int want_type(const char *list, wk_qtype qt)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0", *types = "all";
-    char variants[128] = "old,w,f,b,m,k,s,v";
+    char variants[128] = "old,w,f,b,m,k,s,v,t", rowlist[64] = "1,8";
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--device") == 0)
             spec = argv[i + 1];
         else if (strcmp(argv[i], "--types") == 0)
             types = argv[i + 1];
+        else if (strcmp(argv[i], "--rows") == 0)
+            snprintf(rowlist, sizeof rowlist, "%s", argv[i + 1]);
         else if (strcmp(argv[i], "--variants") == 0)
             snprintf(variants, sizeof variants, "%s", argv[i + 1]);
     }
@@ -198,6 +201,11 @@ int main(int argc, char **argv)
     int nv = 0;
     for (char *tok = strtok(variants, ","); tok && nv < 16; tok = strtok(NULL, ","))
         vl[nv++] = tok;
+    int64_t ml[8];
+    int nm = 0;
+    for (char *tok = strtok(rowlist, ","); tok && nm < 8; tok = strtok(NULL, ","))
+        if (atoi(tok) >= 1 && atoi(tok) <= 8)
+            ml[nm++] = atoi(tok);
     CHECK(wk_device_open(&dev, spec));
     CHECK(wk_device_open(&cpu, "cpu"));
     printf("device %s\n", wk_device_name(dev));
@@ -228,8 +236,8 @@ int main(int argc, char **argv)
             if (copies > 64)
                 copies = 64;
             qweight_make(&q, qt, n, k, copies);
-            for (int mi = 0; mi < 2; mi++) {
-                const int64_t m = mi ? 8 : 1;
+            for (int mi = 0; mi < nm; mi++) {
+                const int64_t m = ml[mi];
                 qmm_ctx c = {&q, NULL, {0}, 0};
                 int64_t dx[2] = {m, k};
                 CHECK(wk_layout_contiguous(&c.lx, 2, dx));

@@ -26,6 +26,8 @@
  *   qmv1v_<q>, qmv1v2_<q> (same arguments, rows = 1): variant v (wk_qmv_v below), whole
  *       256-element chunks copied coalesced through shared memory and decoded from registers,
  *       one or two weight rows per 32-lane round.
+ *   qmv8t_<q> (same arguments, rows 1..8; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): variant t (wk_qmv_t
+ *       below), the integer products on the matrix units, 16 weight rows per block.
  *
  * Accuracy against dequantize + exact matmul: the activations carry the int8 rounding error (at
  * most d/2 = max|x|/254 per element), the integer dot products are exact, the float sums add
@@ -362,6 +364,15 @@ WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__
         wk_qmv_store<R, 1>(out, acc, dt, n, col, rows);
 }
 
+/* WK_QMV_EARLY_W: which reads may come before a matvec's grid wait. Every matvec kernel is
+ * launched right after qmvq (src/gpu/gpu_quant.c qmv()), and qmvq lets its dependents start
+ * only after its own grid wait: when a matvec starts, all the work before qmvq is complete and
+ * its writes performed, and qmvq, still running, writes only xq, xd and xs. So W may be read
+ * before the wait (v and t copy their first W tile then, through L2 with cp.async.cg; the
+ * others prefetch their rows into L2); the activations only after it. (The thirteenth session
+ * read W only after the wait; the early first tile takes 1.5-2 us off a one-row call on the
+ * H200: docs/performance.md.) */
+
 /* Variant v (one row of x): coalesced weight loads into shared memory, each lane decoding
  * whole blocks from registers. A chunk is 256 elements of a weight row (8 blocks of a 32-element
  * type, one Q4_K / Q5_K super-block: CB = 144..288 bytes, CV = CB / 16 words of 16 bytes).
@@ -374,8 +385,7 @@ WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__
  * - 1, which lane l reads back (CV odd: no bank conflicts; even: two-way) and decodes from
  * registers with the wk_qp<Q> accessors over a wk_qr (quant.h). The next round is in flight
  * while one is multiplied; one barrier per round (the GEMM's pipeline, kernels/mc.h). Launched
- * early: before the grid wait the first round is only prefetched into L2 (W may be the output
- * of the kernel before, so nothing is read from it until the wait). Two stages, not more:
+ * early: the first round is copied before the grid wait (WK_QMV_EARLY_W). Two stages, not more:
  * the H200 ran Q4_0 and Q4_K fastest with two (16 warps per SM; with 3 or 4 stages the shared
  * memory allows 8: docs/performance.md). The activations of the row (xq, xd, xs) are staged
  * at the start, WK_QMV_VX words per chunk (an odd stride: lane l reads chunk l's words without
@@ -442,21 +452,10 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     const int SSTEP = NWB * 32 * CV; /* words between a group's stages */
     const wk_u32x4 *wv = (const wk_u32x4 *)w;
 
-    if (rounds > 0) { /* the first round's 128-byte lines into L2 while the work before ends */
-        const wk_qmv_vr r = wk_qmv_v_round<P>(0, nr, u0, nw);
-        const int span = 32 / P * CV;
 #pragma unroll
-        for (int v = 0; v < CV; v++) {
-            const int q = lane + 32 * v, p = q >= span ? 1 : 0, o = q - p * span;
-            const int64_t row = r.unit * P + p;
-            if (q % 8 == 0 && row < n && r.cb + o / CV < nch)
-                WK_PREFETCH_L2(wv + (row * nch + r.cb) * CV + o);
-        }
-    }
-    WK_GRID_WAIT();
-#pragma unroll
-    for (int r = 0; r < S - 1; r++)
+    for (int r = 0; r < S - 1; r++) /* before the wait: W (WK_QMV_EARLY_W) */
         wk_qmv_v_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
+    WK_GRID_WAIT();
     for (int64_t i = threadIdx.x; i < nch * WK_QMV_VX; i += WK_BLOCK) {
         const int64_t c = i / WK_QMV_VX;
         const int p = (int)(i - c * WK_QMV_VX);
@@ -553,6 +552,200 @@ WK_QMV_V(q4_0, WK_Q4_0)
 WK_QMV_V(q8_0, WK_Q8_0)
 WK_QMV_V(q4_k, WK_Q4_K)
 WK_QMV_V(q5_k, WK_Q5_K)
+#endif
+
+/* Variant t (up to 8 rows of x; the 32-element block types with one scale per block: Q4_0,
+ * Q4_1, Q5_0, Q5_1, Q8_0; k a multiple of 256): the integer products on the matrix units (gpu.h
+ * wk_imma_16832, int8 x int8 -> int32, exact). A block of 8 warps takes 16 weight rows; warp w
+ * takes the chunks (256 elements: 8 blocks) w, w + 8, ... of k. Each chunk goes through
+ * shared memory first (two stages per warp, the next chunk copied during this one's products,
+ * as v): the 16 rows' bytes (16-byte cp.async, adjacent lanes on adjacent bytes of a row) at
+ * an odd stride of 16-byte words, the 8 rows of int8 activations at a stride of 17 words, their
+ * scales and (MIN) half sums; zeros for rows of x past rows. Per block of 32 elements: A = the
+ * 16 rows' quants (lane (g, t): words t and t + 4 of rows g and g + 8, wk_qp<Q>::qi), B = the
+ * activations (column g: row g of x), C = the 16 x 8 exact dots, then in f32 as the other
+ * variants: acc += dx * (dw * dot + mw * xsum), xsum the block's activation sum (both halves of
+ * xs). The strides put the lanes of a read on 32 different banks. Lane (g, t) ends with rows
+ * g, g + 8 of W times rows 2t, 2t + 1 of x; the 8 warps' sums are added through shared memory
+ * in warp order. Every warp runs the same trips (block barriers, and on a 64-lane wave the
+ * twin's shuffles need both 32-lane groups): chunks past the last are copied as zeros, not
+ * summed. Launched early: the block's rows are prefetched into L2 and the first chunk of W
+ * copied before the grid wait (WK_QMV_EARLY_W), x after it.
+ * Shared memory: 16 * 8 warps * 2 stages * ST bytes (the host's qmv_t_shmem). */
+#define WK_QMV_TB 16 /* weight rows per block */
+template <int Q> struct wk_qmv_tc {
+    enum {
+        CV = 8 * wk_q<Q>::BYTES / 16, /* 16-byte words of a row's chunk */
+        CS = CV | 1,                  /* their stride in the stage: odd */
+        WS = WK_QMV_TB * CS,          /* the weight tile */
+        XS = 8 * 17,                  /* 8 rows of x, 16 words each, stride 17 */
+        DS = 8 * 2,                   /* their 8 block scales per row */
+        SS = wk_q<Q>::MIN ? 8 * 2 : 0, /* their half sums per block */
+        ST = WS + XS + DS + SS        /* words per stage */
+    };
+};
+
+/* Copies chunk c (c >= nch: zeros) of the block's weight rows into stage st. */
+template <int Q>
+WK_DEV void wk_qmv_t_copy_w(wk_u32x4 *st, const uint8_t *w, int64_t c, int64_t nch, int64_t r0,
+                            int64_t n, int lane)
+{
+    typedef wk_qmv_tc<Q> C;
+    const int64_t rowbytes = nch * 8 * wk_q<Q>::BYTES;
+    const bool cin = c < nch;
+#pragma unroll
+    for (int v = 0; v < (WK_QMV_TB * C::CV + 31) / 32; v++) {
+        const int q = lane + 32 * v, row = q / C::CV, o = q - row * C::CV;
+        if (row < WK_QMV_TB) {
+            const bool in = cin && r0 + row < n;
+            const uint8_t *src = w + (r0 + row) * rowbytes + c * 8 * wk_q<Q>::BYTES + o * 16;
+            wk_cp_async16(st + row * C::CS + o, in ? (const void *)src : (const void *)w, in);
+        }
+    }
+}
+
+/* Copies chunk c (c >= nch: zeros) of x (quants, scales, half sums) into stage st and closes
+ * the stage's group of copies. */
+template <int Q>
+WK_DEV void wk_qmv_t_copy_x(wk_u32x4 *st, const uint32_t *xq, const float *xd,
+                            const uint32_t *xs, int64_t c, int64_t nch, int rows, int lane)
+{
+    typedef wk_qmv_tc<Q> C;
+    const int64_t nsub = nch * 8;
+    const bool cin = c < nch;
+#pragma unroll
+    for (int v = 0; v < 4; v++) { /* 8 rows x 16 words of xq */
+        const int q = lane + 32 * v, row = q >> 4, o = q & 15;
+        const bool in = cin && row < rows;
+        const uint32_t *src = xq + ((int64_t)row * nsub + c * 8) * 8 + o * 4;
+        wk_cp_async16(st + C::WS + row * 17 + o, in ? (const void *)src : (const void *)xq, in);
+    }
+    if (lane < 16) { /* 8 rows x 8 scales (and half sums) */
+        const int row = lane >> 1, o = lane & 1;
+        const bool in = cin && row < rows;
+        const int64_t e = ((int64_t)row * nsub + c * 8) + o * 4;
+        wk_cp_async16(st + C::WS + C::XS + lane, in ? (const void *)(xd + e) : (const void *)xd,
+                      in);
+        if (wk_q<Q>::MIN)
+            wk_cp_async16(st + C::WS + C::XS + C::DS + lane,
+                          in ? (const void *)(xs + e) : (const void *)xs, in);
+    }
+    wk_cp_async_commit();
+}
+
+template <int Q>
+WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                     void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+{
+    typedef wk_qmv_tc<Q> C;
+    const int NW = WK_BLOCK / 32, BY = wk_q<Q>::BYTES;
+    const int64_t nch = k / 256, rowbytes = nch * 8 * BY;
+    const int warp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32, g = lane >> 2,
+              t = lane & 3;
+    const int64_t r0 = (int64_t)blockIdx.x * WK_QMV_TB;
+    wk_u32x4 *stg = qv_dyn + warp * 2 * C::ST;
+
+    { /* before the grid wait: the block's rows into L2, the first chunk into shared memory
+       * (WK_QMV_EARLY_W); x only after it */
+        const int64_t r1 = r0 + WK_QMV_TB < n ? r0 + WK_QMV_TB : n;
+        const uint8_t *p0 = w + r0 * rowbytes;
+        const int64_t len = (r1 - r0) * rowbytes;
+        for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
+            WK_PREFETCH_L2(p0 + o);
+    }
+    wk_qmv_t_copy_w<Q>(stg, w, warp, nch, r0, n, lane);
+    WK_GRID_WAIT();
+    wk_qmv_t_copy_x<Q>(stg, xq, xd, xs, warp, nch, rows, lane);
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const int64_t trips = (nch + NW - 1) / NW;
+    for (int64_t it = 0; it < trips; it++) {
+        wk_cp_async_wait<0>(); /* this trip's copies */
+        __syncthreads();       /* everyone's; the other stage's reads (trip it - 1) are done */
+        const int64_t c = it * NW + warp;
+        wk_u32x4 *nx = stg + ((it + 1) & 1) * C::ST;
+        wk_qmv_t_copy_w<Q>(nx, w, c + NW, nch, r0, n, lane);
+        wk_qmv_t_copy_x<Q>(nx, xq, xd, xs, c + NW, nch, rows, lane);
+        const wk_u32x4 *st = stg + (it & 1) * C::ST;
+        const uint8_t *sa = (const uint8_t *)(st + g * C::CS);
+        const uint8_t *sb = (const uint8_t *)(st + (g + 8) * C::CS);
+        const uint32_t *sxr = (const uint32_t *)(st + C::WS + g * 17);
+        const float *sd = (const float *)(st + C::WS + C::XS);
+        const uint32_t *ss = (const uint32_t *)(st + C::WS + C::XS + C::DS);
+#pragma unroll
+        for (int bb = 0; bb < 8; bb++) {
+            const uint8_t *pa = sa + bb * BY, *pb = sb + bb * BY;
+            uint32_t a[4], bx[2];
+            a[0] = wk_qp<Q>::qi(pa, 0, t);
+            a[1] = wk_qp<Q>::qi(pb, 0, t);
+            a[2] = wk_qp<Q>::qi(pa, 0, t + 4);
+            a[3] = wk_qp<Q>::qi(pb, 0, t + 4);
+            bx[0] = sxr[bb * 8 + t];
+            bx[1] = sxr[bb * 8 + t + 4];
+            int cc[4] = {0, 0, 0, 0};
+            wk_imma_16832(cc, a, bx);
+            if (c >= nch) /* the same for the whole warp */
+                continue;
+            /* the block's scale (and min) from its first word, converted by gpu.h's cvt */
+            const uint32_t ha = wk_qw<BY % 4 == 0>(pa, 0), hb = wk_qw<BY % 4 == 0>(pb, 0);
+            float dw[2], mw[2];
+            wk_qp<Q>::sc(wk_qr{&ha, 0}, 0, 0, dw[0], mw[0]);
+            wk_qp<Q>::sc(wk_qr{&hb, 0}, 0, 0, dw[1], mw[1]);
+            const float dx[2] = {sd[2 * t * 8 + bb], sd[(2 * t + 1) * 8 + bb]};
+            float sx[2] = {0.0f, 0.0f};
+            if (wk_q<Q>::MIN) {
+#pragma unroll
+                for (int x = 0; x < 2; x++) {
+                    const uint32_t sw = ss[(2 * t + x) * 8 + bb];
+                    sx[x] = (float)((int)(short)(sw & 0xFFFFu) + (int)(short)(sw >> 16));
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int r = i >> 1, x = i & 1; /* weight row g + 8 r, x row 2t + x */
+                float p = dw[r] * (float)cc[i];
+                if (wk_q<Q>::MIN)
+                    p += mw[r] * sx[x];
+                acc[i] += dx[x] * p;
+            }
+        }
+    }
+    wk_cp_async_wait<0>(); /* the zero copies past the last trip, before the block ends */
+
+    __shared__ float red[WK_BLOCK / 32][4][32];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        red[warp][i][lane] = acc[i];
+    __syncthreads();
+    if (threadIdx.x < 128) { /* one output per thread: accumulator i of lane l */
+        const int l = (int)threadIdx.x & 31, i = (int)threadIdx.x >> 5;
+        float v = 0.0f;
+#pragma unroll
+        for (int q = 0; q < NW; q++)
+            v += red[q][i][l];
+        const int64_t row = r0 + (l >> 2) + 8 * (i >> 1);
+        const int xrow = 2 * (l & 3) + (i & 1);
+        if (row < n && xrow < rows)
+            wk_stf(out, (int64_t)xrow * n + row, dt, v);
+    }
+    WK_GRID_LAUNCH_DEPENDENTS();
+}
+
+/* qmv8t_<q>, rows 1..8; launched early. On NVIDIA sm_80+ (the matrix units) and the simt
+ * device; not built for AMD, where the twin's shuffles would run (the host takes m there). */
+#define WK_QMV_T(QN, Q)                                                                        \
+    WK_KERNEL qmv8t_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,                \
+                         const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows) \
+    {                                                                                          \
+        wk_qmv_t<Q>(w, xq, xd, xs, out, dt, n, k, rows);                                       \
+    }
+#if !defined(WK_HIP)
+WK_QMV_T(q4_0, WK_Q4_0)
+WK_QMV_T(q4_1, WK_Q4_1)
+WK_QMV_T(q5_0, WK_Q5_0)
+WK_QMV_T(q5_1, WK_Q5_1)
+WK_QMV_T(q8_0, WK_Q8_0)
 #endif
 
 /* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same

@@ -1,7 +1,8 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, f, b, m, k, s, v: see kernels/qmv.cu; f, b, m and k
- * have kernels for 1 and 8 rows, s and v for 1 row, the other counts run w's), x and out in
+ * every kernel variant (WICK_QMV = old, w, f, b, m, k, s, v, t: see kernels/qmv.cu; f, b, m and
+ * k have kernels for 1 and 8 rows, s and v for 1 row, t one for 1..8 rows of the 32-element
+ * types (the others, and k not a multiple of 256, run m), the other counts run w's), x and out in
  * f32, f16 and bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
@@ -254,6 +255,20 @@ out:
     free(got);
 }
 
+/* WICK_TEST_QMV_VARIANTS=t,u (for the sanitizer runs): only these variants of the loop over
+ * all of them; unset: every one. */
+static int variant_wanted(const char *v)
+{
+    const char *e = getenv("WICK_TEST_QMV_VARIANTS");
+    if (!e || !*e)
+        return 1;
+    const size_t n = strlen(v);
+    for (const char *p = e; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+        if (strncmp(p, v, n) == 0 && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
@@ -261,7 +276,7 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s", "v"};
+    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s", "v", "t"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';
@@ -270,8 +285,10 @@ int main(void)
         if (!TEST_EQ_STATUS(wk_device_open(&dev, specs[d]), WK_OK))
             continue;
         const int gpu = wk_device_backend(dev) != WK_BACKEND_CPU;
-        const int nvar = gpu ? 8 : 1;
+        const int nvar = gpu ? (int)(sizeof gpu_variants / sizeof gpu_variants[0]) : 1;
         for (int v = 0; v < nvar; v++) {
+            if (gpu && !variant_wanted(gpu_variants[v]))
+                continue;
             setenv("WICK_QMV", gpu_variants[v], 1);
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
                 const wk_qtype qt = QTS[q];
@@ -304,12 +321,23 @@ int main(void)
          * multiprocessors (the grid is at most 2 blocks of 8 groups per multiprocessor); odd n
          * leaves the last unit of two rows with one; the types without v run m */
         setenv("WICK_QMV", "v", 1);
-        for (size_t q = 0; gpu && q < sizeof QTS / sizeof QTS[0]; q++) {
+        for (size_t q = 0; gpu && variant_wanted("v") && q < sizeof QTS / sizeof QTS[0]; q++) {
             qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 45, 256, "v", X_RANDOM, W_RANDOM);
             qmv_case(dev, cpu, QTS[q], WK_DTYPE_F16, 1, 33, 2304, "v", X_RANDOM, W_RANDOM);
             qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 6, 17920, "v", X_RANDOM, W_RANDOM);
             qmv_case(dev, cpu, QTS[q], WK_DTYPE_BF16, 1, 5000, 256, "v", X_RANDOM, W_RANDOM);
             qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 2500, 4352, "v", X_RANDOM, W_RANDOM);
+        }
+        /* t (the 32-element types): blocks of 16 weight rows, 8 warps over k in chunks of 256:
+         * n = 100 (the last block of rows partial), k of 1, 9 and 17 chunks (warps without a
+         * chunk, a second trip), 5 to 8 rows of x */
+        static const wk_qtype TTS[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q4_1, WK_QTYPE_Q5_0,
+                                       WK_QTYPE_Q5_1, WK_QTYPE_Q8_0};
+        setenv("WICK_QMV", "t", 1);
+        for (size_t q = 0; gpu && variant_wanted("t") && q < sizeof TTS / sizeof TTS[0]; q++) {
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F32, 5, 100, 9 * 256, "t", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F16, 8, 100, 17 * 256, "t", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_BF16, 7, 33, 256, "t", X_RANDOM, W_RANDOM);
         }
         unsetenv("WICK_QMV");
         static const wk_qtype PTS[] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_BF16};

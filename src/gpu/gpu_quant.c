@@ -265,8 +265,31 @@ static const qmv_cfg QMV_CFGS[] = {
     {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
     {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
     {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2}, {'s', 1, 32, 1},
-    {'v', 1, 32, 1},
+    {'v', 1, 32, 1}, {'t', 8, WK_GPU_BLOCK, 16},
 };
+
+/* t's dynamic shared memory (kernels/qmv.cu wk_qmv_t): per warp 2 stages of 16-byte words, the
+ * 16 weight rows' chunk at an odd stride, 8 rows of x (17 words each), their scales and, for the
+ * types with a min, half sums. 0 where t cannot run: the types other than the 32-element ones
+ * with one scale per block, AMD (not built there: the twin's shuffles would run), k not a
+ * multiple of 256, W not 16-byte aligned, or more than a block may have. */
+static size_t qmv_t_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
+{
+    switch (qt) {
+    case WK_QTYPE_Q4_0: case WK_QTYPE_Q4_1: case WK_QTYPE_Q5_0: case WK_QTYPE_Q5_1:
+    case WK_QTYPE_Q8_0:
+        break;
+    default:
+        return 0;
+    }
+    if (wk_device_backend(dev) == WK_BACKEND_ROCM || k % 256 != 0 || ((uintptr_t)w & 15) != 0)
+        return 0;
+    const bool min = qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_1;
+    const size_t cv = (size_t)(8 * wk_qtype_block_bytes(qt) / 16);
+    const size_t st = 16 * (cv | 1) + 8 * 17 + 16 + (min ? 16 : 0);
+    const size_t bytes = 16 * (size_t)(WK_GPU_BLOCK / 32) * 2 * st;
+    return bytes <= (size_t)wk_gpu_smem_block(dev) ? bytes : 0;
+}
 
 /* v's dynamic shared memory (kernels/qmv.cu wk_qmv_v): the row of activations (21 words of 16
  * bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per 32-lane group.
@@ -305,11 +328,17 @@ static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'm'};
  *   ("tall"); for the others m (two warps per row), or f when tall (enough rows to fill the
  *   GPU with one warp each);
  *   5-8 rows: m, but k for Q2_K unless tall.
+ *   2-8 rows of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 where the matrix units run (NVIDIA sm_80+, and
+ *   the simt device, which runs their twin): t (fourteenth session).
  * s needs rows of a multiple of 16 bytes: qmv runs m where they are not. */
-static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
+static char qmv_default(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k)
 {
     const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const bool tall = n >= 2 * k;
+    if (r > 1 && wk_gpu_matrix_units(dev, WK_DTYPE_F16) &&
+        (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_0 ||
+         qt == WK_QTYPE_Q5_1 || qt == WK_QTYPE_Q8_0))
+        return 't'; /* qmv runs m where t cannot */
     if (r == 1) {
         if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
             (k > 4096 && (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)))
@@ -328,9 +357,9 @@ static char qmv_default(int r, wk_qtype qt, int64_t n, int64_t k)
 /* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s | v (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
-static char qmv_variant(int r, wk_qtype qt, int64_t n, int64_t k)
+static char qmv_variant(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k)
 {
-    const char dflt = qmv_default(r, qt, n, k);
+    const char dflt = qmv_default(dev, r, qt, n, k);
     const char *e = getenv("WICK_QMV");
     if (!e || !*e)
         return dflt;
@@ -377,7 +406,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    char v = qmv_variant(r, qt, n, k);
+    char v = qmv_variant(dev, r, qt, n, k);
     /* s streams whole rows in 16-byte loads: W 16-byte aligned, rows a multiple of 16 bytes;
      * else m (next to s in speed where s wins) */
     if (v == 's' && (((uintptr_t)w & 15) != 0 ||
@@ -386,16 +415,21 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     const size_t vsh = r == 1 ? qmv_v_shmem(dev, qt, k, w) : 0;
     if (v == 'v' && vsh == 0) /* m is next to v in speed where v wins */
         v = 'm';
+    const size_t tsh = v == 't' ? qmv_t_shmem(dev, qt, k, w) : 0;
+    if (v == 't' && tsh == 0) /* where t cannot run: m */
+        v = 'm';
     if (v == 'o') {
         s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
         wk_gpu_scratch_free(dev, scr);
         return s;
     }
-    /* the variant's kernel for r rows, else w's (the other variants have r = 1 and 8 only) */
+    /* the variant's kernel for r rows, else w's (the other variants have r = 1 and 8 only; t's
+     * takes any rows up to 8) */
+    const int rk = v == 't' ? 8 : r;
     const qmv_cfg *cfg = NULL;
     for (int pass = 0; pass < 2 && !cfg; pass++)
         for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
-            if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == r)
+            if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == rk)
                 cfg = &QMV_CFGS[i];
     int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
     const int vp = k <= 16 * 256 ? 2 : 1; /* v: rows per unit (kernels/qmv.cu wk_qmv_v) */
@@ -419,18 +453,19 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        const char head[7] = {'q', 'm', 'v', (char)('0' + r), cfg->v,
+        const char head[7] = {'q', 'm', 'v', (char)('0' + cfg->r), cfg->v,
                               cfg->v == 'v' && vp == 2 ? '2' : 0, 0};
         const char *parts[2] = {head, wk_qtype_name(qt)};
         wk_gpu_kname(name, sizeof name, parts, 2);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         /* both launched early (kernels/qmv.cu: they wait for the work before them) */
-        if (cfg->v == 'v') {
+        if (cfg->v == 'v' || cfg->v == 't') { /* dynamic shared memory */
             wk_gpu_fn fn;
             s = wk_gpu_function(&fn, dev, "qmv", name);
             if (s == WK_OK)
                 s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1,
-                                     (unsigned)vsh, args, WK_LAUNCH_EARLY);
+                                     (unsigned)(cfg->v == 'v' ? vsh : tsh), args,
+                                     WK_LAUNCH_EARLY);
         } else {
             s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         }

@@ -41,7 +41,7 @@ for t in test_qmv test_attn test_bad_attn test_graph test_quant_kat test_bad_qua
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m5 FAIL "$O/$t.log"
 done
-for v in old w f b m k s v; do
+for v in old w f b m k s v t; do
   WICK_QMV=$v timeout 300 $B/wick check --device cuda:0 --op qmatmul >"$O/parity_qmatmul_$v.txt" 2>&1
   step "wick check --op qmatmul (WICK_QMV=$v)" "rc=$? $(grep summary "$O/parity_qmatmul_$v.txt" | sed 's/.*summary/summary/')"
   grep -m5 'FAIL' "$O/parity_qmatmul_$v.txt" | grep -v summary
