@@ -364,6 +364,17 @@ WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__
         wk_qmv_store<R, 1>(out, acc, dt, n, col, rows);
 }
 
+/* Weight rows r0 .. r0 + nr - 1 (those below n) into L2, the block's threads 128 bytes apart. */
+WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64_t n,
+                                 int64_t rowbytes)
+{
+    const int64_t r1 = r0 + nr < n ? r0 + nr : n;
+    const uint8_t *p0 = w + r0 * rowbytes;
+    const int64_t len = (r1 - r0) * rowbytes;
+    for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
+        WK_PREFETCH_L2(p0 + o);
+}
+
 /* WK_QMV_EARLY_W: which reads may come before a matvec's grid wait. Every matvec kernel is
  * launched right after qmvq (src/gpu/gpu_quant.c qmv()), and qmvq lets its dependents start
  * only after its own grid wait: when a matvec starts, all the work before qmvq is complete and
@@ -646,14 +657,9 @@ WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     const int64_t r0 = (int64_t)blockIdx.x * WK_QMV_TB;
     wk_u32x4 *stg = qv_dyn + warp * 2 * C::ST;
 
-    { /* before the grid wait: the block's rows into L2, the first chunk into shared memory
-       * (WK_QMV_EARLY_W); x only after it */
-        const int64_t r1 = r0 + WK_QMV_TB < n ? r0 + WK_QMV_TB : n;
-        const uint8_t *p0 = w + r0 * rowbytes;
-        const int64_t len = (r1 - r0) * rowbytes;
-        for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
-            WK_PREFETCH_L2(p0 + o);
-    }
+    /* before the grid wait: the block's rows into L2, the first chunk into shared memory
+     * (WK_QMV_EARLY_W); x only after it */
+    wk_qmv_prefetch_rows(w, r0, WK_QMV_TB, n, rowbytes);
     wk_qmv_t_copy_w<Q>(stg, w, warp, nch, r0, n, lane);
     WK_GRID_WAIT();
     wk_qmv_t_copy_x<Q>(stg, xq, xd, xs, warp, nch, rows, lane);
@@ -776,13 +782,8 @@ template <int Q, int R, int NC, int G, int L, int U, bool P>
 WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
                          const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows)
 {
-    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES;
-    const int64_t r0 = (int64_t)blockIdx.x * (WK_BLOCK / G) * NC;
-    const int64_t r1 = r0 + (WK_BLOCK / G) * NC < n ? r0 + (WK_BLOCK / G) * NC : n;
-    const uint8_t *p0 = w + r0 * rowbytes;
-    const int64_t len = (r1 - r0) * rowbytes;
-    for (int64_t o = (int64_t)threadIdx.x * 128; o < len; o += (int64_t)WK_BLOCK * 128)
-        WK_PREFETCH_L2(p0 + o);
+    wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G) * NC, (WK_BLOCK / G) * NC, n,
+                         k / wk_q<Q>::QK * wk_q<Q>::BYTES);
     WK_GRID_WAIT();
     if constexpr (L == 0)
         wk_qmv_s<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
