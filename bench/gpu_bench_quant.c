@@ -1,14 +1,15 @@
 /* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
  * for docs/performance.md (not a test).
  *   build: part of `make` (target wick_gpu_bench_quant); run:
- *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v,t] [--types q4_0,q8_0,..|all]
- *                              [--rows 1,8]
+ *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v,t]
+ *                              [--types q4_0,q8_0,..|all] [--rows 1,8]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
- *   - matvec rows (m = 1 and 8, or the --rows list of 1..8; x f32) for W (n, k) = (4096, 14336), (14336, 4096), (4096,
- *     4096), every block type and F16/BF16 (kernels/qmv.cu pmv; "old": W converted to f32 per call,
- *     then the GEMM), each matvec variant of kernels/quant.cu / qmv.cu (selected by the
- *     environment variable WICK_QMV, set here between measurements): time per call (wick_qmatmul:
+ *   - matvec rows (m = 1 and 8, or those of --rows, 1..8; x f32) for W (n, k) = (4096, 14336),
+ *     (14336, 4096), (4096, 4096), every block type and F16/BF16 (kernels/qmv.cu pmv; "old": W
+ *     converted to f32 per call, then the GEMM), each matvec variant of kernels/quant.cu /
+ *     qmv.cu (selected by the environment variable WICK_QMV, set here between measurements):
+ *     time per call (wick_qmatmul:
  *     activation quantization, the product, output allocation), effective bandwidth = weight
  *     bytes / time as % of the device-to-device copy bandwidth measured here (clone of 1 GiB:
  *     2 GiB moved); "cold": each call uses the next of several weight copies whose total exceeds

@@ -255,7 +255,7 @@ out:
     free(got);
 }
 
-/* WICK_TEST_QMV_VARIANTS=t,u (for the sanitizer runs): only these variants of the loop over
+/* WICK_TEST_QMV_VARIANTS=t,v (for the sanitizer runs): only these variants of the loop over
  * all of them; unset: every one. */
 static int variant_wanted(const char *v)
 {

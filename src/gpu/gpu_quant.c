@@ -268,21 +268,22 @@ static const qmv_cfg QMV_CFGS[] = {
     {'v', 1, 32, 1}, {'t', 8, WK_GPU_BLOCK, 16},
 };
 
+/* The types kernels/qmv.cu builds t for: the 32-element ones with one scale per block. */
+static bool qmv_t_type(wk_qtype qt)
+{
+    return qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_0 ||
+           qt == WK_QTYPE_Q5_1 || qt == WK_QTYPE_Q8_0;
+}
+
 /* t's dynamic shared memory (kernels/qmv.cu wk_qmv_t): per warp 2 stages of 16-byte words, the
  * 16 weight rows' chunk at an odd stride, 8 rows of x (17 words each), their scales and, for the
- * types with a min, half sums. 0 where t cannot run: the types other than the 32-element ones
- * with one scale per block, AMD (not built there: the twin's shuffles would run), k not a
- * multiple of 256, W not 16-byte aligned, or more than a block may have. */
+ * types with a min, half sums. 0 where t cannot run: the other types, AMD (not built there: the
+ * twin's shuffles would run), k not a multiple of 256, W not 16-byte aligned, or more than a
+ * block may have (76-106 KiB: on sm_86 / sm_89's 99 KiB all but Q8_0). */
 static size_t qmv_t_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
 {
-    switch (qt) {
-    case WK_QTYPE_Q4_0: case WK_QTYPE_Q4_1: case WK_QTYPE_Q5_0: case WK_QTYPE_Q5_1:
-    case WK_QTYPE_Q8_0:
-        break;
-    default:
-        return 0;
-    }
-    if (wk_device_backend(dev) == WK_BACKEND_ROCM || k % 256 != 0 || ((uintptr_t)w & 15) != 0)
+    if (!qmv_t_type(qt) || wk_device_backend(dev) == WK_BACKEND_ROCM || k % 256 != 0 ||
+        ((uintptr_t)w & 15) != 0)
         return 0;
     const bool min = qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_1;
     const size_t cv = (size_t)(8 * wk_qtype_block_bytes(qt) / 16);
@@ -335,9 +336,7 @@ static char qmv_default(const wk_device *dev, int r, wk_qtype qt, int64_t n, int
 {
     const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
     const bool tall = n >= 2 * k;
-    if (r > 1 && wk_gpu_matrix_units(dev, WK_DTYPE_F16) &&
-        (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_0 ||
-         qt == WK_QTYPE_Q5_1 || qt == WK_QTYPE_Q8_0))
+    if (r > 1 && qmv_t_type(qt) && wk_gpu_matrix_units(dev, WK_DTYPE_F16))
         return 't'; /* qmv runs m where t cannot */
     if (r == 1) {
         if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
@@ -354,7 +353,7 @@ static char qmv_default(const wk_device *dev, int r, wk_qtype qt, int64_t n, int
     return dflt;
 }
 
-/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s | v (a
+/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s | v | t (a
  * benchmarking switch, read per call so a benchmark can compare them in one process), else the
  * default. 'o' = the first kernel. */
 static char qmv_variant(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k)
