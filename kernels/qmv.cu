@@ -381,8 +381,8 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * its writes performed, and qmvq, still running, writes only xq, xd and xs. So W may be read
  * before the wait (v and t copy their first W tile then, through L2 with cp.async.cg; the
  * others prefetch their rows into L2); the activations only after it. (The thirteenth session
- * read W only after the wait; the early first tile takes 1.5-2 us off a one-row call on the
- * H200: docs/performance.md.) */
+ * read W only after the wait; the early first tile takes 0.5-0.9 us off a one-row v call on
+ * the H200: docs/performance.md.) */
 
 /* Variant v (one row of x): coalesced weight loads into shared memory, each lane decoding
  * whole blocks from registers. A chunk is 256 elements of a weight row (8 blocks of a 32-element
