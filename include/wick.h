@@ -117,6 +117,10 @@ typedef enum wk_op {
     /* binary: same dtype in and out */
     WK_OP_ADD = 30, WK_OP_SUB = 31, WK_OP_MUL = 32, WK_OP_DIV = 33,
     WK_OP_MAXIMUM = 34, WK_OP_MINIMUM = 35,
+    /* gated (GLU) binary: act(a) * b, float dtypes (the feed-forward gate of Llama, Gemma, ...) */
+    WK_OP_SWIGLU = 36,    /* silu(a) * b */
+    WK_OP_GEGLU = 37,     /* gelu(a) * b, gelu's tanh approximation */
+    WK_OP_GEGLU_ERF = 38, /* gelu_erf(a) * b */
     /* comparison: u8 out (1 true, 0 false) */
     WK_OP_EQ = 40, WK_OP_NE = 41, WK_OP_LT = 42, WK_OP_LE = 43, WK_OP_GT = 44, WK_OP_GE = 45,
     /* selection, conversion, fill */
@@ -269,8 +273,11 @@ WK_API wk_status wk_affine(wk_storage **out, const wk_storage *x, const wk_layou
 WK_API wk_status wk_powf(wk_storage **out, const wk_storage *x, const wk_layout *lx, double e);
 /* out = x > 0 ? x : alpha * (exp(x) - 1) (float dtypes). */
 WK_API wk_status wk_elu(wk_storage **out, const wk_storage *x, const wk_layout *lx, double alpha);
-/* out (contiguous, dims of la) = a op b, op in WK_OP_ADD..WK_OP_MINIMUM. la and lb must have the
- * same dims (broadcast with stride 0 beforehand); a and b the same dtype. */
+/* out (contiguous, dims of la) = a op b, op in WK_OP_ADD..WK_OP_GEGLU_ERF. la and lb must have the
+ * same dims (broadcast with stride 0 beforehand); a and b the same dtype. The gated ops (SWIGLU,
+ * GEGLU, GEGLU_ERF: float dtypes) compute act(a) * b in the compute type and round once, so
+ * for f32 they equal wk_unary(act) then wk_binary(MUL) bit for bit; a and b may be two column
+ * views of one (T, 2F) gate|up matrix. */
 WK_API wk_status wk_binary(wk_storage **out, wk_op op, const wk_storage *a, const wk_layout *la,
                            const wk_storage *b, const wk_layout *lb);
 /* out (u8, dims of la) = a op b ? 1 : 0, op in WK_OP_EQ..WK_OP_GE. Same rules as wk_binary. */

@@ -1,5 +1,6 @@
-/* binary.cu: elementwise binary ops (add sub mul div maximum minimum, same dtype out) and
- * comparisons (eq ne lt le gt ge, u8 out) (module "binary").
+/* binary.cu: elementwise binary ops (add sub mul div maximum minimum, and the gated swiglu geglu
+ * geglu_erf = act(a) * b; same dtype out) and comparisons (eq ne lt le gt ge, u8 out) (module
+ * "binary").
  *
  * Kernels (host side: src/gpu/gpu_binary.c):
  *   binary_<op>_<dt>(n, a, b, y)               both inputs contiguous, dt in f32 f16 bf16,
@@ -11,7 +12,7 @@
  *   binary_int  (op, dt, n, L, a, b, y)        any layouts; u8 u32 i16 i32 i64 (int64 compute)
  * L holds the joint collapsed layout of a (row 0) and b (row 1). y is contiguous, of dtype dt,
  * or u8 for a comparison. Pointers already include the layout offsets. */
-#include "gpu.h"
+#include "act.h"
 
 /* Floats: maximum/minimum propagate NaN (the first operand's if both are NaN), as the CPU. */
 template <class T> WK_DEV T wk_binary_fp(int op, T x, T y)
@@ -23,6 +24,10 @@ template <class T> WK_DEV T wk_binary_fp(int op, T x, T y)
     case WK_K_DIV: return x / y;
     case WK_K_MAXIMUM: return x != x ? x : y != y ? y : x > y ? x : y;
     case WK_K_MINIMUM: return x != x ? x : y != y ? y : x < y ? x : y;
+    /* gated: the activation in the compute type (act.h, as the unary ops), times y */
+    case WK_K_SWIGLU: return wk_silu(x) * y;
+    case WK_K_GEGLU: return wk_gelu(x) * y;
+    case WK_K_GEGLU_ERF: return wk_gelu_erf(x) * y;
     default: return x;
     }
 }
@@ -75,7 +80,8 @@ template <int OP, int DT> struct wk_binary_fn {
 #define WK_BINARY_OPS(X, dtn, DT)                                                              \
     X(add, WK_K_ADD, dtn, DT) X(sub, WK_K_SUB, dtn, DT) X(mul, WK_K_MUL, dtn, DT)              \
     X(div, WK_K_DIV, dtn, DT) X(maximum, WK_K_MAXIMUM, dtn, DT)                                \
-    X(minimum, WK_K_MINIMUM, dtn, DT)
+    X(minimum, WK_K_MINIMUM, dtn, DT) X(swiglu, WK_K_SWIGLU, dtn, DT)                          \
+    X(geglu, WK_K_GEGLU, dtn, DT) X(geglu_erf, WK_K_GEGLU_ERF, dtn, DT)
 
 WK_BINARY_OPS(WK_BINARY_HOT, f32, WK_DT_F32)
 WK_BINARY_OPS(WK_BINARY_HOT, f16, WK_DT_F16)

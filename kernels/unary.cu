@@ -8,7 +8,7 @@
  *   unary_int  (op, dt, p0, p1, n, L, x, y) any layout; u8 u32 i16 i32 i64 (int64 compute)
  * y is contiguous; x and y already include the layout offset. p0/p1: affine mul/add, powf e,
  * elu alpha (docs/semantics.md: parameters are rounded to the compute type first). */
-#include "gpu.h"
+#include "act.h"
 
 /* The formulas of docs/semantics.md, in the compute type, with the operation order of the CPU
  * backend (src/cpu/cpu_unary.c) so that only libm differences remain. */
@@ -25,14 +25,11 @@ WK_DEV float wk_unary_f32(int op, float x, float p0, float p1)
     case WK_K_RECIP: return 1.0f / x;
     case WK_K_SQR: return x * x;
     case WK_K_SQRT: return sqrtf(x);
-    case WK_K_GELU: {
-        const float k = 0.79788456080286535588f; /* sqrt(2/pi) */
-        return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * (x * x * x))));
-    }
-    case WK_K_GELU_ERF: return 0.5f * x * erfcf(-x / 1.41421356237309504880f);
+    case WK_K_GELU: return wk_gelu(x);
+    case WK_K_GELU_ERF: return wk_gelu_erf(x);
     case WK_K_ERF: return erff(x);
     case WK_K_RELU: return x > 0.0f ? x : 0.0f;
-    case WK_K_SILU: return x / (1.0f + expf(-x));
+    case WK_K_SILU: return wk_silu(x);
     case WK_K_FLOOR: return floorf(x);
     case WK_K_CEIL: return ceilf(x);
     case WK_K_ROUND: return roundf(x);
@@ -58,14 +55,11 @@ WK_DEV double wk_unary_f64(int op, double x, double p0, double p1)
     case WK_K_RECIP: return 1.0 / x;
     case WK_K_SQR: return x * x;
     case WK_K_SQRT: return sqrt(x);
-    case WK_K_GELU: {
-        const double k = 0.79788456080286535588; /* sqrt(2/pi) */
-        return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * (x * x * x))));
-    }
-    case WK_K_GELU_ERF: return 0.5 * x * erfc(-x / 1.41421356237309504880);
+    case WK_K_GELU: return wk_gelu(x);
+    case WK_K_GELU_ERF: return wk_gelu_erf(x);
     case WK_K_ERF: return erf(x);
     case WK_K_RELU: return x > 0.0 ? x : 0.0;
-    case WK_K_SILU: return x / (1.0 + exp(-x));
+    case WK_K_SILU: return wk_silu(x);
     case WK_K_FLOOR: return floor(x);
     case WK_K_CEIL: return ceil(x);
     case WK_K_ROUND: return round(x);

@@ -233,7 +233,10 @@ static void test_binary(void)
     BAD(WK_ERR_INVALID_ARGUMENT, "add|wk_binary", wk_binary(&o, WK_OP_ADD, a, &l, b, NULL));
     BAD(WK_ERR_INVALID_ARGUMENT, "wk_binary", wk_binary(&o, WK_OP_EXP, a, &l, b, &l));
     BAD(WK_ERR_INVALID_ARGUMENT, "wk_binary", wk_binary(&o, WK_OP_EQ, a, &l, b, &l));
-    BAD(WK_ERR_INVALID_ARGUMENT, "wk_binary", wk_binary(&o, (wk_op)36, a, &l, b, &l));
+    BAD(WK_ERR_INVALID_ARGUMENT, "wk_binary", wk_binary(&o, (wk_op)39, a, &l, b, &l));
+    /* the gated ops: floats only */
+    BAD(WK_ERR_DTYPE, "swiglu|wk_binary",
+        wk_binary(&o, WK_OP_SWIGLU, g_fx[FX_I32], &l, g_fx[FX_I32], &l));
     BAD(WK_ERR_SHAPE, "add|wk_binary", wk_binary(&o, WK_OP_ADD, a, &l, b, &l3));
     BAD(WK_ERR_SHAPE, "mul|wk_binary", wk_binary(&o, WK_OP_MUL, a, &l, b, &l22)); /* same count */
     BAD(WK_ERR_DTYPE, "add|wk_binary", wk_binary(&o, WK_OP_ADD, a, &l, g_fx[FX_I32], &l));

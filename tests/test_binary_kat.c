@@ -1,5 +1,5 @@
-/* test_binary_kat.c: known answers for binary arithmetic, maximum/minimum, comparisons and
- * where_cond on every device: IEEE special values, the integer rules of docs/semantics.md
+/* test_binary_kat.c: known answers for binary arithmetic, maximum/minimum, the gated ops
+ * (swiglu, geglu, geglu_erf), comparisons and where_cond on every device: IEEE special values, the integer rules of docs/semantics.md
  * (wrapping, x/0 = 0, truncating division), exactness of 64-bit integer compares, broadcasting
  * by stride 0, and "compute in f32, round once" for the reduced float types.
  * Run: ctest -R test_binary_kat */
@@ -334,6 +334,92 @@ static void test_where(void)
     wk_storage_free(sc);
 }
 
+/* The gated ops: act(a) * b. Expected values from the formulas of docs/semantics.md in double
+ * (silu(1) = 1 / (1 + e^-1), gelu(1) with tanh, gelu_erf(1) = Phi(1) = 0.8413447460685429). */
+static void test_glu(void)
+{
+    const float a[6] = {0.0f, 1.0f, -1.0f, 2.0f, -20.0f, 20.0f}, b[6] = {5, 2, 3, 1, 1, 1};
+    const double sw[6] = {0.0, 1.4621171572600098, -0.8068242641099853, 1.7615941559557646,
+                          -4.122307236380407e-08, 19.999999958776925};
+    const float ga[3] = {1.0f, -1.0f, 0.0f}, gb[3] = {1.0f, 2.0f, 7.0f};
+    const double ge[3] = {0.8411919906082768, -0.3176160187834465, 0.0};
+    const double gerf[3] = {0.8413447460685429, -0.31731050786291415, 0.0};
+    float out[6];
+    if (!run(out, WK_OP_SWIGLU, WK_DTYPE_F32, a, b, 6))
+        for (int i = 0; i < 6; i++) /* a few f32 ulps (the activation's libm) */
+            TEST_NEAR(out[i], sw[i], 4e-7 * fabs(sw[i]));
+    if (!run(out, WK_OP_GEGLU, WK_DTYPE_F32, ga, gb, 3))
+        for (int i = 0; i < 3; i++)
+            TEST_NEAR(out[i], ge[i], 4e-7 * fabs(ge[i]));
+    if (!run(out, WK_OP_GEGLU_ERF, WK_DTYPE_F32, ga, gb, 3))
+        for (int i = 0; i < 3; i++)
+            TEST_NEAR(out[i], gerf[i], 4e-7 * fabs(gerf[i]));
+    /* f16 rounds once: silu(0.50048828125) * 11 = 2.7103... is 0x42DB (0.12 ulp from it); rounding
+     * silu(a) to f16 first would give 0x42DA. */
+    {
+        const uint16_t ha[1] = {0x3801}, hb[1] = {0x4980};
+        uint16_t ho[1];
+        if (!run(ho, WK_OP_SWIGLU, WK_DTYPE_F16, ha, hb, 1))
+            TEST_CHECK(ho[0] == 0x42DB, "%s: f16 swiglu(0x3801, 11) = 0x%04x, expected 0x42DB",
+                       g_spec, ho[0]);
+    }
+    /* f64: silu(1) * 2 to a few ulps */
+    {
+        const double da[1] = {1.0}, db[1] = {2.0};
+        double dout[1];
+        if (!run(dout, WK_OP_SWIGLU, WK_DTYPE_F64, da, db, 1))
+            TEST_NEAR(dout[0], 1.4621171572600098, 1e-15);
+    }
+    /* integers: not defined */
+    {
+        const int32_t ia[1] = {1}, ib[1] = {2};
+        wk_storage *sa = testlib_upload(g_dev, WK_DTYPE_I32, ia, 1);
+        wk_storage *sb = testlib_upload(g_dev, WK_DTYPE_I32, ib, 1), *so = NULL;
+        const wk_layout l = testlib_layout1(1);
+        if (sa && sb)
+            TEST_EQ_STATUS(wk_binary(&so, WK_OP_SWIGLU, sa, &l, sb, &l), WK_ERR_DTYPE);
+        TEST_CHECK(so == NULL, "%s: swiglu on i32 left an output", g_spec);
+        wk_storage_free(sa);
+        wk_storage_free(sb);
+    }
+    /* The gate and up halves as column views of one (2, 2F) matrix (a stacked gate|up product),
+     * F = 37 (odd: no 16-byte runs), against the formula; and f32 equals silu then mul bit for
+     * bit (the documented equality). */
+    enum { T = 2, F = 37 };
+    float gu[T * 2 * F], want[T * F], got[T * F], comp[T * F];
+    for (int i = 0; i < T * 2 * F; i++)
+        gu[i] = (float)((i * 7919) % 613) / 61.0f - 5.0f;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < F; j++) {
+            const double g = gu[t * 2 * F + j], u = gu[t * 2 * F + F + j];
+            want[t * F + j] = (float)(g / (1.0 + exp(-g)) * u);
+        }
+    wk_storage *s = testlib_upload(g_dev, WK_DTYPE_F32, gu, T * 2 * F), *so = NULL, *si = NULL,
+               *sc = NULL;
+    if (!s)
+        return;
+    const int64_t d[2] = {T, F}, st[2] = {2 * F, 1};
+    wk_layout lg = {.rank = 2, .offset = 0}, lu;
+    memcpy(lg.dims, d, sizeof d);
+    memcpy(lg.strides, st, sizeof st);
+    lu = lg;
+    lu.offset = F;
+    const wk_layout lc = testlib_layout2(T, F);
+    if (TEST_EQ_STATUS(wk_binary(&so, WK_OP_SWIGLU, s, &lg, s, &lu), WK_OK) &&
+        !testlib_download(got, T * F, so))
+        for (int i = 0; i < T * F; i++)
+            TEST_NEAR(got[i], want[i], 4e-7 * fabs(want[i]) + 1e-30);
+    if (TEST_EQ_STATUS(wk_unary(&si, WK_OP_SILU, s, &lg), WK_OK) &&
+        TEST_EQ_STATUS(wk_binary(&sc, WK_OP_MUL, si, &lc, s, &lu), WK_OK) &&
+        !testlib_download(comp, T * F, sc))
+        TEST_CHECK(memcmp(comp, got, sizeof got) == 0,
+                   "%s: f32 swiglu differs from silu then mul", g_spec);
+    wk_storage_free(sc);
+    wk_storage_free(si);
+    wk_storage_free(so);
+    wk_storage_free(s);
+}
+
 int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
@@ -345,6 +431,7 @@ int main(void)
         printf("device %s\n", g_spec);
         test_float();
         test_reduced();
+        test_glu();
         test_int();
         test_cmp();
         test_layouts();

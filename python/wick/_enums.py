@@ -40,6 +40,7 @@ class Op(IntEnum):
     CEIL = 16; ROUND = 17; SIGN = 18; SIGMOID = 19  # noqa: E702
     AFFINE = 20; POWF = 21; ELU = 22  # noqa: E702
     ADD = 30; SUB = 31; MUL = 32; DIV = 33; MAXIMUM = 34; MINIMUM = 35  # noqa: E702
+    SWIGLU = 36; GEGLU = 37; GEGLU_ERF = 38  # noqa: E702
     EQ = 40; NE = 41; LT = 42; LE = 43; GT = 44; GE = 45  # noqa: E702
     WHERE_COND = 50; TO_DTYPE = 51; CONST_SET = 52; ZEROS = 53  # noqa: E702
     SUM = 60; MIN = 61; MAX = 62; ARGMIN = 63; ARGMAX = 64  # noqa: E702

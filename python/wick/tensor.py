@@ -388,7 +388,7 @@ class Tensor:
                       _contiguous(shape))
 
     def binary(self, op, other):
-        """op in ADD..MINIMUM; NumPy broadcasting; a Python number becomes a scalar of self's dtype."""
+        """op in ADD..GEGLU_ERF; NumPy broadcasting; a Python number becomes a scalar of self's dtype."""
         return self._pair_op(lib().wk_binary, op, other)
 
     def cmp(self, op, other):
@@ -401,6 +401,9 @@ class Tensor:
     def div(self, o): return self.binary(Op.DIV, o)
     def maximum(self, o): return self.binary(Op.MAXIMUM, o)
     def minimum(self, o): return self.binary(Op.MINIMUM, o)
+    def swiglu(self, up): return self.binary(Op.SWIGLU, up)        # silu(self) * up
+    def geglu(self, up): return self.binary(Op.GEGLU, up)          # gelu(self) * up
+    def geglu_erf(self, up): return self.binary(Op.GEGLU_ERF, up)  # gelu_erf(self) * up
     def eq(self, o): return self.cmp(Op.EQ, o)
     def ne(self, o): return self.cmp(Op.NE, o)
     def lt(self, o): return self.cmp(Op.LT, o)

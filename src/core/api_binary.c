@@ -29,7 +29,7 @@ static wk_status binary_run(wk_storage **out, wk_op op, const wk_storage *a, con
 wk_status wk_binary(wk_storage **out, wk_op op, const wk_storage *a, const wk_layout *la,
                     const wk_storage *b, const wk_layout *lb)
 {
-    if (op < WK_OP_ADD || op > WK_OP_MINIMUM)
+    if (op < WK_OP_ADD || op > WK_OP_GEGLU_ERF)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_binary: op %d (%s) is not a binary op", (int)op,
                       wk_op_name(op));
     return binary_run(out, op, a, la, b, lb, a ? a->dtype : WK_DTYPE_U8);

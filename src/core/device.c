@@ -25,8 +25,8 @@ bool wk_backend_has_family(const wk_backend *be, wk_op op)
     case WK_OP_AFFINE: case WK_OP_POWF: case WK_OP_ELU:
         return be->unary != NULL;
     case WK_OP_ADD: case WK_OP_SUB: case WK_OP_MUL: case WK_OP_DIV: case WK_OP_MAXIMUM:
-    case WK_OP_MINIMUM: case WK_OP_EQ: case WK_OP_NE: case WK_OP_LT: case WK_OP_LE:
-    case WK_OP_GT: case WK_OP_GE:
+    case WK_OP_MINIMUM: case WK_OP_SWIGLU: case WK_OP_GEGLU: case WK_OP_GEGLU_ERF:
+    case WK_OP_EQ: case WK_OP_NE: case WK_OP_LT: case WK_OP_LE: case WK_OP_GT: case WK_OP_GE:
         return be->binary != NULL;
     case WK_OP_WHERE_COND: return be->where_cond != NULL;
     case WK_OP_TO_DTYPE: return be->to_dtype != NULL;

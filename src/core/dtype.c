@@ -27,7 +27,8 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_ROUND] = "round", [WK_OP_SIGN] = "sign", [WK_OP_SIGMOID] = "sigmoid",
     [WK_OP_AFFINE] = "affine", [WK_OP_POWF] = "powf", [WK_OP_ELU] = "elu",
     [WK_OP_ADD] = "add", [WK_OP_SUB] = "sub", [WK_OP_MUL] = "mul", [WK_OP_DIV] = "div",
-    [WK_OP_MAXIMUM] = "maximum", [WK_OP_MINIMUM] = "minimum",
+    [WK_OP_MAXIMUM] = "maximum", [WK_OP_MINIMUM] = "minimum", [WK_OP_SWIGLU] = "swiglu",
+    [WK_OP_GEGLU] = "geglu", [WK_OP_GEGLU_ERF] = "geglu_erf",
     [WK_OP_EQ] = "eq", [WK_OP_NE] = "ne", [WK_OP_LT] = "lt", [WK_OP_LE] = "le",
     [WK_OP_GT] = "gt", [WK_OP_GE] = "ge",
     [WK_OP_WHERE_COND] = "where_cond", [WK_OP_TO_DTYPE] = "to_dtype",
@@ -72,6 +73,7 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_EXP: case WK_OP_LOG: case WK_OP_SIN: case WK_OP_COS: case WK_OP_TANH:
     case WK_OP_RECIP: case WK_OP_SQRT: case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF:
     case WK_OP_SILU: case WK_OP_SIGMOID: case WK_OP_POWF: case WK_OP_ELU:
+    case WK_OP_SWIGLU: case WK_OP_GEGLU: case WK_OP_GEGLU_ERF:
     case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL:
     case WK_OP_MATMUL: case WK_OP_CONV1D: case WK_OP_CONV_TRANSPOSE1D: case WK_OP_CONV2D:
     case WK_OP_CONV_TRANSPOSE2D: case WK_OP_AVG_POOL2D: case WK_OP_UPSAMPLE_BILINEAR2D:

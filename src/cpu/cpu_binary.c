@@ -1,5 +1,5 @@
-/* cpu_binary.c: the CPU binary ops: add sub mul div maximum minimum (output dtype = input dtype)
- * and the comparisons eq ne lt le gt ge (output u8), every dtype. Floats compute in f32 (f64 for
+/* cpu_binary.c: the CPU binary ops: add sub mul div maximum minimum (output dtype = input dtype;
+ * the gated swiglu geglu geglu_erf: cpu_unary.c's wk_cpu_glu) and the comparisons eq ne lt le gt ge (output u8), every dtype. Floats compute in f32 (f64 for
  * f64) and round once; maximum/minimum propagate NaN; comparisons are IEEE. Integers: wrapping
  * add/sub/mul in an unsigned type, div truncates with x/0 = 0 and MIN/-1 = MIN.
  * One row function per dtype switches on the op once per row; each case is a tight loop. */
@@ -108,7 +108,8 @@ static const wk_cpu_row_fn binary_rows[WK_DTYPE_COUNT] = {WK_DTYPE_LIST(ROW_ENTR
 wk_status wk_cpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
                         const wk_layout *la, const void *b, const wk_layout *lb)
 {
-    (void)dev;
+    if (op >= WK_OP_SWIGLU && op <= WK_OP_GEGLU_ERF)
+        return wk_cpu_glu(dev, op, dt, out, a, la, b, lb);
     const bool arith = op >= WK_OP_ADD && op <= WK_OP_MINIMUM;
     const bool cmp = op >= WK_OP_EQ && op <= WK_OP_GE;
     if (!(arith || cmp) || !wk_dtype_valid(dt) || !wk_op_defined(op, dt))

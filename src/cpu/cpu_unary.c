@@ -1,5 +1,5 @@
 /* cpu_unary.c: the CPU unary ops (exp .. sigmoid), affine, powf and elu, every dtype that
- * docs/semantics.md defines. Floats: f32/f64 natively, bf16/f16/f8e4m3 through f32 with one
+ * docs/semantics.md defines, and the gated binary ops (act(a) * b) that share their math. Floats: f32/f64 natively, bf16/f16/f8e4m3 through f32 with one
  * rounding on store. Integers: wrapping in an unsigned type; affine in f64, then saturated.
  * One row function per dtype switches on the op once per row; each case is a tight loop. The
  * transcendental ops and their compositions (exp log sin cos tanh erf gelu gelu_erf silu sigmoid
@@ -214,5 +214,50 @@ wk_status wk_cpu_unary(wk_device *dev, wk_op op, wk_dtype dt, const wk_unary_par
     const void *in[1] = {x};
     const wk_layout *lay[1] = {lx};
     wk_cpu_for_rows(out, sz, 1, in, &sz, lay, unary_rows[dt], &ctx);
+    return WK_OK;
+}
+
+/* ---- the gated binary ops: o = act(a) * b in the compute type, one rounding. A block of a goes
+ * through the vector math in place (the same function per element as wk_cpu_unary: f32 gives
+ * unary's bits), then is multiplied by the block of b. */
+#define DEF_GLU(E, s, T, CT)                                                                    \
+    static void glu_row_##s(void *out, const void *const *in, const int64_t *step, int64_t n,   \
+                            const void *ctx)                                                    \
+    {                                                                                           \
+        const wk_vm_fn f = *(const wk_vm_fn *)ctx;                                              \
+        T *o = out;                                                                             \
+        const T *as = in[0], *bs = in[1];                                                       \
+        const int64_t sa = step[0], sb = step[1];                                               \
+        CT buf[VM_BLOCK], ub[VM_BLOCK];                                                         \
+        for (int64_t b = 0; b < n; b += VM_BLOCK) {                                             \
+            const int64_t cnt = n - b < VM_BLOCK ? n - b : VM_BLOCK;                            \
+            vm_ld_##s(buf, as + b * sa, sa, cnt);                                               \
+            VMF_##CT(f, buf, buf, cnt, 0);                                                      \
+            vm_ld_##s(ub, bs + b * sb, sb, cnt);                                                \
+            for (int64_t i = 0; i < cnt; i++)                                                   \
+                buf[i] = buf[i] * ub[i];                                                        \
+            vm_st_##s(o + b, buf, cnt);                                                         \
+        }                                                                                       \
+    }
+WK_CPU_FLOAT_TYPES(DEF_GLU)
+
+#define GLU_ENTRY(E, s, T, CT) [WK_DTYPE_##E] = glu_row_##s,
+static const wk_cpu_row_fn glu_rows[WK_DTYPE_COUNT] = {WK_CPU_FLOAT_TYPES(GLU_ENTRY)};
+
+wk_status wk_cpu_glu(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
+                     const wk_layout *la, const void *b, const wk_layout *lb)
+{
+    (void)dev;
+    const wk_vm_fn f = op == WK_OP_SWIGLU ? WK_VM_SILU : op == WK_OP_GEGLU ? WK_VM_GELU
+                                                                          : WK_VM_GELU_ERF;
+    if ((op != WK_OP_SWIGLU && op != WK_OP_GEGLU && op != WK_OP_GEGLU_ERF) ||
+        !wk_dtype_valid(dt) || !wk_op_defined(op, dt) || !glu_rows[dt])
+        return wk_err(WK_ERR_DTYPE, "cpu binary: op %s not defined for dtype %s", wk_op_name(op),
+                      wk_dtype_name(dt));
+    const size_t sz = wk_dtype_size(dt);
+    const size_t isz[2] = {sz, sz};
+    const void *in[2] = {a, b};
+    const wk_layout *lay[2] = {la, lb};
+    wk_cpu_for_rows(out, sz, 2, in, isz, lay, glu_rows[dt], &f);
     return WK_OK;
 }

@@ -1,5 +1,5 @@
-/* gpu_binary.c: the GPU binary ops (add sub mul div maximum minimum) and comparisons (eq ne lt
- * le gt ge, u8 out): picks a kernel of kernels/binary.cu and launches it. Arithmetic on two
+/* gpu_binary.c: the GPU binary ops (add sub mul div maximum minimum, the gated swiglu geglu
+ * geglu_erf) and comparisons (eq ne lt le gt ge, u8 out): picks a kernel of kernels/binary.cu and launches it. Arithmetic on two
  * contiguous f32/f16/bf16 inputs takes the vectorised kernel of its (op, dtype), and with the
  * inner dim contiguous in both (row broadcasts) its vectorised by-rows kernel; everything else
  * (other strides, comparisons, other dtypes) the kernel of its compute class with the jointly
@@ -9,7 +9,7 @@
 
 static bool binary_hot(wk_op op, wk_dtype dt)
 {
-    return op >= WK_OP_ADD && op <= WK_OP_MINIMUM &&
+    return op >= WK_OP_ADD && op <= WK_OP_GEGLU_ERF &&
            (dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16);
 }
 

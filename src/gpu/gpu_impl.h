@@ -31,7 +31,8 @@ wk_status wk_gpu_launch_ex(wk_device *dev, wk_gpu_fn fn, unsigned gx, unsigned g
                            unsigned flags);
 /* Hot kernels by number instead of by name: wk_gpu_fn_slot gives the function stored under slot
  * (< WK_GPU_FN_SLOTS) on dev, or NULL before the first wk_gpu_fn_slot_set. Slots: binary ops on
- * contiguous f32/f16/bf16 (gpu_binary.c) from WK_GPU_SLOT_BINARY, 6 ops x 3 dtypes. */
+ * contiguous f32/f16/bf16 (gpu_binary.c) from WK_GPU_SLOT_BINARY, 9 ops (ADD..GEGLU_ERF) x 3
+ * dtypes. */
 #define WK_GPU_FN_SLOTS 64
 #define WK_GPU_SLOT_BINARY 0
 wk_gpu_fn wk_gpu_fn_slot(const wk_device *dev, unsigned slot);

@@ -120,6 +120,9 @@ const char *wk_gpu_op_kname(wk_op op)
     case WK_OP_DIV: return "div";
     case WK_OP_MAXIMUM: return "maximum";
     case WK_OP_MINIMUM: return "minimum";
+    case WK_OP_SWIGLU: return "swiglu";
+    case WK_OP_GEGLU: return "geglu";
+    case WK_OP_GEGLU_ERF: return "geglu_erf";
     default: return "?";
     }
 }

@@ -8,7 +8,7 @@ bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
 {
     if (!wk_op_defined(op, dt))
         return false;
-    return (op >= WK_OP_EXP && op <= WK_OP_ELU) || (op >= WK_OP_ADD && op <= WK_OP_MINIMUM) ||
+    return (op >= WK_OP_EXP && op <= WK_OP_ELU) || (op >= WK_OP_ADD && op <= WK_OP_GEGLU_ERF) ||
            (op >= WK_OP_EQ && op <= WK_OP_GE) || (op >= WK_OP_SUM && op <= WK_OP_ARGMAX) ||
            op == WK_OP_WHERE_COND || op == WK_OP_TO_DTYPE || op == WK_OP_CONST_SET ||
            op == WK_OP_COPY_STRIDED || op == WK_OP_COPY2D || op == WK_OP_RAND_UNIFORM ||

@@ -170,7 +170,8 @@ static const wk_op unary_ops[] = {
     WK_OP_SQR, WK_OP_SQRT, WK_OP_GELU, WK_OP_GELU_ERF, WK_OP_ERF, WK_OP_RELU, WK_OP_SILU,
     WK_OP_FLOOR, WK_OP_CEIL, WK_OP_ROUND, WK_OP_SIGN, WK_OP_SIGMOID, WK_OP_ADD, (wk_op)200};
 static const wk_op binary_ops[] = {WK_OP_ADD, WK_OP_SUB, WK_OP_MUL, WK_OP_DIV, WK_OP_MAXIMUM,
-                                   WK_OP_MINIMUM, WK_OP_EXP};
+                                   WK_OP_MINIMUM, WK_OP_SWIGLU, WK_OP_GEGLU, WK_OP_GEGLU_ERF,
+                                   WK_OP_EXP};
 static const wk_op cmp_ops[] = {WK_OP_EQ, WK_OP_NE, WK_OP_LT, WK_OP_LE, WK_OP_GT, WK_OP_GE, WK_OP_ADD};
 static const wk_op reduce_ops[] = {WK_OP_SUM, WK_OP_MIN, WK_OP_MAX, WK_OP_ARGMIN, WK_OP_ARGMAX, WK_OP_NEG};
 static const wk_qtype qtypes[] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_Q4_0, WK_QTYPE_Q4_1,

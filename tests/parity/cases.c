@@ -47,6 +47,10 @@ const pt_row pt_rows[] = {
     B("div", WK_OP_DIV, PD_ANY, PT_EXACT, 0),
     B("maximum", WK_OP_MAXIMUM, PD_TIES, PT_EXACT, 1),
     B("minimum", WK_OP_MINIMUM, PD_TIES, PT_EXACT, 1),
+    /* gated: an activation of a (libm differences: PT_TRANSC), times b */
+    B("swiglu", WK_OP_SWIGLU, PD_TRIG, PT_TRANSC, 0),
+    B("geglu", WK_OP_GEGLU, PD_TRIG, PT_TRANSC, 0),
+    B("geglu_erf", WK_OP_GEGLU_ERF, PD_TRIG, PT_TRANSC, 0),
     B("eq", WK_OP_EQ, PD_TIES, PT_EXACT, 1),
     B("ne", WK_OP_NE, PD_TIES, PT_EXACT, 1),
     B("lt", WK_OP_LT, PD_TIES, PT_EXACT, 1),

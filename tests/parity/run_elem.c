@@ -103,11 +103,14 @@ void pt_run_binary(pt_ctx *c, pt_rng *r)
     wk_dtype odt = is_cmp ? WK_DTYPE_U8 : c->dt;
     /* float division: a divisor away from 0 (integer division keeps its zeros: x / 0 = 0) */
     pt_domain db = op == WK_OP_DIV && ref_is_float(c->dt) ? PD_RECIP : c->row->domain;
+    /* the gated ops: a goes through an activation, so a rank-0 case stays out of its cancelling
+     * tails as the unary rows' do (pt_run_unary) */
+    pt_domain da = c->fam == PF_RANK0 && c->row->tol == PT_TRANSC ? PD_CORE : c->row->domain;
     pt_tensor a = {0}, b = {0};
     wk_storage *out = NULL;
     void *want = NULL;
     pt_case_begin(c);
-    if (!pt_tensor_make(c, &a, c->dt, rank, dims, r, c->row->domain, use_specials(c)) ||
+    if (!pt_tensor_make(c, &a, c->dt, rank, dims, r, da, use_specials(c)) ||
         !pt_tensor_make(c, &b, c->dt, rank, dims, r, db, use_specials(c)))
         goto done;
     char la[128], lb[128];

@@ -58,7 +58,9 @@ int ref_op_defined(wk_op op, wk_dtype dt);
 /* ref_unary.c: op in EXP..SIGMOID, AFFINE (p0 = mul, p1 = add), POWF (p0 = e), ELU (p0 = alpha). */
 wk_status ref_unary(void *out, wk_op op, wk_dtype dt, double p0, double p1, const void *x,
                     const wk_layout *lx);
-/* ref_binary.c: op in ADD..MINIMUM (out dtype dt) or EQ..GE (out u8). */
+/* ref_unary.c: the formula of a float unary op (EXP..SIGMOID, POWF, ELU: p0) in f64. */
+double ref_unary_f64(wk_op op, double x, double p0);
+/* ref_binary.c: op in ADD..GEGLU_ERF (out dtype dt) or EQ..GE (out u8). */
 wk_status ref_binary(void *out, wk_op op, wk_dtype dt, const void *a, const wk_layout *la,
                      const void *b, const wk_layout *lb);
 /* ref_where.c: out = cond != 0 ? t : f; cond dtype cdt, values dt. */

@@ -1,5 +1,6 @@
-/* ref_binary.c: reference of the binary ops (add sub mul div maximum minimum) and the
- * comparisons (eq ne lt le gt ge -> u8). Floats in f64, rounded once; integers exact and wrapped
+/* ref_binary.c: reference of the binary ops (add sub mul div maximum minimum; the gated swiglu
+ * geglu geglu_erf = act(a) * b with ref_unary's activation) and the comparisons (eq ne lt le gt
+ * ge -> u8). Floats in f64, rounded once; integers exact and wrapped
  * (div truncates, x / 0 = 0, MIN / -1 = MIN). */
 #include "ref.h"
 #include <math.h>
@@ -13,6 +14,9 @@ static double binary_f64(wk_op op, double a, double b)
     case WK_OP_DIV: return a / b;
     case WK_OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
     case WK_OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case WK_OP_SWIGLU: return ref_unary_f64(WK_OP_SILU, a, 0) * b;
+    case WK_OP_GEGLU: return ref_unary_f64(WK_OP_GELU, a, 0) * b;
+    case WK_OP_GEGLU_ERF: return ref_unary_f64(WK_OP_GELU_ERF, a, 0) * b;
     default: return NAN;
     }
 }

@@ -15,6 +15,8 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_RECIP: case WK_OP_SQRT: case WK_OP_GELU: case WK_OP_GELU_ERF: case WK_OP_ERF:
     case WK_OP_SILU: case WK_OP_SIGMOID: case WK_OP_POWF: case WK_OP_ELU:
     case WK_OP_RAND_UNIFORM: case WK_OP_RAND_NORMAL:
+    /* the gated binary ops (an activation of a, times b) */
+    case WK_OP_SWIGLU: case WK_OP_GEGLU: case WK_OP_GEGLU_ERF:
         return is_float;
     /* neg: floats and signed integers (unsigned neg is not defined) */
     case WK_OP_NEG:

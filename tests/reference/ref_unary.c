@@ -4,7 +4,7 @@
 #include "ref.h"
 #include <math.h>
 
-static double unary_f64(wk_op op, double x, double p0)
+double ref_unary_f64(wk_op op, double x, double p0)
 {
     const double pi = 3.14159265358979323846;
     switch (op) {
@@ -73,7 +73,7 @@ wk_status ref_unary(void *out, wk_op op, wk_dtype dt, double p0, double p1, cons
         int64_t off = ref_offset(lx, i);
         if (ref_is_float(dt)) {
             double v = ref_load_f(dt, x, off);
-            double y = op == WK_OP_AFFINE ? affine_f(dt, v, p0, p1) : unary_f64(op, v, p0);
+            double y = op == WK_OP_AFFINE ? affine_f(dt, v, p0, p1) : ref_unary_f64(op, v, p0);
             ref_store_f(dt, out, i, y);
         } else {
             ref_store_i(dt, out, i, unary_int(op, dt, ref_load_i(dt, x, off), p0, p1));

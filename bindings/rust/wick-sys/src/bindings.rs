@@ -239,6 +239,15 @@ impl wk_op {
     pub const WK_OP_MINIMUM: wk_op = wk_op(35);
 }
 impl wk_op {
+    pub const WK_OP_SWIGLU: wk_op = wk_op(36);
+}
+impl wk_op {
+    pub const WK_OP_GEGLU: wk_op = wk_op(37);
+}
+impl wk_op {
+    pub const WK_OP_GEGLU_ERF: wk_op = wk_op(38);
+}
+impl wk_op {
     pub const WK_OP_EQ: wk_op = wk_op(40);
 }
 impl wk_op {

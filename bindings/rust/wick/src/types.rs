@@ -66,10 +66,14 @@ pub enum UnaryOp {
     Round = 17, Sign = 18, Sigmoid = 19,
 }
 
-/// Binary ops (wk_binary), same dtype in and out.
+/// Binary ops (wk_binary), same dtype in and out. The gated ones (float dtypes) are
+/// act(a) * b: `Swiglu` silu, `Geglu` gelu (tanh), `GegluErf` gelu_erf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
-pub enum BinaryOp { Add = 30, Sub = 31, Mul = 32, Div = 33, Maximum = 34, Minimum = 35 }
+pub enum BinaryOp {
+    Add = 30, Sub = 31, Mul = 32, Div = 33, Maximum = 34, Minimum = 35, Swiglu = 36, Geglu = 37,
+    GegluErf = 38,
+}
 
 /// Comparisons (wk_cmp), u8 out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

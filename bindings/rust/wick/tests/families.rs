@@ -73,6 +73,12 @@ fn elementwise() {
     assert_eq!(sum.to_vec::<i32>().unwrap(), vec![11, 22, 33, 14, 25, 36]);
     let mx = a.binary(BinaryOp::Maximum, &c(&[2, 3]), &b.affine(&c(&[3]), 0.2, 0.0).unwrap(), &lb).unwrap();
     assert_eq!(mx.to_vec::<i32>().unwrap(), vec![2, 4, 6, 4, 5, 6]);
+    // swiglu: silu(gate) * up, the two halves of one [gate | up] row as column views
+    let gu = d.from_slice(&[-1.0f32, 0.0, 2.0, 3.0, 4.0, 0.5]).unwrap();
+    let (lg, lu) = (c(&[1, 6]).narrow(1, 0, 3).unwrap(), c(&[1, 6]).narrow(1, 3, 3).unwrap());
+    let silu = |v: f64| v / (1.0 + (-v).exp());
+    assert_close(&gu.binary(BinaryOp::Swiglu, &lg, &gu, &lu).unwrap().to_vec::<f32>().unwrap(),
+                 &[silu(-1.0) * 3.0, 0.0, silu(2.0) * 0.5], 1e-6);
     let gt = a.cmp(CmpOp::Gt, &c(&[2, 3]), &d.from_slice(&[3i32]).unwrap(), &c(&[1]).broadcast_as(&[2, 3]).unwrap()).unwrap();
     assert_eq!((gt.dtype(), gt.to_vec::<u8>().unwrap()), (DType::U8, vec![0, 0, 0, 1, 1, 1]));
     let w = gt.where_cond(&c(&[2, 3]), &a, &c(&[2, 3]), &b, &lb).unwrap();
