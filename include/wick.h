@@ -141,6 +141,8 @@ typedef enum wk_op {
     /* fused ops of candle-nn (float dtypes) */
     WK_OP_SOFTMAX_LAST_DIM = 110, WK_OP_RMS_NORM = 111, WK_OP_LAYER_NORM = 112, WK_OP_ROPE = 113,
     WK_OP_ROPE_I = 114, WK_OP_ROPE_THD = 115, WK_OP_ARG_SORT_LAST_DIM = 116,
+    /* residual add fused with a norm (wk_add_rms_norm, wk_add_layer_norm; float dtypes) */
+    WK_OP_ADD_RMS_NORM = 117, WK_OP_ADD_LAYER_NORM = 118,
     /* quantized tensors (the dtype is the float side: f32, f16 or bf16; see wk_qtype) */
     WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122,
     /* decode (float dtypes) */
@@ -433,6 +435,21 @@ WK_API wk_status wk_rms_norm(wk_storage **out, const wk_storage *x, const wk_lay
 WK_API wk_status wk_layer_norm(wk_storage **out, const wk_storage *x, const wk_layout *lx,
                                const wk_storage *alpha, const wk_layout *la,
                                const wk_storage *beta, const wk_layout *lb, float eps);
+/* The residual add and the norm that follows it, in one op (between the sublayers of a
+ * transformer block; not in Candle's op set, which runs add then the norm):
+ *   sum = x + r, rounded to the dtype once (wk_binary ADD's value);
+ *   out = wk_rms_norm(sum, alpha, eps), or wk_layer_norm(sum, alpha, beta, eps), computed from
+ *         the rounded sum, so out equals that norm of sum bit for bit on the same backend.
+ * x and r: same dims and float dtype, rank >= 1, any layouts; alpha (and beta) rank 1 of dims
+ * (D), D the last dim. Both outputs contiguous with x's dims. sum may be NULL: not returned
+ * (post-norm blocks need only out). On failure neither output is set. */
+WK_API wk_status wk_add_rms_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
+                                 const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
+                                 const wk_storage *alpha, const wk_layout *la, float eps);
+WK_API wk_status wk_add_layer_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
+                                   const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
+                                   const wk_storage *alpha, const wk_layout *la,
+                                   const wk_storage *beta, const wk_layout *lb, float eps);
 /* Rotary embeddings. rope (halves) and rope_i (interleaved pairs): x (B, H, T, D), cos and sin
  * (T, D/2) or (B, T, D/2); rope_thd: x (B, T, H, D), cos and sin (T, D/2) or (B, T, D/2).
  * out has x's dims. D even. */

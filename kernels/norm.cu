@@ -1,4 +1,5 @@
-/* norm.cu: rms_norm and layer_norm over the last dim (candle-nn's fused norms), module "norm".
+/* norm.cu: rms_norm and layer_norm over the last dim (candle-nn's fused norms), and wick's
+ * add_rms_norm / add_layer_norm (the residual add in front), module "norm".
  *
  *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
  *   layer_norm: mean = K + sum(x - K) / D with K the row's first element, var =
@@ -23,7 +24,12 @@
  *   norm_<rms|layer>_<dt>_r<KV>  the same with layer_norm's two reductions (sum, then the sum of
  *       squares about the mean), the kernels before (WICK_ROWS=old picks them);
  *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
- *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar.
+ *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar;
+ *   norm_add_<rms|layer>_<dt>_f<KV>(x, r, alpha, beta, out, sum, M, D, G, R, eps)  f32, f16,
+ *       bf16: the "_f" kernel on sum = x + r (x and r contiguous), each element rounded to the
+ *       dtype once and stored to sum, the norm then taken of the rounded values with the same
+ *       plan and reductions as norm_*_f<KV> on sum: out is that kernel's result bit for bit
+ *       (the host falls back to the binary add plus the norm kernel elsewhere).
  * beta is ignored (may be NULL) by rms_norm. */
 #include "rows.h"
 
@@ -94,9 +100,10 @@ template <int DT, int KV> struct nm_vals<DT, KV, false> {
  * variance in one reduction (nm_chan_op over per-thread partials, each thread's own two passes
  * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2));
  * rms_norm's one sum through wk_row_allmerge (ONE) or wk_row_allreduce (the kernels before). */
-template <int DT, bool LAYER, int KV, bool ONE>
+template <int DT, bool LAYER, int KV, bool ONE, bool RES = false>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
-                        int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
+                        int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
+                        const void *res = nullptr, void *sum = nullptr)
 {
     WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     typedef typename wk_t<DT>::S S;
@@ -128,7 +135,28 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             if (k < kv)
                 q[k].raw = xv[lane + k * G].raw;
         /* K: the row's first element (layer_norm's shift; every thread of the group reads it) */
-        const C K = LAYER && live ? wk_t<DT>::ld(((const S *)x + base)[0]) : (C)0;
+        C K = LAYER && live ? wk_t<DT>::ld(((const S *)x + base)[0]) : (C)0;
+        if (RES) { /* q <- x + r rounded to the dtype (binary ADD's value), stored to sum; the
+                    * norm below reads the rounded sum, as the norm kernel would from sum */
+            const int64_t at = (live ? row : 0) * D; /* r and sum: contiguous rows */
+            const wk_pack<S, N> *rv = (const wk_pack<S, N> *)((const S *)res + at);
+            wk_pack<S, N> *sv = (wk_pack<S, N> *)((S *)sum + at);
+            wk_pack<S, N> p[KV];
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+                if (k < kv)
+                    p[k].raw = rv[lane + k * G].raw;
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+                if (k < kv) {
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        q[k].v[e] = wk_t<DT>::st(wk_t<DT>::ld(q[k].v[e]) + wk_t<DT>::ld(p[k].v[e]));
+                    sv[lane + k * G].raw = q[k].raw;
+                }
+            if (LAYER && live) /* the shift from the sum's first element */
+                K = wk_t<DT>::ld(wk_t<DT>::st(K + wk_t<DT>::ld(((const S *)res + at)[0])));
+        }
         nm_vals<DT, KV> v;
         C s = 0;
 #pragma unroll
@@ -331,6 +359,19 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         else                                                                                   \
             nm_rows_stream<DT, L, 1>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
+/* add_rms_norm / add_layer_norm: the "_f" kernels with the residual add in front (RES): x and
+ * r contiguous, sum written; no occupancy request (the r loads add KV vectors in flight). */
+#define WK_NORM_A1(on, L, dtn, DT, KV)                                                         \
+    WK_KERNEL norm_add_##on##_##dtn##_f##KV(const void *x, const void *r, const void *alpha,    \
+                                            const void *beta, void *out, void *sum, int64_t M,  \
+                                            int64_t D, int32_t G, wk_klay<1> R, float eps)     \
+    {                                                                                          \
+        nm_rows_reg<DT, L, KV, true, true>(x, alpha, beta, out, M, D, G, R, eps, r, sum);      \
+    }
+#define WK_NORM_A(dtn, DT, KV) WK_NORM_A1(rms, false, dtn, DT, KV) WK_NORM_A1(layer, true, dtn, DT, KV)
+WK_NORM_A(f32, WK_DT_F32, 2) WK_NORM_A(f32, WK_DT_F32, 4) WK_NORM_A(f32, WK_DT_F32, 8)
+WK_NORM_A(bf16, WK_DT_BF16, 2) WK_NORM_A(bf16, WK_DT_BF16, 4) WK_NORM_A(bf16, WK_DT_BF16, 8)
+WK_NORM_A(f16, WK_DT_F16, 2) WK_NORM_A(f16, WK_DT_F16, 4)
 #define WK_NORM_R(dtn, DT, KV, B) WK_NORM_R2(dtn, DT, KV, B, B)
 #define WK_NORM_R2(dtn, DT, KV, B, BL)                                                         \
     WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)                   \

@@ -123,6 +123,43 @@ static void test_norm(void)
                                         &l4, 1e-5f));
 }
 
+/* BAD for the two-output ops: o and s2 must both stay NULL. */
+#define BAD2(want, name, ...)                                                                   \
+    do {                                                                                        \
+        wk_storage *s2 = NULL;                                                                  \
+        BAD(want, name, __VA_ARGS__);                                                           \
+        TEST_CHECK(s2 == NULL, "%s: sum set by a failed call: %s", g_spec, #__VA_ARGS__);       \
+        wk_storage_free(s2);                                                                    \
+    } while (0)
+
+static void test_add_norm(void)
+{
+    wk_storage *const x = g_fx[FX_X], *const a = g_fx[FX_A], *const b = g_fx[FX_B];
+    wk_storage *const i32 = g_fx[FX_I32], *const f64 = g_fx[FX_F64];
+    const wk_layout l = testlib_layout2(4, 4), l4 = testlib_layout1(4), l3 = testlib_layout1(3);
+    const wk_layout l0 = testlib_layout(0, NULL), l14 = testlib_layout2(1, 4);
+    const wk_layout past = testlib_layout2(4, 5);
+    const char *rn = "add_rms_norm", *ln = "add_layer_norm";
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&s2, NULL, x, &l, x, &l, a, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&o, &o, x, &l, x, &l, a, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&s2, &o, NULL, &l, x, &l, a, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&s2, &o, x, &l, NULL, &l, a, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&s2, &o, x, &l, x, NULL, a, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, rn, wk_add_rms_norm(&s2, &o, x, &l, x, &l, NULL, &l4, 1e-5f));
+    BAD2(WK_ERR_LAYOUT, rn, wk_add_rms_norm(&s2, &o, x, &l, x, &past, a, &l4, 1e-5f));
+    BAD2(WK_ERR_SHAPE, rn, wk_add_rms_norm(&s2, &o, x, &l, x, &l14, a, &l4, 1e-5f)); /* r (1, 4) */
+    BAD2(WK_ERR_SHAPE, rn, wk_add_rms_norm(&s2, &o, x, &l0, x, &l0, a, &l4, 1e-5f));
+    BAD2(WK_ERR_SHAPE, rn, wk_add_rms_norm(&s2, &o, x, &l, x, &l, a, &l3, 1e-5f));
+    BAD2(WK_ERR_DTYPE, rn, wk_add_rms_norm(&s2, &o, x, &l4, f64, &l4, a, &l4, 1e-5f));
+    BAD2(WK_ERR_DTYPE, rn, wk_add_rms_norm(&s2, &o, x, &l, x, &l, f64, &l4, 1e-5f));
+    BAD2(WK_ERR_DTYPE, rn, wk_add_rms_norm(&s2, &o, i32, &l4, i32, &l4, i32, &l4, 1e-5f));
+    BAD2(WK_ERR_INVALID_ARGUMENT, ln,
+         wk_add_layer_norm(&s2, &o, x, &l, x, &l, a, &l4, NULL, &l4, 1e-5f));
+    BAD2(WK_ERR_SHAPE, ln, wk_add_layer_norm(&s2, &o, x, &l, x, &l, a, &l4, b, &l3, 1e-5f));
+    BAD2(WK_ERR_DTYPE, ln, wk_add_layer_norm(&s2, &o, x, &l, x, &l, a, &l4, f64, &l4, 1e-5f));
+    BAD2(WK_ERR_SHAPE, ln, wk_add_layer_norm(NULL, &o, x, &l, x, &l14, a, &l4, b, &l4, 1e-5f));
+}
+
 typedef wk_status (*rope_fn)(wk_storage **, const wk_storage *, const wk_layout *,
                              const wk_storage *, const wk_layout *, const wk_storage *,
                              const wk_layout *);
@@ -192,7 +229,7 @@ static void count_free(void *p, void *user)
 
 enum { BIG = 40000 };
 static wk_storage *g_big, *g_vec;
-static wk_layout g_lt, g_lrow, g_lv, g_lx4, g_lc;
+static wk_layout g_lt, g_lrow, g_lv, g_lx4, g_lc, g_lrow4;
 
 static wk_status f_softmax(wk_storage **o) { return wk_softmax_last_dim(o, g_big, &g_lt); }
 static wk_status f_rms(wk_storage **o) { return wk_rms_norm(o, g_big, &g_lt, g_vec, &g_lv, 1e-5f); }
@@ -203,6 +240,19 @@ static wk_status f_layer(wk_storage **o)
 static wk_status f_rope(wk_storage **o)
 {
     return wk_rope(o, g_big, &g_lx4, g_big, &g_lc, g_big, &g_lc);
+}
+static wk_status f_add_rms(wk_storage **o) /* sum not returned: allocated and freed inside */
+{
+    return wk_add_rms_norm(NULL, o, g_big, &g_lt, g_big, &g_lt, g_vec, &g_lv, 1e-5f);
+}
+static wk_status f_add_layer(wk_storage **o) /* sum returned, freed here */
+{
+    wk_storage *sum = NULL;
+    const wk_status st = wk_add_layer_norm(&sum, o, g_big, &g_lrow4, g_big, &g_lrow4, g_vec,
+                                           &g_lv, g_vec, &g_lv, 1e-5f);
+    TEST_CHECK(st == WK_OK || sum == NULL, "%s: add_layer_norm: sum set by a failed call", g_spec);
+    wk_storage_free(sum);
+    return st;
 }
 static wk_status f_sort_rows(wk_storage **o) { return wk_arg_sort_last_dim(o, g_big, &g_lt, 1); }
 static wk_status f_sort_row(wk_storage **o) { return wk_arg_sort_last_dim(o, g_big, &g_lrow, 0); }
@@ -221,12 +271,14 @@ static void test_alloc_fail(void)
     g_lv = testlib_layout1(200);
     g_lx4 = testlib_layout(4, xd);
     g_lc = testlib_layout(2, cd);
+    g_lrow4 = testlib_layout2(200, 200); /* contiguous rows: the fused kernel on a GPU */
     static const struct {
         const char *name;
         wk_status (*fn)(wk_storage **);
     } ops[] = {{"softmax transposed", f_softmax}, {"rms_norm transposed", f_rms},
                {"layer_norm transposed", f_layer}, {"rope", f_rope},
-               {"arg_sort 200 rows", f_sort_rows}, {"arg_sort one row", f_sort_row}};
+               {"arg_sort 200 rows", f_sort_rows}, {"arg_sort one row", f_sort_row},
+               {"add_rms_norm transposed", f_add_rms}, {"add_layer_norm rows", f_add_layer}};
     for (size_t i = 0; g_big && g_vec && i < sizeof ops / sizeof ops[0]; i++) {
         int done = 0;
         wk_storage *warm = NULL; /* one good call first: tables of a GPU allocator at size */
@@ -274,6 +326,7 @@ int main(void)
         fixtures_make();
         test_softmax_sort();
         test_norm();
+        test_add_norm();
         test_rope();
         test_alloc_fail();
         fixtures_free();

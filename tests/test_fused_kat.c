@@ -3,7 +3,9 @@
  * the two-pass variance), rope / rope_i / rope_thd on D = 4 with chosen angles (cos/sin 2-D and
  * batched 3-D), rows of 4096 (softmax rows masked with -inf over whole threads, constant
  * layer_norm rows), arg_sort_last_dim (ties stay in index order, NaN last ascending and first
- * descending, exact i64 keys, a long row). A device whose wk_device_supports() says no must
+ * descending, exact i64 keys, a long row), add_rms_norm / add_layer_norm (hand-computed rows; out
+ * and sum equal to add then the norm bit for bit, on the fused kernels' shapes and others). A
+ * device whose wk_device_supports() says no must
  * answer WK_ERR_NOT_SUPPORTED. Run: ctest -R test_fused_kat */
 #include "testlib.h"
 #include <math.h>
@@ -435,6 +437,132 @@ static void test_arg_sort_long(void)
     wk_storage_free(s);
 }
 
+/* Bits of n elements of dt in s (n * size bytes into buf). */
+static int bits_of(void *buf, const wk_storage *s, size_t bytes)
+{
+    return wk_storage_to_host(buf, bytes / wk_dtype_size(wk_storage_dtype(s)), s) != WK_OK;
+}
+
+/* add_rms_norm / add_layer_norm of (M, D) rows of dt against wk_binary ADD then the norm: sum and
+ * out must be the same bits (docs/semantics.md). tr: x read transposed from a (D, M) storage
+ * (the general path). Values (i * 37 mod 101) / 16 - 3 and their like for r, alpha, beta. */
+static void add_norm_same_bits(wk_dtype dt, int64_t M, int64_t D, int layer, int tr)
+{
+    const size_t n = (size_t)(M * D), esz = wk_dtype_size(dt);
+    float *xf = malloc(n * 4), *rf = malloc(n * 4), *af = malloc((size_t)D * 4),
+          *bf = malloc((size_t)D * 4);
+    unsigned char *h = malloc(n * esz), *g1 = malloc(n * esz), *g2 = malloc(n * esz),
+                  *g3 = malloc(n * esz), *g4 = malloc(n * esz);
+    wk_storage *sx = NULL, *sr = NULL, *sa = NULL, *sb = NULL, *xf32 = NULL, *rf32 = NULL;
+    wk_storage *sum = NULL, *out = NULL, *csum = NULL, *cout = NULL, *t = NULL;
+    if (!xf || !rf || !af || !bf || !h || !g1 || !g2 || !g3 || !g4)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        xf[i] = (float)((i * 37) % 101) / 16.0f - 3.0f;
+        rf[i] = (float)((i * 53) % 97) / 32.0f - 1.5f;
+    }
+    for (int64_t j = 0; j < D; j++) {
+        af[j] = (float)((j * 11) % 13) / 8.0f - 0.5f;
+        bf[j] = (float)((j * 7) % 5) / 4.0f - 0.5f;
+    }
+    const wk_layout lf = testlib_layout1((int64_t)n), lv = testlib_layout1(D);
+    const wk_layout lm = testlib_layout2(M, D);
+    xf32 = testlib_upload(g_dev, WK_DTYPE_F32, xf, n);
+    rf32 = testlib_upload(g_dev, WK_DTYPE_F32, rf, n);
+    /* the operands in dt (converted by wick: the same values on every device) */
+    if (!xf32 || !rf32 || wk_to_dtype(&sx, xf32, &lf, dt) || wk_to_dtype(&sr, rf32, &lf, dt))
+        goto done;
+    wk_storage_free(xf32), xf32 = testlib_upload(g_dev, WK_DTYPE_F32, af, (size_t)D);
+    wk_storage_free(rf32), rf32 = testlib_upload(g_dev, WK_DTYPE_F32, bf, (size_t)D);
+    if (!xf32 || !rf32 || wk_to_dtype(&sa, xf32, &lv, dt) || wk_to_dtype(&sb, rf32, &lv, dt))
+        goto done;
+    wk_layout lx = lm;
+    if (tr) { /* x (M, D) read from a (D, M) contiguous buffer */
+        lx.strides[0] = 1;
+        lx.strides[1] = M;
+    }
+    const char *what = layer ? "add_layer_norm" : "add_rms_norm";
+    const wk_op op = layer ? WK_OP_ADD_LAYER_NORM : WK_OP_ADD_RMS_NORM;
+    const float eps = 1e-5f;
+    wk_status st = layer ? wk_add_layer_norm(&sum, &out, sx, &lx, sr, &lm, sa, &lv, sb, &lv, eps)
+                         : wk_add_rms_norm(&sum, &out, sx, &lx, sr, &lm, sa, &lv, eps);
+    if (!ran(st, op, dt))
+        goto done;
+    if (!TEST_EQ_STATUS(wk_binary(&csum, WK_OP_ADD, sx, &lx, sr, &lm), WK_OK) ||
+        !TEST_EQ_STATUS(layer ? wk_layer_norm(&cout, csum, &lm, sa, &lv, sb, &lv, eps)
+                              : wk_rms_norm(&cout, csum, &lm, sa, &lv, eps), WK_OK))
+        goto done;
+    if (bits_of(g1, sum, n * esz) || bits_of(g2, csum, n * esz) || bits_of(g3, out, n * esz) ||
+        bits_of(g4, cout, n * esz))
+        goto done;
+    TEST_CHECK(memcmp(g1, g2, n * esz) == 0, "%s: %s %s (%lld, %lld)%s: sum differs from add",
+               g_spec, what, wk_dtype_name(dt), (long long)M, (long long)D, tr ? " x^T" : "");
+    TEST_CHECK(memcmp(g3, g4, n * esz) == 0, "%s: %s %s (%lld, %lld)%s: out differs from the norm "
+               "of add", g_spec, what, wk_dtype_name(dt), (long long)M, (long long)D,
+               tr ? " x^T" : "");
+    /* sum may be NULL: out alone, the same bits */
+    if (TEST_EQ_STATUS(layer ? wk_add_layer_norm(NULL, &t, sx, &lx, sr, &lm, sa, &lv, sb, &lv, eps)
+                             : wk_add_rms_norm(NULL, &t, sx, &lx, sr, &lm, sa, &lv, eps), WK_OK) &&
+        !bits_of(g1, t, n * esz))
+        TEST_CHECK(memcmp(g1, g4, n * esz) == 0, "%s: %s %s without sum differs", g_spec, what,
+                   wk_dtype_name(dt));
+done:
+    wk_storage_free(t);
+    wk_storage_free(sx), wk_storage_free(sr), wk_storage_free(sa), wk_storage_free(sb);
+    wk_storage_free(xf32), wk_storage_free(rf32), wk_storage_free(sum), wk_storage_free(out);
+    wk_storage_free(csum), wk_storage_free(cout);
+    free(xf), free(rf), free(af), free(bf), free(h), free(g1), free(g2), free(g3), free(g4);
+}
+
+static void test_add_norm(void)
+{
+    /* x + r = [2, -2, 2, -2], then test_norms's rms_norm row: [2/3, -4/3, 2, -1/3] */
+    const float x[8] = {1, -3, 1, -3, 0, 1, 2, 3}, r[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const float a[4] = {1, 2, 3, 0.5f}, a2[4] = {2, 2, 2, 2}, b2[4] = {1, 0, 0, -1};
+    const double ws[4] = {2, -2, 2, -2}, w[4] = {2.0 / 3, -4.0 / 3, 2, -1.0 / 3};
+    const wk_layout l4 = testlib_layout1(4);
+    wk_storage *sx = testlib_upload(g_dev, WK_DTYPE_F32, x, 8);
+    wk_storage *sr = testlib_upload(g_dev, WK_DTYPE_F32, r, 8);
+    wk_storage *sa = testlib_upload(g_dev, WK_DTYPE_F32, a, 4), *sum = NULL, *o = NULL;
+    if (sx && sr && sa &&
+        ran(wk_add_rms_norm(&sum, &o, sx, &l4, sr, &l4, sa, &l4, 5.0f), WK_OP_ADD_RMS_NORM,
+            WK_DTYPE_F32)) {
+        expect_f32(sum, ws, 4, 0, "add_rms_norm sum");
+        expect_f32(o, w, 4, 2e-7, "add_rms_norm f32");
+    }
+    wk_storage_free(sum), sum = NULL;
+    wk_storage_free(o), o = NULL;
+    wk_storage_free(sa);
+    /* x + r = [1, 2, 3, 4] (a view of x from element 4): test_norms's layer_norm row with
+     * mean 2.5, var 1.25, eps 2.75 -> [-0.5, -0.5, 0.5, 0.5] */
+    wk_layout lo = l4;
+    lo.offset = 4;
+    const double wl[4] = {-0.5, -0.5, 0.5, 0.5}, wsl[4] = {1, 2, 3, 4};
+    sa = testlib_upload(g_dev, WK_DTYPE_F32, a2, 4);
+    wk_storage *sb = testlib_upload(g_dev, WK_DTYPE_F32, b2, 4);
+    if (sx && sr && sa && sb &&
+        ran(wk_add_layer_norm(&sum, &o, sx, &lo, sr, &l4, sa, &l4, sb, &l4, 2.75f),
+            WK_OP_ADD_LAYER_NORM, WK_DTYPE_F32)) {
+        expect_f32(sum, wsl, 4, 0, "add_layer_norm sum");
+        expect_f32(o, wl, 4, 0, "add_layer_norm f32");
+    }
+    wk_storage_free(sum);
+    wk_storage_free(o);
+    wk_storage_free(sx), wk_storage_free(sr), wk_storage_free(sa), wk_storage_free(sb);
+
+    /* the same bits as add then the norm: GPU register-plan shapes (the fused kernel), a row
+     * the 16-bit types cannot take in 16-byte units, a transposed x (the general path) */
+    static const wk_dtype dts[3] = {WK_DTYPE_F32, WK_DTYPE_BF16, WK_DTYPE_F16};
+    for (int layer = 0; layer < 2; layer++)
+        for (int k = 0; k < 3; k++) {
+            add_norm_same_bits(dts[k], 3, 4096, layer, 0);
+            add_norm_same_bits(dts[k], 5, 768, layer, 0);
+            add_norm_same_bits(dts[k], 2, 100, layer, 0);
+            add_norm_same_bits(dts[k], 4, 64, layer, 1);
+        }
+    add_norm_same_bits(WK_DTYPE_F64, 3, 256, 0, 0);
+}
+
 int main(void)
 {
     const char *specs[TESTLIB_MAX_DEVICES];
@@ -448,6 +576,7 @@ int main(void)
         test_norms();
         test_long_rows();
         test_long_rows_bf16();
+        test_add_norm();
         test_rope();
         test_arg_sort();
         test_arg_sort_long();

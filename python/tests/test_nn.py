@@ -198,6 +198,23 @@ def test_softmax_and_norms(dev, rng):
     close(up(x, dev).layer_norm(up(a, dev), up(b, dev), 1e-5).numpy(), ln, 1e-5, 1e-5)
 
 
+def test_add_norms(dev, rng):
+    # the residual add and the norm in one op: numpy's add (f32, one rounding) and norms in f64
+    x = rng.standard_normal((3, 5, 16)).astype(np.float32)
+    r = rng.standard_normal((3, 5, 16)).astype(np.float32)
+    a = rng.standard_normal(16).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    s32 = x + r
+    sd = s32.astype(np.float64)
+    s, o = up(x, dev).add_rms_norm(up(r, dev), up(a, dev), 1e-5)
+    assert np.array_equal(s.numpy(), s32)
+    close(o.numpy(), sd / np.sqrt((sd ** 2).mean(-1, keepdims=True) + 1e-5) * a, 1e-5, 1e-5)
+    s, o = up(x, dev).add_layer_norm(up(r, dev), up(a, dev), up(b, dev), 1e-5)
+    mu, var = sd.mean(-1, keepdims=True), sd.var(-1, keepdims=True)
+    assert np.array_equal(s.numpy(), s32)
+    close(o.numpy(), (sd - mu) / np.sqrt(var + 1e-5) * a + b, 1e-5, 1e-5)
+
+
 def test_rope_variants(dev, rng):
     B, H, T, D = 2, 3, 4, 8
     x = rng.standard_normal((B, H, T, D))

@@ -203,6 +203,8 @@ SIGNATURES = {
     "wk_softmax_last_dim": (_S, [_pp, _p, _L]),
     "wk_rms_norm": (_S, [_pp, _p, _L, _p, _L, c_float]),
     "wk_layer_norm": (_S, [_pp, _p, _L, _p, _L, _p, _L, c_float]),
+    "wk_add_rms_norm": (_S, [_pp, _pp, _p, _L, _p, _L, _p, _L, c_float]),
+    "wk_add_layer_norm": (_S, [_pp, _pp, _p, _L, _p, _L, _p, _L, _p, _L, c_float]),
     "wk_rope": (_S, [_pp, _p, _L, _p, _L, _p, _L]),
     "wk_rope_i": (_S, [_pp, _p, _L, _p, _L, _p, _L]),
     "wk_rope_thd": (_S, [_pp, _p, _L, _p, _L, _p, _L]),

@@ -593,6 +593,23 @@ class Tensor:
                            alpha._s.h, byref(alpha._l), beta._s.h, byref(beta._l), eps),
                       _contiguous(self.shape))
 
+    def _add_norm(self, fn, r, *params):
+        """(self + r, norm(self + r)): two new tensors (wk_add_rms_norm / wk_add_layer_norm)."""
+        shape = self.shape
+        if tuple(r.shape) != tuple(shape):
+            raise ValueError(f"add_norm: r has shape {r.shape}, self {shape}")
+        s, o = c_void_p(), c_void_p()
+        fn(byref(s), byref(o), self._s.h, byref(self._l), r._s.h, byref(r._l), *params)
+        return (Tensor(_Storage(s, self.device), _contiguous(shape)),
+                Tensor(_Storage(o, self.device), _contiguous(shape)))
+
+    def add_rms_norm(self, r, alpha, eps):
+        return self._add_norm(lib().wk_add_rms_norm, r, alpha._s.h, byref(alpha._l), eps)
+
+    def add_layer_norm(self, r, alpha, beta, eps):
+        return self._add_norm(lib().wk_add_layer_norm, r, alpha._s.h, byref(alpha._l), beta._s.h,
+                              byref(beta._l), eps)
+
     def _rope(self, fn, cos, sin):
         return Tensor(_new(fn, self.device, self._s.h, byref(self._l), cos._s.h, byref(cos._l),
                            sin._s.h, byref(sin._l)), _contiguous(self.shape))

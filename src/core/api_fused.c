@@ -1,5 +1,5 @@
 /* api_fused.c: front end of candle-nn's fused ops: softmax_last_dim, rms_norm, layer_norm, rope,
- * rope_i, rope_thd, arg_sort_last_dim. Checks every argument once (docs/semantics.md, "Fused
+ * rope_i, rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm. Checks every argument once (docs/semantics.md, "Fused
  * ops"), allocates the contiguous output and calls the backend. Order of the checks: NULL output,
  * operands (NULL, layout), devices, dtype agreement, shapes, then whether the op is defined for
  * the dtype and implemented by the device. */
@@ -135,6 +135,72 @@ wk_status wk_layer_norm(wk_storage **out, const wk_storage *x, const wk_layout *
                         const wk_layout *lb, float eps)
 {
     return norm_run(out, WK_OP_LAYER_NORM, x, lx, alpha, la, beta, lb, eps);
+}
+
+/* wk_add_rms_norm (op ADD_RMS_NORM) and wk_add_layer_norm: sum = x + r rounded, out = the norm
+ * of sum. Both outputs are allocated (sum even when the caller does not want it: the backend
+ * writes it either way) and set only on success. */
+static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_op op, const wk_storage *x,
+                              const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
+                              const wk_storage *alpha, const wk_layout *la,
+                              const wk_storage *beta, const wk_layout *lb, float eps)
+{
+    const char *name = wk_op_name(op);
+    const int layer = op == WK_OP_ADD_LAYER_NORM;
+    wk_status st;
+    if (sum && sum == out)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: sum and out are the same output", name);
+    if ((st = fz_check_x(out, x, lx, name)) || (st = wk_check_operand(r, lr, name, "r")) ||
+        (st = wk_check_operand(alpha, la, name, "alpha")) ||
+        (layer && (st = wk_check_operand(beta, lb, name, "beta"))))
+        return st;
+    if ((st = fz_check_param(x, r, name, "r")) || (st = fz_check_param(x, alpha, name, "alpha")) ||
+        (layer && (st = fz_check_param(x, beta, name, "beta"))))
+        return st;
+    if ((st = fz_check_rank1(lx, name)) || (st = wk_check_same_dims(lx, lr, name)) ||
+        (st = fz_check_vec(lx, la, name, "alpha")) ||
+        (layer && (st = fz_check_vec(lx, lb, name, "beta"))))
+        return st;
+    wk_device *dev = x->dev;
+    if ((st = wk_check_op(dev, op, x->dtype)))
+        return st;
+    const int64_t n = wk_layout_elem_count(lx);
+    wk_storage *s = NULL, *o = NULL;
+    if ((st = wk_storage_new(&s, dev, x->dtype, (size_t)n, name)) ||
+        (st = wk_storage_new(&o, dev, x->dtype, (size_t)n, name))) {
+        wk_storage_free(s);
+        return st;
+    }
+    if (n > 0)
+        st = dev->be->add_norm(dev, layer ? WK_OP_LAYER_NORM : WK_OP_RMS_NORM, x->dtype, s->data,
+                               o->data, x->data, lx, r->data, lr, alpha->data, la,
+                               layer ? beta->data : NULL, layer ? lb : NULL, eps);
+    if (st) {
+        wk_storage_free(s);
+        wk_storage_free(o);
+        return st;
+    }
+    if (sum)
+        *sum = s;
+    else
+        wk_storage_free(s);
+    *out = o;
+    return WK_OK;
+}
+
+wk_status wk_add_rms_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
+                          const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
+                          const wk_storage *alpha, const wk_layout *la, float eps)
+{
+    return add_norm_run(sum, out, WK_OP_ADD_RMS_NORM, x, lx, r, lr, alpha, la, NULL, NULL, eps);
+}
+
+wk_status wk_add_layer_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
+                            const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
+                            const wk_storage *alpha, const wk_layout *la, const wk_storage *beta,
+                            const wk_layout *lb, float eps)
+{
+    return add_norm_run(sum, out, WK_OP_ADD_LAYER_NORM, x, lx, r, lr, alpha, la, beta, lb, eps);
 }
 
 /* x rank 4 with D even; cos and sin the same dims, (Tc, D/2) or (B, Tc, D/2) with Tc >= T. */

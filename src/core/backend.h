@@ -167,6 +167,13 @@ struct wk_backend {
     wk_status (*norm)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps);
+    /* op RMS_NORM (beta NULL) or LAYER_NORM of sum = x + r: sum (contiguous, x's dtype and
+     * count) = x + r rounded, out = the norm of sum (wk_add_rms_norm: out equals norm(sum) bit
+     * for bit); lx and lr have the same dims. */
+    wk_status (*add_norm)(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
+                          const void *alpha, const wk_layout *la, const void *beta,
+                          const wk_layout *lb, float eps);
     /* op ROPE, ROPE_I or ROPE_THD. */
     wk_status (*rope)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,

@@ -48,6 +48,7 @@ bool wk_backend_has_family(const wk_backend *be, wk_op op)
         return be->index != NULL;
     case WK_OP_SOFTMAX_LAST_DIM: return be->softmax != NULL;
     case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: return be->norm != NULL;
+    case WK_OP_ADD_RMS_NORM: case WK_OP_ADD_LAYER_NORM: return be->add_norm != NULL;
     case WK_OP_ROPE: case WK_OP_ROPE_I: case WK_OP_ROPE_THD: return be->rope != NULL;
     case WK_OP_ARG_SORT_LAST_DIM: return be->arg_sort != NULL;
     case WK_OP_DEQUANTIZE: return be->dequantize != NULL && be->supports_q != NULL;

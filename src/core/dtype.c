@@ -47,6 +47,7 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_SOFTMAX_LAST_DIM] = "softmax_last_dim", [WK_OP_RMS_NORM] = "rms_norm",
     [WK_OP_LAYER_NORM] = "layer_norm", [WK_OP_ROPE] = "rope", [WK_OP_ROPE_I] = "rope_i",
     [WK_OP_ROPE_THD] = "rope_thd", [WK_OP_ARG_SORT_LAST_DIM] = "arg_sort_last_dim",
+    [WK_OP_ADD_RMS_NORM] = "add_rms_norm", [WK_OP_ADD_LAYER_NORM] = "add_layer_norm",
     [WK_OP_DEQUANTIZE] = "dequantize", [WK_OP_QMATMUL] = "qmatmul",
     [WK_OP_QEMBEDDING] = "qembedding", [WK_OP_DECODE_ATTENTION] = "decode_attention",
 };
@@ -78,7 +79,7 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_MATMUL: case WK_OP_CONV1D: case WK_OP_CONV_TRANSPOSE1D: case WK_OP_CONV2D:
     case WK_OP_CONV_TRANSPOSE2D: case WK_OP_AVG_POOL2D: case WK_OP_UPSAMPLE_BILINEAR2D:
     case WK_OP_SOFTMAX_LAST_DIM: case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: case WK_OP_ROPE:
-    case WK_OP_ROPE_I: case WK_OP_ROPE_THD:
+    case WK_OP_ROPE_I: case WK_OP_ROPE_THD: case WK_OP_ADD_RMS_NORM: case WK_OP_ADD_LAYER_NORM:
         return 0;
     case WK_OP_NEG:
         return wk_dtype_is_signed_int(dt);

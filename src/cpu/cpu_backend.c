@@ -104,6 +104,7 @@ const wk_backend wk_cpu_backend = {
     /* @marker:index */
     .softmax = wk_cpu_softmax,
     .norm = wk_cpu_norm,
+    .add_norm = wk_cpu_add_norm,
     .rope = wk_cpu_rope,
     .attention = wk_cpu_attention,
     .arg_sort = wk_cpu_arg_sort,

@@ -1,5 +1,6 @@
-/* cpu_norm.c: the CPU rms_norm and layer_norm over the last dim D (candle-nn's fused norms),
- * float dtypes; alpha and beta are rank-1 (D) of x's dtype, any strides.
+/* cpu_norm.c: the CPU rms_norm and layer_norm over the last dim D (candle-nn's fused norms), and
+ * wick's add_rms_norm / add_layer_norm (the binary add, then the norm of its result), float
+ * dtypes; alpha and beta are rank-1 (D) of x's dtype, any strides.
  *   rms_norm:   out = x / sqrt(sum(x^2) / D + eps) * alpha
  *   layer_norm: m = sum(x) / D, var = sum((x - m)^2) / D (biased),
  *               out = (x - m) / sqrt(var + eps) * alpha + beta
@@ -148,4 +149,20 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       n / d, d, eps);
     wk_free(tmp);
     return st;
+}
+
+/* sum (contiguous) = x + r (the binary ADD), then out = op(sum): the two ops in turn, so out is
+ * op(sum) bit for bit by construction. */
+wk_status wk_cpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
+                          const void *alpha, const wk_layout *la, const void *beta,
+                          const wk_layout *lb, float eps)
+{
+    wk_status st = wk_cpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
+    if (st != WK_OK)
+        return st;
+    wk_layout ls;
+    if ((st = wk_layout_contiguous(&ls, lx->rank, lx->dims)) != WK_OK)
+        return st;
+    return wk_cpu_norm(dev, op, dt, out, sum, &ls, alpha, la, beta, lb, eps);
 }

@@ -255,7 +255,8 @@ int wk_gpu_smem_block(const wk_device *dev) { return wk_gpu_dev(dev)->props.smem
         .copy_strided = wk_gpu_copy_strided, .copy2d = wk_gpu_copy2d, .rand = wk_gpu_rand,   \
         .matmul = wk_gpu_matmul, .conv = wk_gpu_conv, .pool2d = wk_gpu_pool2d,               \
         .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
-        .norm = wk_gpu_norm, .rope = wk_gpu_rope, .arg_sort = wk_gpu_arg_sort,               \
+        .norm = wk_gpu_norm, .add_norm = wk_gpu_add_norm, .rope = wk_gpu_rope,               \
+        .arg_sort = wk_gpu_arg_sort,                                                         \
         .attention = wk_gpu_attention, .graph_begin = wk_gpu_graph_begin,                     \
         .graph_end = wk_gpu_graph_end, .graph_launch = wk_gpu_graph_launch,                  \
         .graph_free = wk_gpu_graph_free,                                                     \

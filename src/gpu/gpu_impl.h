@@ -95,7 +95,11 @@ wk_status wk_gpu_softmax(wk_device *dev, wk_dtype dt, void *out, const void *x,
                          const wk_layout *lx); /* gpu_softmax.c */
 wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
-                      const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
+                      const void *beta, const wk_layout *lb, float eps);
+wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
+                          const void *alpha, const wk_layout *la, const void *beta,
+                          const wk_layout *lb, float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
 /* gpu_flash.c: the prefill kernel (kernels/flash.cu) takes a: 16-bit q, k, v of one dtype, D 64 or
  * 128, Lq >= 64, no lens, aligned rows (WICK_ATTN_FLASH=0: never). */

@@ -130,6 +130,34 @@ static int reg_plan(int64_t nv, int kv_max, bool large, int32_t *G)
     return best;
 }
 
+/* The plan for M rows of D elements of op (SOFTMAX_LAST_DIM, RMS_NORM, LAYER_NORM) in dt, vec:
+ * 16-byte units possible: the register kernel's KV (0: the streaming kernel), the group size *G
+ * and the grid *blocks. The plans measured fastest on an H200 (2026-11-28,
+ * bench/gpu_compare_ops.py, 16384 x 4096, tools/device/norms.sh): rms_norm and layer_norm in
+ * every dtype and softmax in 16-bit types take the largest KV among equal paddings (layer_norm
+ * f32: 3668 GB/s at KV 8 against 3006 at KV 2; softmax bf16 1749 against 1410); f32 softmax
+ * keeps the smallest KV and its two-reduction kernel (3215 GB/s against 3001 for the
+ * one-reduction one, 1842 at KV 8). */
+static int row_plan(wk_device *dev, wk_op op, wk_dtype dt, int64_t M, int64_t D, bool vec,
+                    int32_t *G, int64_t *blocks)
+{
+    const size_t esz = wk_dtype_size(dt);
+    const int64_t N = (int64_t)(16 / esz);
+    const bool softmax = op == WK_OP_SOFTMAX_LAST_DIM, f32_softmax = softmax && esz >= 4;
+    /* KV at most 8 (f32, f64; bf16 in the norms, which keep its values as loaded: norm.cu's
+     * nm_vals), else 2 * size: a thread holds at most 32 widened values */
+    const int kv_max = esz >= 4 || (!softmax && dt == WK_DTYPE_BF16) ? 8 : (int)(2 * esz);
+    *G = 1;
+    const int kv = vec ? reg_plan(D / N, kv_max, !f32_softmax, G) : 0;
+    if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
+        *G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    *blocks = ceil_div(M, WK_GPU_BLOCK / *G);
+    if (*blocks > sm * 256)
+        *blocks = sm * 256; /* the kernels loop over row groups */
+    return kv;
+}
+
 wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                        const wk_layout *lx, const void *alpha, const wk_layout *la,
                        const void *beta, const wk_layout *lb, float eps)
@@ -159,24 +187,10 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
                (uintptr_t)ap % 16 == 0 && (uintptr_t)bp % 16 == 0; /* NULL is aligned */
     for (int k = 0; k < outer.rank; k++)
         vec = vec && outer.strides[k] % N == 0;
-    /* The plans measured fastest on an H200 (2026-11-28, bench/gpu_compare_ops.py, 16384 x 4096,
-     * tools/device/norms.sh): rms_norm and layer_norm in every dtype and softmax in 16-bit types
-     * take the largest KV among equal paddings (layer_norm f32: 3668 GB/s at KV 8 against 3006
-     * at KV 2; softmax bf16 1749 against 1410); f32 softmax keeps the smallest KV and its
-     * two-reduction kernel (3215 GB/s against 3001 for the one-reduction one, 1842 at KV 8). */
     const bool f32_softmax = softmax && esz >= 4;
-    int32_t G = 1;
-    /* KV at most 8 (f32, f64; bf16 in the norms, which keep its values as loaded: norm.cu's
-     * nm_vals), else 2 * size: a thread holds at most 32 widened values */
-    const int kv_max = esz >= 4 || (!softmax && dt == WK_DTYPE_BF16) ? 8 : (int)(2 * esz);
-    const int kv = vec ? reg_plan(D / N, kv_max, !f32_softmax, &G) : 0;
-    if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
-        G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
-
-    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-    int64_t blocks = ceil_div(M, WK_GPU_BLOCK / G);
-    if (blocks > sm * 256)
-        blocks = sm * 256; /* the kernels loop over row groups */
+    int32_t G;
+    int64_t blocks;
+    const int kv = row_plan(dev, op, dt, M, D, vec, &G, &blocks);
 
     char name[48];
     const char *dn = wk_gpu_dtype_kname(dt);
@@ -218,4 +232,63 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
         return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu norm: bad call (%s, %s)", wk_op_name(op),
                       wk_dtype_name(dt));
     return wk_gpu_rowop(dev, op, dt, out, x, lx, alpha, la, layer ? beta : NULL, lb, eps);
+}
+
+/* sum (contiguous) = x + r rounded, out = op(sum), op RMS_NORM (beta NULL) or LAYER_NORM. In one
+ * kernel (norm.cu's norm_add_*, which takes the plan the norm kernel would take for sum, so out
+ * is the same bits) where x and r are contiguous and 16-byte aligned, dt is f32, f16 or bf16 and
+ * the register plan applies; elsewhere the binary add, then the norm of sum. */
+wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
+                          const void *alpha, const wk_layout *la, const void *beta,
+                          const wk_layout *lb, float eps)
+{
+    const bool layer = op == WK_OP_LAYER_NORM;
+    if ((op != WK_OP_RMS_NORM && !layer) || layer != (beta != NULL) || !alpha || lx->rank < 1)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu add_norm: bad call (%s, %s)", wk_op_name(op),
+                      wk_dtype_name(dt));
+    const int64_t n = wk_layout_elem_count(lx);
+    if (n == 0)
+        return WK_OK;
+    const size_t esz = wk_dtype_size(dt);
+    const int64_t D = lx->dims[lx->rank - 1], M = n / D, N = (int64_t)(16 / esz);
+    const void *xp = wk_gpu_at(x, lx->offset, esz), *rp = wk_gpu_at(r, lr->offset, esz);
+    const bool fusable = (dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16) &&
+                         !rows_old() && D % N == 0 && wk_layout_is_contiguous(lx) &&
+                         wk_layout_is_contiguous(lr) &&
+                         ((uintptr_t)xp | (uintptr_t)rp | (uintptr_t)sum | (uintptr_t)out) % 16 == 0;
+    int32_t G = 1;
+    int64_t blocks = 0;
+    const int kv = fusable ? row_plan(dev, op, dt, M, D, true, &G, &blocks) : 0;
+    if (!kv) {
+        wk_status s = wk_gpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
+        if (s != WK_OK)
+            return s;
+        wk_layout ls;
+        if ((s = wk_layout_contiguous(&ls, lx->rank, lx->dims)) != WK_OK)
+            return s;
+        return wk_gpu_rowop(dev, op, dt, out, sum, &ls, alpha, la, beta, lb, eps);
+    }
+    void *ta = NULL, *tb = NULL;
+    const void *ap = NULL, *bp = NULL;
+    wk_status s = vec_operand(dev, dt, alpha, la, D, &ap, &ta);
+    if (s == WK_OK && layer)
+        s = vec_operand(dev, dt, beta, lb, D, &bp, &tb);
+    if (s == WK_OK) {
+        const wk_layout rows = {.rank = 1, .dims = {M}, .strides = {D}};
+        wk_klay1 R;
+        wk_layout outer;
+        wk_gpu_klay1(&R, &outer, &rows);
+        char name[48];
+        snprintf(name, sizeof name, "norm_add_%s_%s_f%d", layer ? "layer" : "rms",
+                 wk_gpu_dtype_kname(dt), kv);
+        int64_t Mv = M, Dv = D;
+        void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};
+        s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+    }
+    if (ta)
+        wk_gpu_scratch_free(dev, ta);
+    if (tb)
+        wk_gpu_scratch_free(dev, tb);
+    return s;
 }

@@ -14,7 +14,7 @@ bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
            op == WK_OP_COPY_STRIDED || op == WK_OP_COPY2D || op == WK_OP_RAND_UNIFORM ||
            op == WK_OP_RAND_NORMAL || (op >= WK_OP_MATMUL && op <= WK_OP_UPSAMPLE_BILINEAR2D) ||
            (op >= WK_OP_INDEX_SELECT && op <= WK_OP_INDEX_ADD) ||
-           (op >= WK_OP_SOFTMAX_LAST_DIM && op <= WK_OP_ARG_SORT_LAST_DIM) ||
+           (op >= WK_OP_SOFTMAX_LAST_DIM && op <= WK_OP_ADD_LAYER_NORM) ||
            (op >= WK_OP_DEQUANTIZE && op <= WK_OP_QEMBEDDING) || /* per qtype: wk_gpu_supports_q */
            op == WK_OP_DECODE_ATTENTION;
 }

@@ -108,6 +108,9 @@ const pt_row pt_rows[] = {
     {"rope_i", WK_OP_ROPE_I, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
     {"rope_thd", WK_OP_ROPE_THD, PK_ROPE, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
     {"arg_sort_last_dim", WK_OP_ARG_SORT_LAST_DIM, PK_ARG_SORT, PD_TIES, PT_EXACT, 1, WK_DTYPE_U8},
+    /* wick's residual add + norm: the sum exact (one rounding, as add), the norm as the norms */
+    {"add_rms_norm", WK_OP_ADD_RMS_NORM, PK_ADD_NORM, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
+    {"add_layer_norm", WK_OP_ADD_LAYER_NORM, PK_ADD_NORM, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
     /* @marker:fused */
     QROWS("q4_0"), QROWS("q4_1"), QROWS("q5_0"),
     QROWS("q5_1"), QROWS("q8_0"), QROWS("q8_1"),

@@ -29,6 +29,7 @@ static const pt_runner runners[PK_COUNT] = {
     [PK_NORM] = pt_run_norm,
     [PK_ROPE] = pt_run_rope,
     [PK_ARG_SORT] = pt_run_arg_sort,
+    [PK_ADD_NORM] = pt_run_add_norm,
     /* @marker:fused */
     [PK_QUANT] = pt_run_quant,
     [PK_ATTN] = pt_run_attn,

@@ -108,6 +108,7 @@ typedef enum pt_kind {
     PK_NORM,         /* wk_rms_norm, wk_layer_norm */
     PK_ROPE,         /* wk_rope, wk_rope_i, wk_rope_thd */
     PK_ARG_SORT,     /* wk_arg_sort_last_dim, ascending and descending */
+    PK_ADD_NORM,     /* wk_add_rms_norm, wk_add_layer_norm: both outputs */
     /* @marker:fused */
     PK_QUANT,        /* wk_dequantize, wk_qmatmul, wk_qembedding for row.qtype */
     PK_ATTN,         /* wk_decode_attention */
@@ -164,6 +165,7 @@ void pt_run_softmax(pt_ctx *c, pt_rng *r); /* run_fused.c */
 void pt_run_norm(pt_ctx *c, pt_rng *r);
 void pt_run_rope(pt_ctx *c, pt_rng *r);
 void pt_run_arg_sort(pt_ctx *c, pt_rng *r);
+void pt_run_add_norm(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
 void pt_run_quant(pt_ctx *c, pt_rng *r); /* run_quant.c */
 void pt_run_attn(pt_ctx *c, pt_rng *r);  /* run_attn.c */

@@ -1,5 +1,5 @@
 /* run_fused.c: runners of candle-nn's fused ops: softmax_last_dim, rms_norm / layer_norm,
- * rope / rope_i / rope_thd, arg_sort_last_dim. Every layout family applies to x (and to the
+ * rope / rope_i / rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm. Every layout family applies to x (and to the
  * alpha/beta/cos/sin operands, drawn independently); rank 0 (and, for rope, every rank but 4)
  * must fail with WK_ERR_SHAPE as the reference says.
  *   softmax: odd families shift x by +100, where exp without the max subtraction overflows.
@@ -97,6 +97,66 @@ void pt_run_norm(pt_ctx *c, pt_rng *r)
     fz_check(c, st, rst, out, c->dt, want, n, ins, layer ? 3 : 2);
 done:
     pt_tensor_free(&x);
+    pt_tensor_free(&a);
+    pt_tensor_free(&b);
+}
+
+/* add_rms_norm / add_layer_norm: x and r of the case's family (drawn independently), the same
+ * eps and shift as pt_run_norm. Expected: sum = ref_binary's add (rounded once, exact), out =
+ * the reference norm of that rounded sum. */
+void pt_run_add_norm(pt_ctx *c, pt_rng *r)
+{
+    const int layer = c->row->op == WK_OP_ADD_LAYER_NORM;
+    int32_t rank;
+    int64_t dims[WK_MAX_RANK];
+    pt_family_dims(&rank, dims, c->fam, r);
+    const int64_t d = rank > 0 ? dims[rank - 1] : 1;
+    const double shift = layer && (c->fam & 1) ? 50.0 : 0.0;
+    const float eps = (c->fam & 1) ? 0.5f : 1e-5f;
+    pt_tensor x = {0}, res = {0}, a = {0}, b = {0};
+    wk_storage *sum = NULL, *out = NULL;
+    void *want_sum = NULL, *want = NULL;
+    pt_case_begin(c);
+    if (!fz_make(c, &x, c->dt, rank, dims, r, shift - 4, shift + 4) ||
+        !fz_make(c, &res, c->dt, rank, dims, r, -2, 2) ||
+        !fz_make(c, &a, c->dt, 1, &d, r, -2, 2) || (layer && !fz_make(c, &b, c->dt, 1, &d, r, -2, 2)))
+        goto done;
+    char lx[128], lr[128];
+    snprintf(c->sub, sizeof c->sub, "eps %g x=%s r=%s", (double)eps,
+             pt_layout_str(lx, sizeof lx, &x.l), pt_layout_str(lr, sizeof lr, &res.l));
+    wk_status st = layer ? wk_add_layer_norm(&sum, &out, x.s, &x.l, res.s, &res.l, a.s, &a.l, b.s,
+                                             &b.l, eps)
+                         : wk_add_rms_norm(&sum, &out, x.s, &x.l, res.s, &res.l, a.s, &a.l, eps);
+    const int64_t n = ref_count(&x.l);
+    const size_t bytes = (size_t)(n > 0 ? n : 1) * ref_dtype_size(c->dt);
+    want_sum = pt_alloc(c, bytes);
+    want = pt_alloc(c, bytes);
+    if (!want_sum || !want)
+        goto done;
+    wk_status rst = WK_OK;
+    if (!c->probing) {
+        wk_layout ls;
+        rst = ref_binary(want_sum, WK_OP_ADD, c->dt, x.host, &x.l, res.host, &res.l);
+        if (rst == WK_OK && wk_layout_contiguous(&ls, x.l.rank, x.l.dims) == WK_OK)
+            rst = layer ? ref_layer_norm(want, c->dt, want_sum, &ls, a.host, &a.l, b.host, &b.l, eps)
+                        : ref_rms_norm(want, c->dt, want_sum, &ls, a.host, &a.l, eps);
+    }
+    if (pt_check_status(c, st, rst, c->row->name) && st == WK_OK && !c->probing) {
+        pt_check_output(c, sum, c->dt, want_sum, n, PT_EXACT);
+        pt_check_output(c, out, c->dt, want, n, c->row->tol);
+    }
+    pt_tensor_unchanged(c, &x, "x");
+    pt_tensor_unchanged(c, &res, "r");
+    pt_tensor_unchanged(c, &a, "alpha");
+    if (layer)
+        pt_tensor_unchanged(c, &b, "beta");
+done:
+    free(want_sum);
+    free(want);
+    wk_storage_free(sum);
+    wk_storage_free(out);
+    pt_tensor_free(&x);
+    pt_tensor_free(&res);
     pt_tensor_free(&a);
     pt_tensor_free(&b);
 }

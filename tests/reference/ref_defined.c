@@ -50,6 +50,8 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     /* fused ops of candle-nn: floats only, except arg_sort (every dtype) */
     case WK_OP_SOFTMAX_LAST_DIM: case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: case WK_OP_ROPE:
     case WK_OP_ROPE_I: case WK_OP_ROPE_THD:
+    /* wick's residual add + norm: as the norms */
+    case WK_OP_ADD_RMS_NORM: case WK_OP_ADD_LAYER_NORM:
         return is_float;
     case WK_OP_ARG_SORT_LAST_DIM:
         return 1;

@@ -371,6 +371,12 @@ impl wk_op {
     pub const WK_OP_ARG_SORT_LAST_DIM: wk_op = wk_op(116);
 }
 impl wk_op {
+    pub const WK_OP_ADD_RMS_NORM: wk_op = wk_op(117);
+}
+impl wk_op {
+    pub const WK_OP_ADD_LAYER_NORM: wk_op = wk_op(118);
+}
+impl wk_op {
     pub const WK_OP_DEQUANTIZE: wk_op = wk_op(120);
 }
 impl wk_op {
@@ -1188,6 +1194,34 @@ extern "C" {
         out: *mut *mut wk_storage,
         x: *const wk_storage,
         lx: *const wk_layout,
+        alpha: *const wk_storage,
+        la: *const wk_layout,
+        beta: *const wk_storage,
+        lb: *const wk_layout,
+        eps: f32,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_add_rms_norm(
+        sum: *mut *mut wk_storage,
+        out: *mut *mut wk_storage,
+        x: *const wk_storage,
+        lx: *const wk_layout,
+        r: *const wk_storage,
+        lr: *const wk_layout,
+        alpha: *const wk_storage,
+        la: *const wk_layout,
+        eps: f32,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_add_layer_norm(
+        sum: *mut *mut wk_storage,
+        out: *mut *mut wk_storage,
+        x: *const wk_storage,
+        lx: *const wk_layout,
+        r: *const wk_storage,
+        lr: *const wk_layout,
         alpha: *const wk_storage,
         la: *const wk_layout,
         beta: *const wk_storage,

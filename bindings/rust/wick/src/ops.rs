@@ -16,6 +16,12 @@ impl Storage {
         check(f(&mut o))?;
         Ok(Storage::wrap(o, self.device().clone()))
     }
+    /// `make` for the ops with two outputs (set together on success, neither on failure).
+    fn make2(&self, f: impl FnOnce(Out, Out) -> sys::wk_status) -> Result<(Storage, Storage)> {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        check(f(&mut a, &mut b))?;
+        Ok((Storage::wrap(a, self.device().clone()), Storage::wrap(b, self.device().clone())))
+    }
 
     // ---- elementwise
     pub fn unary(&self, op: UnaryOp, l: &Layout) -> Result<Storage> {
@@ -132,6 +138,24 @@ impl Storage {
                       eps: f32) -> Result<Storage> {
         self.make(|o| unsafe {
             sys::wk_layer_norm(o, self.raw(), &l.0, alpha.raw(), &la.0, beta.raw(), &lb.0, eps)
+        })
+    }
+    /// (self + r, rms_norm(self + r)): the residual add and the norm in one call
+    /// (wk_add_rms_norm); both contiguous with l's dims.
+    pub fn add_rms_norm(&self, l: &Layout, r: &Storage, lr: &Layout, alpha: &Storage, la: &Layout,
+                        eps: f32) -> Result<(Storage, Storage)> {
+        self.make2(|s, o| unsafe {
+            sys::wk_add_rms_norm(s, o, self.raw(), &l.0, r.raw(), &lr.0, alpha.raw(), &la.0, eps)
+        })
+    }
+    /// (self + r, layer_norm(self + r)) (wk_add_layer_norm).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_layer_norm(&self, l: &Layout, r: &Storage, lr: &Layout, alpha: &Storage,
+                          la: &Layout, beta: &Storage, lb: &Layout, eps: f32)
+                          -> Result<(Storage, Storage)> {
+        self.make2(|s, o| unsafe {
+            sys::wk_add_layer_norm(s, o, self.raw(), &l.0, r.raw(), &lr.0, alpha.raw(), &la.0,
+                                   beta.raw(), &lb.0, eps)
         })
     }
     pub fn rope(&self, l: &Layout, cos: &Storage, lc: &Layout, sin: &Storage, ls: &Layout) -> Result<Storage> {

@@ -215,6 +215,11 @@ fn fused() {
     let rms = (30.0f64 / 4.0).sqrt(); // mean of squares 7.5
     assert_close(&x.rms_norm(&l, &ones, &c(&[4]), 0.0).unwrap().to_vec::<f32>().unwrap(),
                  &[1.0 / rms, 2.0 / rms, 3.0 / rms, 4.0 / rms], 1e-6);
+    // residual add + rms_norm: [0, 1, 2, 3] + [1, 1, 1, 1] is x, whose rms_norm is above
+    let (sum, o) = d.from_slice(&[0.0f32, 1.0, 2.0, 3.0]).unwrap()
+        .add_rms_norm(&l, &ones, &l, &ones, &c(&[4]), 0.0).unwrap();
+    assert_eq!(sum.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_close(&o.to_vec::<f32>().unwrap(), &[1.0 / rms, 2.0 / rms, 3.0 / rms, 4.0 / rms], 1e-6);
     let sd = 1.25f64.sqrt(); // mean 2.5, variance 1.25
     assert_close(&x.layer_norm(&l, &ones, &c(&[4]), &zeros, &c(&[4]), 0.0).unwrap().to_vec::<f32>().unwrap(),
                  &[-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd], 1e-6);
