@@ -27,6 +27,9 @@ Checks, for each type:
     device run with WICK_CPU_QDOT=exact, which does not quantize activations: both GPU runs lie
     within about e_q of it);
   - 16 greedy tokens equal those of the one-device run;
+    The CPU's own decode path quantizes activations as well (its integer dot products): with a
+    CPU as the one device the same widening applies, against the CPU with WICK_CPU_QDOT=exact
+    (unless that is already the path under test);
   - a type whose K-quant Wo does not split 4 ways (128 columns < a 256-block) is refused with
     a message naming the tensor and the block boundary, exit status 1.
 Bad input (once): --devices cpu,cpu,cpu on 4 kv heads (4 % 3 != 0) and an empty name in the
@@ -137,6 +140,12 @@ def main():
     a = p.parse_args()
     types = a.types.split(",") if a.types else TYPES
     single = a.single or a.devices.split(",")[0]
+    # The CPU's decode steps quantize activations too (its integer dot products, unless
+    # WICK_CPU_QDOT=exact): the same widening as on GPUs, against its own float path. (Whether a
+    # reordered sum crosses a rounding step depends on the data and the machine: a 2-rank q4_k
+    # run crossed one, 3.7e-3, on an AVX-512 VNNI machine, 2026-12-04.)
+    if not a.qref and single.startswith("cpu") and os.environ.get("WICK_CPU_QDOT") != "exact":
+        a.qref = "cpu"
     four = a.four or ("none" if not single.startswith("cpu") else ",".join([single] * 4))
     generate(a.dir)
     fails = 0
