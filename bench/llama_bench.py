@@ -17,8 +17,11 @@ valid blocks, no float model quantized), then measures
 llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
 --variants adds wick rows per type: f32 (default; every product in f32), tf32
 (WICK_MATMUL_TF32=1: prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16: prefill's
-products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows unless
---keep (the F16 file is 15 GiB).
+products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three.
+eager / f16eager: decode steps op by op instead of graph replays; unfused / f16unfused: the
+residual add + rms_norm and silu * up as two ops each (--fuse 0), to measure what the fused ops
+save. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows
+unless --keep (the F16 file is 15 GiB).
 """
 import argparse
 import json
@@ -46,6 +49,8 @@ VARIANTS = {  # wick's run variants: extra arguments, extra environment
     "f16": (["--gemm-dtype", "f16"], {}),              # prefill's products in f16 (f32 accumulate)
     "eager": (["--graph", "0"], {}),                   # decode steps issued op by op, no graph
     "f16eager": (["--gemm-dtype", "f16", "--graph", "0"], {}),
+    "unfused": (["--fuse", "0"], {}),                  # add + rms_norm and silu * up as two ops each
+    "f16unfused": (["--gemm-dtype", "f16", "--fuse", "0"], {}),
 }
 
 

@@ -33,7 +33,9 @@
  * are the same bits either way).
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
- * f32. */
+ * f32. Each residual add is fused with the norm that follows it (wk_add_rms_norm: the next
+ * block's attn_norm, the ffn_norm, or output_norm after the last block), and the gate with the
+ * up projection (wk_binary SWIGLU); --fuse 0 runs each as its two ops (the same bits). */
 #include "llama_model.h"
 #include "llama_util.h"
 
@@ -253,15 +255,13 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
     return ot;
 }
 
-/* The attention half of one transformer block on x (T, dim): h = rms_norm(x) * attn_norm, then
- * attention over this rank's heads, times this rank's columns of Wo. Returns (T, dim): the
- * block's attention output on one device, this rank's partial sum of it under tensor
- * parallelism. */
-static wk_storage *attn_part(model *m, block *b, const wk_storage *x, int64_t T)
+/* The attention half of one transformer block on h (T, dim) = rms_norm(x) * attn_norm: attention
+ * over this rank's heads, times this rank's columns of Wo. Returns (T, dim): the block's
+ * attention output on one device, this rank's partial sum of it under tensor parallelism. */
+static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *h = rmsnorm(x, &lx, b->attn_norm, m->dim, m->eps);
     wk_storage *q = linear(m, h, &lx, &b->wq), *k = NULL, *v = NULL;
     cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
     if (b->wk.w) { /* not stacked */
@@ -272,7 +272,6 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *x, int64_t T)
     } else {
         cq.stride = qd + 2 * kvd;
     }
-    wk_storage_free(h);
     wk_storage *a = attention(m, b, cq, ck_, cv, T);
     wk_storage_free(q);
     wk_storage_free(k);
@@ -283,23 +282,26 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *x, int64_t T)
     return o;
 }
 
-/* The MLP half on x1 (T, dim): (silu(h Wg^T) * h Wu^T) Wd^T with h = rms_norm(x1) * ffn_norm,
- * over this rank's ffn columns. Returns (T, dim) (a partial sum, as attn_part). */
-static wk_storage *mlp_part(model *m, block *b, const wk_storage *x1, int64_t T)
+/* The MLP half on h (T, dim) = rms_norm(x1) * ffn_norm: (silu(h Wg^T) * h Wu^T) Wd^T over this
+ * rank's ffn columns. Returns (T, dim) (a partial sum, as attn_part). */
+static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t F = b->ffn;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *h = rmsnorm(x1, &lx, b->ffn_norm, m->dim, m->eps);
-    wk_storage *g = linear(m, h, &lx, &b->wg), *u = NULL, *sg = NULL, *gu = NULL;
+    wk_storage *g = linear(m, h, &lx, &b->wg), *u = NULL, *gu = NULL;
     const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
     const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
     if (b->wu.w)
         u = linear(m, h, &lx, &b->wu);
-    wk_storage_free(h);
     const wk_layout lf = lay2(T, F);
-    CK(wk_unary(&sg, WK_OP_SILU, g, &lg));
-    CK(wk_binary(&gu, WK_OP_MUL, sg, &lf, u ? u : g, &lu));
-    wk_storage_free(sg);
+    if (m->fuse) { /* silu(gate) * up in one op */
+        CK(wk_binary(&gu, WK_OP_SWIGLU, g, &lg, u ? u : g, &lu));
+    } else {
+        wk_storage *sg = NULL;
+        CK(wk_unary(&sg, WK_OP_SILU, g, &lg));
+        CK(wk_binary(&gu, WK_OP_MUL, sg, &lf, u ? u : g, &lu));
+        wk_storage_free(sg);
+    }
     wk_storage_free(g);
     wk_storage_free(u);
     wk_storage *d = linear(m, gu, &lf, &b->wd);
@@ -328,45 +330,64 @@ static void all_reduce(llama *L, wk_storage **p, size_t count)
     CK(wk_comm_group_end());
 }
 
-/* x[i] <- x[i] + p[i] on every rank; p[i] freed. */
-static void add_residual(llama *L, wk_storage **x, wk_storage **p, int64_t T)
+/* The weight of norm k of rank m: 2l the attn_norm of block l, 2l + 1 its ffn_norm, 2 n_layer
+ * the output_norm. */
+static const wk_storage *norm_weight(const model *m, int64_t k)
 {
-    const wk_layout lx = lay2(T, L->r[0].dim);
+    return k == 2 * m->n_layer ? m->out_norm : k % 2 ? m->b[k / 2].ffn_norm : m->b[k / 2].attn_norm;
+}
+
+/* On every rank: x[i] <- x[i] + p[i] and h[i] <- rms_norm(x[i]) * norm k (norm_weight); p[i]
+ * and the old x[i], h[i] freed. One op (wk_add_rms_norm), or with --fuse 0 the add then the
+ * norm (the same bits). */
+static void add_norm(llama *L, wk_storage **x, wk_storage **p, wk_storage **h, int64_t k,
+                     int64_t T)
+{
     for (int i = 0; i < L->n; i++) {
-        wk_storage *y = binary(WK_OP_ADD, x[i], p[i], &lx);
+        const model *m = &L->r[i];
+        const wk_layout lx = lay2(T, m->dim), la = lay1(m->dim);
+        wk_storage *y = NULL, *hn = NULL;
+        if (m->fuse) {
+            CK(wk_add_rms_norm(&y, &hn, x[i], &lx, p[i], &lx, norm_weight(m, k), &la, m->eps));
+        } else {
+            y = binary(WK_OP_ADD, x[i], p[i], &lx);
+            hn = rmsnorm(y, &lx, norm_weight(m, k), m->dim, m->eps);
+        }
         wk_storage_free(x[i]);
         wk_storage_free(p[i]);
+        wk_storage_free(h[i]);
         x[i] = y;
+        p[i] = NULL;
+        h[i] = hn;
     }
 }
 
-/* One transformer block, every rank, on x[i] (T, dim) (each rank's copy of the residual
- * stream, equal on every rank), in place. The ranks' ops are issued in turn by this thread;
- * on GPUs they run concurrently, each device on its own stream. */
-static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **p, int64_t T)
+/* One transformer block, every rank: x[i] (T, dim) is each rank's copy of the residual stream
+ * (equal on every rank), h[i] = rms_norm(x[i]) * attn_norm of block l; on return x[i] has the
+ * block added and h[i] is normed for what follows (the next block's attn_norm, or output_norm
+ * after the last block). The ranks' ops are issued in turn by this thread; on GPUs they run
+ * concurrently, each device on its own stream. */
+static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **h, wk_storage **p,
+                          int64_t T)
 {
     const size_t count = (size_t)(T * L->r[0].dim);
     for (int i = 0; i < L->n; i++)
-        p[i] = attn_part(&L->r[i], &L->r[i].b[l], x[i], T);
+        p[i] = attn_part(&L->r[i], &L->r[i].b[l], h[i], T);
     all_reduce(L, p, count);
-    add_residual(L, x, p, T);
+    add_norm(L, x, p, h, 2 * l + 1, T);
     for (int i = 0; i < L->n; i++)
-        p[i] = mlp_part(&L->r[i], &L->r[i].b[l], x[i], T);
+        p[i] = mlp_part(&L->r[i], &L->r[i].b[l], h[i], T);
     all_reduce(L, p, count);
-    add_residual(L, x, p, T);
+    add_norm(L, x, p, h, 2 * l + 2, T);
 }
 
-/* Rank m's logits (rows, out.n) of the last `rows` of x (T, dim), on its device: the columns
- * [v0, v0 + out.n) of the whole vocabulary's. */
-static wk_storage *logits_dev(const model *m, const wk_storage *x, int64_t T, int64_t rows)
+/* Rank m's logits (rows, out.n) of the last `rows` of h (T, dim) = rms_norm(x) * output_norm,
+ * on its device: the columns [v0, v0 + out.n) of the whole vocabulary's. */
+static wk_storage *logits_dev(const model *m, const wk_storage *h, int64_t T, int64_t rows)
 {
     const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
-    const wk_layout lx = view(2, d, s, (T - rows) * m->dim);
-    wk_storage *h = rmsnorm(x, &lx, m->out_norm, m->dim, m->eps);
-    const wk_layout lh = lay2(rows, m->dim);
-    wk_storage *lg = linear(m, h, &lh, &m->out);
-    wk_storage_free(h);
-    return lg;
+    const wk_layout lh = view(2, d, s, (T - rows) * m->dim);
+    return linear(m, h, &lh, &m->out);
 }
 
 /* Copies rank m's logits lg (rows, out.n) into their columns of logits (rows, vocab), host. */
@@ -400,11 +421,12 @@ static void step_upload(llama *L, uint32_t id)
     }
 }
 
-/* The blocks on T tokens, every rank: x[i] (T, dim) = rank i's residual stream after the last
- * block. T = 1 (decode) reads the token, its position and the key count from step (written
- * by step_upload); longer steps take ids and m->pos from the host. */
-static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage **x,
-                           wk_storage **p)
+/* The blocks on T tokens, every rank: h[i] (T, dim) = rms_norm(x) * output_norm of rank i's
+ * residual stream x after the last block. T = 1 (decode) reads the token, its position and
+ * the key count from step (written by step_upload); longer steps take ids and m->pos from the
+ * host. x and p: scratch arrays of L->n. */
+static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage **h,
+                           wk_storage **x, wk_storage **p)
 {
     const int64_t nd[1] = {1}, ns[1] = {1};
     const wk_layout li = lay1(T), lid = view(1, nd, ns, 0), lpos = view(1, nd, ns, 1);
@@ -423,9 +445,16 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
                          m->dim));
         wk_storage_free(sid);
     }
-    for (int64_t l = 0; l < L->r[0].n_layer; l++)
-        block_forward(L, l, x, p, T);
     for (int i = 0; i < L->n; i++) {
+        const model *m = &L->r[i];
+        const wk_layout lx = lay2(T, m->dim);
+        h[i] = rmsnorm(x[i], &lx, norm_weight(m, 0), m->dim, m->eps);
+    }
+    for (int64_t l = 0; l < L->r[0].n_layer; l++)
+        block_forward(L, l, x, h, p, T);
+    for (int i = 0; i < L->n; i++) {
+        wk_storage_free(x[i]);
+        x[i] = NULL;
         wk_storage_free(L->r[i].rows);
         L->r[i].rows = NULL;
     }
@@ -450,15 +479,15 @@ static int decode_replay(llama *L)
             }
             CK(st);
         }
-        wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
-        if (!x)
+        wk_storage **h = calloc((size_t)(3 * L->n), sizeof *h), **x = h + L->n, **p = x + L->n;
+        if (!h)
             die("out of memory");
-        forward_blocks(L, NULL, 1, x, p);
+        forward_blocks(L, NULL, 1, h, x, p);
         for (int i = 0; i < L->n; i++) {
-            L->r[i].glogits = logits_dev(&L->r[i], x[i], 1, 1);
-            wk_storage_free(x[i]);
+            L->r[i].glogits = logits_dev(&L->r[i], h[i], 1, 1);
+            wk_storage_free(h[i]);
         }
-        free(x);
+        free(h);
         for (int i = 0; i < L->n; i++)
             CK(wk_graph_end(L->r[i].dev, &L->r[i].graph));
     }
@@ -491,25 +520,25 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
         }
         return logits;
     }
-    wk_storage **x = calloc((size_t)(2 * L->n), sizeof *x), **p = x + L->n;
-    if (!x)
+    wk_storage **h = calloc((size_t)(3 * L->n), sizeof *h), **x = h + L->n, **p = x + L->n;
+    if (!h)
         die("out of memory");
-    forward_blocks(L, ids, T, x, p);
+    forward_blocks(L, ids, T, h, x, p);
     for (int i = 0; i < L->n; i++) {
-        wk_storage *lg = logits_dev(&L->r[i], x[i], T, rows);
+        wk_storage *lg = logits_dev(&L->r[i], h[i], T, rows);
         logits_part(&L->r[i], lg, rows, logits);
         wk_storage_free(lg);
-        wk_storage_free(x[i]);
+        wk_storage_free(h[i]);
         L->r[i].pos += T;
     }
-    free(x);
+    free(h);
     return logits;
 }
 
 typedef struct opts {
     const char *path, *device, *devices, *prompt, *force, *logits;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
-    int graph;
+    int graph, fuse;
     wk_dtype gemm_dt;
     double temp, top_p;
     uint64_t seed;
@@ -525,13 +554,14 @@ static void usage(void)
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
             "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
             "                  [--graph 1|0]   decode steps as graph replays on GPUs (default 1)\n"
+            "                  [--fuse 1|0]    add + rms_norm, silu * up as one op each (default 1)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
     exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, 1, WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -554,6 +584,7 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reps")) o.reps = atoll(v);
         else if (!strcmp(a, "--graph")) o.graph = atoi(v);
+        else if (!strcmp(a, "--fuse")) o.fuse = atoi(v);
         else if (!strcmp(a, "--gemm-dtype")) {
             if (!strcmp(v, "f16")) o.gemm_dt = WK_DTYPE_F16;
             else if (!strcmp(v, "bf16")) o.gemm_dt = WK_DTYPE_BF16;
@@ -748,6 +779,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         model_load(&L.r[i], g, devs[i], ctx, i, n);
         L.r[i].gemm_dt = o.gemm_dt;
+        L.r[i].fuse = o.fuse;
         L.r[i].comm = comms[i];
     }
     const model *m = &L.r[0];
@@ -765,11 +797,12 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "%s", wk_device_name(m->dev));
     fprintf(stderr,
             "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
-            "ctx %lld, weights %s, decode %s, loaded in %.2f s\n",
+            "ctx %lld, weights %s, decode %s, %s, loaded in %.2f s\n",
             o.path, where, (long long)m->dim, (long long)m->n_layer, (long long)(m->n_head * n),
             (long long)(m->n_kv * n), (long long)meta_int(g, "llama.feed_forward_length", 0, 1),
             (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt),
-            L.graph ? "graph replay" : "eager", now_s() - t0);
+            L.graph ? "graph replay" : "eager", o.fuse ? "fused add+norm, swiglu" : "unfused",
+            now_s() - t0);
     if (o.bench_pp > 0)
         bench(&L, &o);
     else if (o.logits)

@@ -52,6 +52,7 @@ typedef struct model {
     wk_storage *glogits;              /* the logits that the graph's replays write */
     int64_t pos;                      /* tokens in the KV cache */
     wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
+    int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each */
     /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
     const wk_gguf *g;
     int64_t tokens_kv;
