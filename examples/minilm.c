@@ -171,17 +171,16 @@ static wk_storage *linear(const wk_storage *x, int64_t rows, int64_t k, const wk
     return out;
 }
 
-/* LayerNorm(a + b) over the last dim (rows, H), eps 1e-12; frees a. */
+/* LayerNorm(a + b) over the last dim (rows, H), eps 1e-12, in one op (the sum itself is not
+ * kept); frees a. */
 static wk_storage *add_norm(wk_storage *a, const wk_storage *b, int64_t rows, const wk_storage *g,
                             const wk_storage *beta)
 {
     wk_layout l = lay2(rows, H), lv;
     int64_t d[1] = {H};
     wk_layout_contiguous(&lv, 1, d);
-    wk_storage *s = NULL, *out = NULL;
-    EX_CHECK(wk_binary(&s, WK_OP_ADD, a, &l, b, &l));
-    EX_CHECK(wk_layer_norm(&out, s, &l, g, &lv, beta, &lv, 1e-12f));
-    wk_storage_free(s);
+    wk_storage *out = NULL;
+    EX_CHECK(wk_add_layer_norm(NULL, &out, a, &l, b, &l, g, &lv, beta, &lv, 1e-12f));
     wk_storage_free(a);
     return out;
 }
@@ -312,7 +311,7 @@ static wk_storage *forward(const model *m, const batch_in *in, int64_t B, int64_
 {
     int64_t R = B * T;
     /* embeddings: word[ids] + pos[0..T) + type[0], then LayerNorm */
-    wk_storage *we = NULL, *pe = NULL, *e1 = NULL, *e2 = NULL, *x = NULL;
+    wk_storage *we = NULL, *pe = NULL, *e1 = NULL, *x = NULL;
     wk_layout lw = lay2(30522, H), lpt = lay2(512, H), lids, lpos;
     int64_t dR[1] = {R}, dT[1] = {T};
     wk_layout_contiguous(&lids, 1, dR);
@@ -323,12 +322,12 @@ static wk_storage *forward(const model *m, const batch_in *in, int64_t B, int64_
     wk_layout lpb = {3, {B, T, H}, {0, H, 1}, 0}, lx3 = {3, {B, T, H}, {T * H, H, 1}, 0};
     EX_CHECK(wk_binary(&e1, WK_OP_ADD, we, &lx3, pe, &lpb));
     wk_layout ltb = {2, {R, H}, {0, 1}, 0}; /* token type 0 for every token */
-    EX_CHECK(wk_binary(&e2, WK_OP_ADD, e1, &lx, m->type, &ltb));
     wk_layout lv;
     int64_t dH[1] = {H};
     wk_layout_contiguous(&lv, 1, dH);
-    EX_CHECK(wk_layer_norm(&x, e2, &lx, m->ln_g, &lv, m->ln_b, &lv, 1e-12f));
-    wk_storage *frees[] = {we, pe, e1, e2};
+    EX_CHECK(wk_add_layer_norm(NULL, &x, e1, &lx, m->type, &ltb, m->ln_g, &lv, m->ln_b, &lv,
+                               1e-12f));
+    wk_storage *frees[] = {we, pe, e1};
     for (size_t k = 0; k < sizeof frees / sizeof frees[0]; k++)
         wk_storage_free(frees[k]);
     for (int i = 0; i < LAYERS; i++) {
