@@ -53,7 +53,8 @@ typedef struct row {
 } row;
 
 enum { K_MATMUL, K_CONV1D, K_CONV2D, K_SOFTMAX, K_RMS, K_LAYER, K_INDEX_SELECT, K_GATHER,
-       K_SCATTER_ADD, K_UP_NEAREST, K_UP_BILINEAR, K_MAXPOOL, K_AVGPOOL, K_ARGSORT, K_COPY };
+       K_SCATTER_ADD, K_UP_NEAREST, K_UP_BILINEAR, K_MAXPOOL, K_AVGPOOL, K_ARGSORT, K_COPY,
+       K_ADD_RMS, K_SWIGLU };
 
 static void run_row(const row *r)
 {
@@ -87,6 +88,20 @@ static void run_row(const row *r)
     case K_AVGPOOL: CHECK(wk_avg_pool2d(&o, r->a.s, &r->a.l, &pp)); break;
     case K_ARGSORT: CHECK(wk_arg_sort_last_dim(&o, r->a.s, &r->a.l, 1)); break;
     case K_COPY: CHECK(wk_storage_clone(&o, r->a.s)); break;
+    case K_ADD_RMS: { /* x = a, alpha = b, r = c; the sum kept (the residual stream) */
+        wk_storage *sum = NULL;
+        CHECK(wk_add_rms_norm(&sum, &o, r->a.s, &r->a.l, r->c.s, &r->c.l, r->b.s, &r->b.l, 1e-5f));
+        wk_storage_free(sum);
+        break;
+    }
+    case K_SWIGLU: { /* a (M, 2F): gate | up, as the stacked product gives them */
+        wk_layout lg = r->a.l, lu;
+        lg.dims[1] /= 2;
+        lu = lg;
+        lu.offset = lg.dims[1];
+        CHECK(wk_binary(&o, WK_OP_SWIGLU, r->a.s, &lg, r->a.s, &lu));
+        break;
+    }
     }
     wk_storage_free(o);
 }
@@ -320,6 +335,35 @@ int main(int argc, char **argv)
                     r.b = rnd(nr[i].dt, 1, dv, 0.5, 1.5);
                 if (layer)
                     r.c = rnd(nr[i].dt, 1, dv, -0.5, 0.5);
+                emit(&r);
+            }
+    }
+
+    /* wick's decode fusions beside PyTorch's two ops each: the residual add + rms_norm (x, r,
+     * sum and out: 4 arrays) on 16384 x 4096 and on one 4096 row (a decode step: latency), and
+     * silu(gate) * up on the (M, 2F) stacked product (3 arrays' worth) at M 4096 and 1, F 14336 */
+    {
+        static const struct { const char *name; wk_dtype dt; int64_t m, d; int kind; } fr[6] = {
+            {"add_rms_norm_f32", WK_DTYPE_F32, 16384, 4096, K_ADD_RMS},
+            {"add_rms_norm_bf16", WK_DTYPE_BF16, 16384, 4096, K_ADD_RMS},
+            {"add_rms_norm_f32_1x4096", WK_DTYPE_F32, 1, 4096, K_ADD_RMS},
+            {"swiglu_f32", WK_DTYPE_F32, 4096, 14336, K_SWIGLU},
+            {"swiglu_bf16", WK_DTYPE_BF16, 4096, 14336, K_SWIGLU},
+            {"swiglu_f32_1x14336", WK_DTYPE_F32, 1, 14336, K_SWIGLU},
+        };
+        for (int i = 0; i < 6; i++)
+            SEL(fr[i].name)
+            {
+                const int add = fr[i].kind == K_ADD_RMS;
+                const double esz = (double)wk_dtype_size(fr[i].dt), md = (double)(fr[i].m * fr[i].d);
+                row r = {fr[i].name, "byte", (add ? 4.0 : 3.0) * esz * md, fr[i].kind, {0}, {0},
+                         {0}, 0, 0, 0, 0};
+                int64_t dx[2] = {fr[i].m, add ? fr[i].d : 2 * fr[i].d}, dv[1] = {fr[i].d};
+                r.a = rnd(fr[i].dt, 2, dx, -4, 4);
+                if (add) {
+                    r.b = rnd(fr[i].dt, 1, dv, 0.5, 1.5);
+                    r.c = rnd(fr[i].dt, 2, dx, -1, 1);
+                }
                 emit(&r);
             }
     }

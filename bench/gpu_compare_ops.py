@@ -84,6 +84,17 @@ def torch_row(name):
                 if op == "rms_norm":
                     return lambda: F.rms_norm(x, (d,), a, 1e-5)
                 return lambda: F.layer_norm(x, (d,), a, b, 1e-5)
+    m = re.match(r"(add_rms_norm|swiglu)_(bf16|f16|f32)(?:_(\d+)x(\d+))?$", name)
+    if m:  # PyTorch eager runs each as its two ops
+        dt = dts[m.group(2)]
+        if m.group(1) == "add_rms_norm":
+            r_, d = (int(m.group(3)), int(m.group(4))) if m.group(3) else (16384, 4096)
+            x, r, a = rnd(r_, d, dtype=dt, lo=-4, hi=4), rnd(r_, d, dtype=dt), rnd(d, dtype=dt)
+            return lambda: F.rms_norm(x + r, (d,), a, 1e-5)
+        r_, f = (int(m.group(3)), int(m.group(4))) if m.group(3) else (4096, 14336)
+        gu = rnd(r_, 2 * f, dtype=dt, lo=-4, hi=4)
+        g, u = gu[:, :f], gu[:, f:]
+        return lambda: F.silu(g) * u
     if name == "index_select_bf16":
         t = rnd(128256, 4096, dtype=torch.bfloat16)
         ids = torch.randint(0, 128256, (8192,), device="cuda")
