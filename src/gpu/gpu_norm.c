@@ -279,9 +279,11 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
         wk_klay1 R;
         wk_layout outer;
         wk_gpu_klay1(&R, &outer, &rows);
-        char name[48];
-        snprintf(name, sizeof name, "norm_add_%s_%s_f%d", layer ? "layer" : "rms",
-                 wk_gpu_dtype_kname(dt), kv);
+        char name[48]; /* norm_add_<rms|layer>_<dt>_f<kv>, without snprintf (a decode op) */
+        const char fkv[3] = {'f', (char)('0' + kv), 0};
+        const char *parts[5] = {"norm", "add", layer ? "layer" : "rms", wk_gpu_dtype_kname(dt),
+                                fkv};
+        wk_gpu_kname(name, sizeof name, parts, 5);
         int64_t Mv = M, Dv = D;
         void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};
         s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
