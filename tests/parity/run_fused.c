@@ -65,40 +65,63 @@ void pt_run_softmax(pt_ctx *c, pt_rng *r)
     pt_tensor_free(&x);
 }
 
+/* The operands of a norm case (pt_run_norm, pt_run_add_norm), the case begun: x of the family's
+ * dims (shifted by +50 for layer_norm in odd families), alpha (and beta) (D) uniform in [-2, 2),
+ * eps 1e-5 (even families) or 0.5 (odd). Returns 1, or 0 after a recorded failure (the tensors
+ * made so far are left to the caller to free). */
+typedef struct norm_case {
+    int32_t rank;
+    int64_t dims[WK_MAX_RANK];
+    float eps;
+    pt_tensor x, a, b;
+} norm_case;
+
+static int norm_case_make(pt_ctx *c, pt_rng *r, int layer, norm_case *nc)
+{
+    *nc = (norm_case){0};
+    pt_family_dims(&nc->rank, nc->dims, c->fam, r);
+    const int64_t d = nc->rank > 0 ? nc->dims[nc->rank - 1] : 1;
+    const double shift = layer && (c->fam & 1) ? 50.0 : 0.0;
+    nc->eps = (c->fam & 1) ? 0.5f : 1e-5f;
+    pt_case_begin(c);
+    return fz_make(c, &nc->x, c->dt, nc->rank, nc->dims, r, shift - 4, shift + 4) &&
+           fz_make(c, &nc->a, c->dt, 1, &d, r, -2, 2) &&
+           (!layer || fz_make(c, &nc->b, c->dt, 1, &d, r, -2, 2));
+}
+
+static void norm_case_free(norm_case *nc)
+{
+    pt_tensor_free(&nc->x);
+    pt_tensor_free(&nc->a);
+    pt_tensor_free(&nc->b);
+}
+
 void pt_run_norm(pt_ctx *c, pt_rng *r)
 {
     const int layer = c->row->op == WK_OP_LAYER_NORM;
-    int32_t rank;
-    int64_t dims[WK_MAX_RANK];
-    pt_family_dims(&rank, dims, c->fam, r);
-    const int64_t d = rank > 0 ? dims[rank - 1] : 1;
-    const double shift = layer && (c->fam & 1) ? 50.0 : 0.0;
-    const float eps = (c->fam & 1) ? 0.5f : 1e-5f;
-    pt_tensor x = {0}, a = {0}, b = {0};
-    pt_case_begin(c);
-    if (!fz_make(c, &x, c->dt, rank, dims, r, shift - 4, shift + 4) ||
-        !fz_make(c, &a, c->dt, 1, &d, r, -2, 2) || (layer && !fz_make(c, &b, c->dt, 1, &d, r, -2, 2)))
+    norm_case nc;
+    if (!norm_case_make(c, r, layer, &nc))
         goto done;
+    const pt_tensor *x = &nc.x, *a = &nc.a, *b = &nc.b;
+    const float eps = nc.eps;
     char lx[128], la[64], lb[64] = "";
     if (layer)
-        pt_layout_str(lb, sizeof lb, &b.l);
+        pt_layout_str(lb, sizeof lb, &b->l);
     snprintf(c->sub, sizeof c->sub, "eps %g x=%s alpha=%s beta=%s", (double)eps,
-             pt_layout_str(lx, sizeof lx, &x.l), pt_layout_str(la, sizeof la, &a.l), lb);
+             pt_layout_str(lx, sizeof lx, &x->l), pt_layout_str(la, sizeof la, &a->l), lb);
     wk_storage *out = NULL;
-    wk_status st = layer ? wk_layer_norm(&out, x.s, &x.l, a.s, &a.l, b.s, &b.l, eps)
-                         : wk_rms_norm(&out, x.s, &x.l, a.s, &a.l, eps);
-    int64_t n = ref_count(&x.l);
+    wk_status st = layer ? wk_layer_norm(&out, x->s, &x->l, a->s, &a->l, b->s, &b->l, eps)
+                         : wk_rms_norm(&out, x->s, &x->l, a->s, &a->l, eps);
+    int64_t n = ref_count(&x->l);
     void *want = pt_alloc(c, (size_t)n * ref_dtype_size(c->dt));
     wk_status rst = WK_OK;
     if (!c->probing && want)
-        rst = layer ? ref_layer_norm(want, c->dt, x.host, &x.l, a.host, &a.l, b.host, &b.l, eps)
-                    : ref_rms_norm(want, c->dt, x.host, &x.l, a.host, &a.l, eps);
-    const pt_tensor *ins[3] = {&x, &a, &b};
+        rst = layer ? ref_layer_norm(want, c->dt, x->host, &x->l, a->host, &a->l, b->host, &b->l, eps)
+                    : ref_rms_norm(want, c->dt, x->host, &x->l, a->host, &a->l, eps);
+    const pt_tensor *ins[3] = {x, a, b};
     fz_check(c, st, rst, out, c->dt, want, n, ins, layer ? 3 : 2);
 done:
-    pt_tensor_free(&x);
-    pt_tensor_free(&a);
-    pt_tensor_free(&b);
+    norm_case_free(&nc);
 }
 
 /* add_rms_norm / add_layer_norm: x and r of the case's family (drawn independently), the same
@@ -107,27 +130,22 @@ done:
 void pt_run_add_norm(pt_ctx *c, pt_rng *r)
 {
     const int layer = c->row->op == WK_OP_ADD_LAYER_NORM;
-    int32_t rank;
-    int64_t dims[WK_MAX_RANK];
-    pt_family_dims(&rank, dims, c->fam, r);
-    const int64_t d = rank > 0 ? dims[rank - 1] : 1;
-    const double shift = layer && (c->fam & 1) ? 50.0 : 0.0;
-    const float eps = (c->fam & 1) ? 0.5f : 1e-5f;
-    pt_tensor x = {0}, res = {0}, a = {0}, b = {0};
+    norm_case nc;
+    pt_tensor res = {0};
     wk_storage *sum = NULL, *out = NULL;
     void *want_sum = NULL, *want = NULL;
-    pt_case_begin(c);
-    if (!fz_make(c, &x, c->dt, rank, dims, r, shift - 4, shift + 4) ||
-        !fz_make(c, &res, c->dt, rank, dims, r, -2, 2) ||
-        !fz_make(c, &a, c->dt, 1, &d, r, -2, 2) || (layer && !fz_make(c, &b, c->dt, 1, &d, r, -2, 2)))
+    if (!norm_case_make(c, r, layer, &nc) ||
+        !fz_make(c, &res, c->dt, nc.rank, nc.dims, r, -2, 2))
         goto done;
+    const pt_tensor *x = &nc.x, *a = &nc.a, *b = &nc.b;
+    const float eps = nc.eps;
     char lx[128], lr[128];
     snprintf(c->sub, sizeof c->sub, "eps %g x=%s r=%s", (double)eps,
-             pt_layout_str(lx, sizeof lx, &x.l), pt_layout_str(lr, sizeof lr, &res.l));
-    wk_status st = layer ? wk_add_layer_norm(&sum, &out, x.s, &x.l, res.s, &res.l, a.s, &a.l, b.s,
-                                             &b.l, eps)
-                         : wk_add_rms_norm(&sum, &out, x.s, &x.l, res.s, &res.l, a.s, &a.l, eps);
-    const int64_t n = ref_count(&x.l);
+             pt_layout_str(lx, sizeof lx, &x->l), pt_layout_str(lr, sizeof lr, &res.l));
+    wk_status st = layer ? wk_add_layer_norm(&sum, &out, x->s, &x->l, res.s, &res.l, a->s, &a->l,
+                                             b->s, &b->l, eps)
+                         : wk_add_rms_norm(&sum, &out, x->s, &x->l, res.s, &res.l, a->s, &a->l, eps);
+    const int64_t n = ref_count(&x->l);
     const size_t bytes = (size_t)(n > 0 ? n : 1) * ref_dtype_size(c->dt);
     want_sum = pt_alloc(c, bytes);
     want = pt_alloc(c, bytes);
@@ -136,29 +154,27 @@ void pt_run_add_norm(pt_ctx *c, pt_rng *r)
     wk_status rst = WK_OK;
     if (!c->probing) {
         wk_layout ls;
-        rst = ref_binary(want_sum, WK_OP_ADD, c->dt, x.host, &x.l, res.host, &res.l);
-        if (rst == WK_OK && wk_layout_contiguous(&ls, x.l.rank, x.l.dims) == WK_OK)
-            rst = layer ? ref_layer_norm(want, c->dt, want_sum, &ls, a.host, &a.l, b.host, &b.l, eps)
-                        : ref_rms_norm(want, c->dt, want_sum, &ls, a.host, &a.l, eps);
+        rst = ref_binary(want_sum, WK_OP_ADD, c->dt, x->host, &x->l, res.host, &res.l);
+        if (rst == WK_OK && wk_layout_contiguous(&ls, x->l.rank, x->l.dims) == WK_OK)
+            rst = layer ? ref_layer_norm(want, c->dt, want_sum, &ls, a->host, &a->l, b->host, &b->l, eps)
+                        : ref_rms_norm(want, c->dt, want_sum, &ls, a->host, &a->l, eps);
     }
     if (pt_check_status(c, st, rst, c->row->name) && st == WK_OK && !c->probing) {
         pt_check_output(c, sum, c->dt, want_sum, n, PT_EXACT);
         pt_check_output(c, out, c->dt, want, n, c->row->tol);
     }
-    pt_tensor_unchanged(c, &x, "x");
+    pt_tensor_unchanged(c, x, "x");
     pt_tensor_unchanged(c, &res, "r");
-    pt_tensor_unchanged(c, &a, "alpha");
+    pt_tensor_unchanged(c, a, "alpha");
     if (layer)
-        pt_tensor_unchanged(c, &b, "beta");
+        pt_tensor_unchanged(c, b, "beta");
 done:
     free(want_sum);
     free(want);
     wk_storage_free(sum);
     wk_storage_free(out);
-    pt_tensor_free(&x);
     pt_tensor_free(&res);
-    pt_tensor_free(&a);
-    pt_tensor_free(&b);
+    norm_case_free(&nc);
 }
 
 /* The dims of x for a rope case: (B, H, T, D) (or (B, T, H, D)), D even; the rank families keep
