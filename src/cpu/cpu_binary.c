@@ -1,5 +1,5 @@
 /* cpu_binary.c: the CPU binary ops: add sub mul div maximum minimum (output dtype = input dtype;
- * the gated swiglu geglu geglu_erf: cpu_unary.c's wk_cpu_glu) and the comparisons eq ne lt le gt ge (output u8), every dtype. Floats compute in f32 (f64 for
+ * the gated swiglu geglu geglu_erf by cpu_unary.c's row function) and the comparisons eq ne lt le gt ge (output u8), every dtype. Floats compute in f32 (f64 for
  * f64) and round once; maximum/minimum propagate NaN; comparisons are IEEE. Integers: wrapping
  * add/sub/mul in an unsigned type, div truncates with x/0 = 0 and MIN/-1 = MIN.
  * One row function per dtype switches on the op once per row; each case is a tight loop. */
@@ -108,17 +108,19 @@ static const wk_cpu_row_fn binary_rows[WK_DTYPE_COUNT] = {WK_DTYPE_LIST(ROW_ENTR
 wk_status wk_cpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
                         const wk_layout *la, const void *b, const wk_layout *lb)
 {
-    if (op >= WK_OP_SWIGLU && op <= WK_OP_GEGLU_ERF)
-        return wk_cpu_glu(dev, op, dt, out, a, la, b, lb);
+    (void)dev;
     const bool arith = op >= WK_OP_ADD && op <= WK_OP_MINIMUM;
+    const bool glu = op >= WK_OP_SWIGLU && op <= WK_OP_GEGLU_ERF;
     const bool cmp = op >= WK_OP_EQ && op <= WK_OP_GE;
-    if (!(arith || cmp) || !wk_dtype_valid(dt) || !wk_op_defined(op, dt))
+    if (!(arith || glu || cmp) || !wk_dtype_valid(dt) || !wk_op_defined(op, dt) ||
+        (glu && !wk_cpu_glu_row(dt)))
         return wk_err(WK_ERR_DTYPE, "cpu binary: op %s not defined for dtype %s", wk_op_name(op),
                       wk_dtype_name(dt));
     const size_t sz = wk_dtype_size(dt);
     const size_t isz[2] = {sz, sz};
     const void *in[2] = {a, b};
     const wk_layout *lay[2] = {la, lb};
-    wk_cpu_for_rows(out, cmp ? 1 : sz, 2, in, isz, lay, binary_rows[dt], &op);
+    wk_cpu_for_rows(out, cmp ? 1 : sz, 2, in, isz, lay, glu ? wk_cpu_glu_row(dt) : binary_rows[dt],
+                    &op);
     return WK_OK;
 }

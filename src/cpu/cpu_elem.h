@@ -87,6 +87,10 @@ WK_CPU_INT_TYPES(WK_CPU_DEF_SAT)
  * in[k] and steps by step[k] elements. ctx is the op's private data. */
 typedef void (*wk_cpu_row_fn)(void *out, const void *const *in, const int64_t *step, int64_t n,
                               const void *ctx);
+/* cpu_unary.c: the row function of the gated binary ops (SWIGLU, GEGLU, GEGLU_ERF: act(a) * b)
+ * for float dtype dt (NULL for the others), act through the same vector math as wk_cpu_unary's
+ * (so f32 equals unary then mul, bit for bit); its ctx is the wk_op. */
+wk_cpu_row_fn wk_cpu_glu_row(wk_dtype dt);
 
 #define WK_CPU_MAX_IN 3
 #define WK_CPU_MIN_CHUNK 4096

@@ -11,11 +11,7 @@
 /* cpu_unary.c: plain unary ops, affine, powf, elu */
 wk_status wk_cpu_unary(wk_device *dev, wk_op op, wk_dtype dt, const wk_unary_params *p, void *out,
                        const void *x, const wk_layout *lx);
-/* cpu_unary.c: the gated binary ops (SWIGLU, GEGLU, GEGLU_ERF): out = act(a) * b, float dtypes,
- * act through the same vector math as wk_cpu_unary's (so f32 equals unary then mul, bit for bit) */
-wk_status wk_cpu_glu(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
-                     const wk_layout *la, const void *b, const wk_layout *lb);
-/* cpu_binary.c: binary arithmetic and comparisons (the gated ops through wk_cpu_glu) */
+/* cpu_binary.c: binary arithmetic, the gated ops (cpu_elem.h's wk_cpu_glu_row) and comparisons */
 wk_status wk_cpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
                         const wk_layout *la, const void *b, const wk_layout *lb);
 /* cpu_where.c */

@@ -219,12 +219,18 @@ wk_status wk_cpu_unary(wk_device *dev, wk_op op, wk_dtype dt, const wk_unary_par
 
 /* ---- the gated binary ops: o = act(a) * b in the compute type, one rounding. A block of a goes
  * through the vector math in place (the same function per element as wk_cpu_unary: f32 gives
- * unary's bits), then is multiplied by the block of b. */
+ * unary's bits), then is multiplied by the block of b. ctx: the wk_op (cpu_binary.c's row
+ * driver passes it as to every binary row). */
+static wk_vm_fn glu_fn(wk_op op)
+{
+    return op == WK_OP_SWIGLU ? WK_VM_SILU : op == WK_OP_GEGLU ? WK_VM_GELU : WK_VM_GELU_ERF;
+}
+
 #define DEF_GLU(E, s, T, CT)                                                                    \
     static void glu_row_##s(void *out, const void *const *in, const int64_t *step, int64_t n,   \
                             const void *ctx)                                                    \
     {                                                                                           \
-        const wk_vm_fn f = *(const wk_vm_fn *)ctx;                                              \
+        const wk_vm_fn f = glu_fn(*(const wk_op *)ctx);                                         \
         T *o = out;                                                                             \
         const T *as = in[0], *bs = in[1];                                                       \
         const int64_t sa = step[0], sb = step[1];                                               \
@@ -244,20 +250,7 @@ WK_CPU_FLOAT_TYPES(DEF_GLU)
 #define GLU_ENTRY(E, s, T, CT) [WK_DTYPE_##E] = glu_row_##s,
 static const wk_cpu_row_fn glu_rows[WK_DTYPE_COUNT] = {WK_CPU_FLOAT_TYPES(GLU_ENTRY)};
 
-wk_status wk_cpu_glu(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *a,
-                     const wk_layout *la, const void *b, const wk_layout *lb)
+wk_cpu_row_fn wk_cpu_glu_row(wk_dtype dt)
 {
-    (void)dev;
-    const wk_vm_fn f = op == WK_OP_SWIGLU ? WK_VM_SILU : op == WK_OP_GEGLU ? WK_VM_GELU
-                                                                          : WK_VM_GELU_ERF;
-    if ((op != WK_OP_SWIGLU && op != WK_OP_GEGLU && op != WK_OP_GEGLU_ERF) ||
-        !wk_dtype_valid(dt) || !wk_op_defined(op, dt) || !glu_rows[dt])
-        return wk_err(WK_ERR_DTYPE, "cpu binary: op %s not defined for dtype %s", wk_op_name(op),
-                      wk_dtype_name(dt));
-    const size_t sz = wk_dtype_size(dt);
-    const size_t isz[2] = {sz, sz};
-    const void *in[2] = {a, b};
-    const wk_layout *lay[2] = {la, lb};
-    wk_cpu_for_rows(out, sz, 2, in, isz, lay, glu_rows[dt], &f);
-    return WK_OK;
+    return wk_dtype_valid(dt) ? glu_rows[dt] : NULL;
 }
