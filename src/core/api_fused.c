@@ -1,8 +1,8 @@
 /* api_fused.c: front end of candle-nn's fused ops: softmax_last_dim, rms_norm, layer_norm, rope,
- * rope_i, rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm. Checks every argument once (docs/semantics.md, "Fused
- * ops"), allocates the contiguous output and calls the backend. Order of the checks: NULL output,
- * operands (NULL, layout), devices, dtype agreement, shapes, then whether the op is defined for
- * the dtype and implemented by the device. */
+ * rope_i, rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm. Checks every
+ * argument once (docs/semantics.md, "Fused ops"), allocates the contiguous output and calls the
+ * backend. Order of the checks: NULL output, operands (NULL, layout), devices, dtype agreement,
+ * shapes, then whether the op is defined for the dtype and implemented by the device. */
 #include "api.h"
 
 /* One fused call's arguments, as the backend entries take them. */
