@@ -451,11 +451,11 @@ static void add_norm_same_bits(wk_dtype dt, int64_t M, int64_t D, int layer, int
     const size_t n = (size_t)(M * D), esz = wk_dtype_size(dt);
     float *xf = malloc(n * 4), *rf = malloc(n * 4), *af = malloc((size_t)D * 4),
           *bf = malloc((size_t)D * 4);
-    unsigned char *h = malloc(n * esz), *g1 = malloc(n * esz), *g2 = malloc(n * esz),
+    unsigned char *g1 = malloc(n * esz), *g2 = malloc(n * esz),
                   *g3 = malloc(n * esz), *g4 = malloc(n * esz);
     wk_storage *sx = NULL, *sr = NULL, *sa = NULL, *sb = NULL, *xf32 = NULL, *rf32 = NULL;
     wk_storage *sum = NULL, *out = NULL, *csum = NULL, *cout = NULL, *t = NULL;
-    if (!xf || !rf || !af || !bf || !h || !g1 || !g2 || !g3 || !g4)
+    if (!xf || !rf || !af || !bf || !g1 || !g2 || !g3 || !g4)
         goto done;
     for (size_t i = 0; i < n; i++) {
         xf[i] = (float)((i * 37) % 101) / 16.0f - 3.0f;
@@ -511,7 +511,7 @@ done:
     wk_storage_free(sx), wk_storage_free(sr), wk_storage_free(sa), wk_storage_free(sb);
     wk_storage_free(xf32), wk_storage_free(rf32), wk_storage_free(sum), wk_storage_free(out);
     wk_storage_free(csum), wk_storage_free(cout);
-    free(xf), free(rf), free(af), free(bf), free(h), free(g1), free(g2), free(g3), free(g4);
+    free(xf), free(rf), free(af), free(bf), free(g1), free(g2), free(g3), free(g4);
 }
 
 static void test_add_norm(void)
