@@ -1,5 +1,6 @@
-/* cpu_qmv.c: the CPU's quantized matrix-vector product of decode (wk_qmatmul with x of 1 or 8 rows
- * against a GGML block-quantized W (n, k)), microseconds per call (a benchmark, not a test).
+/* cpu_qmv.c: the CPU's quantized matrix product (wk_qmatmul with x of m rows, by default 1 and 8
+ * (decode), --rows 1,8,64,512 for prefill, against a GGML block-quantized W (n, k)), microseconds
+ * per call and multiply-adds per second (a benchmark, not a test).
  * Shapes: the three of a llama-style layer, W (n, k) = (4096, 14336), (14336, 4096),
  * (4096, 4096), for Q4_0, Q8_0, Q4_K, Q6_K (or those named on the command line: q4_0 ...).
  * It calls the CPU backend's qmatmul on host buffers (no storage allocation in the timing), on
@@ -8,7 +9,8 @@
  * the values). Each time is the minimum over rounds (default 5; --rounds R) of the mean of enough
  * calls for about 0.1 s, after one warm-up call: the machine is shared, the minimum is the least
  * disturbed figure. Threads: OMP_NUM_THREADS.
- * Build: cmake --build BUILD --target wick_cpu_qmv;  run: OMP_NUM_THREADS=2 BUILD/wick_cpu_qmv */
+ * Build: cmake --build BUILD --target wick_cpu_qmv;  run: OMP_NUM_THREADS=2 BUILD/wick_cpu_qmv
+ *        [--rounds R] [--rows M1,M2,...] [--cpu-time] [q4_0 q8_0 ...] */
 #include "cpu/cpu_ops.h"
 #include "cpu/cpu_qdot.h"
 #include "cpu/cpu_qdot_types.h"
@@ -19,11 +21,16 @@
 #include <string.h>
 #include <time.h>
 
+/* --cpu-time: the process's CPU seconds divided by the threads instead of wall seconds (on a
+ * machine shared with other work: the time the product itself took, less what waiting cost) */
+static int g_cpu_time;
+
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    clock_gettime(g_cpu_time ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    const double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return g_cpu_time ? t / omp_get_max_threads() : t;
 }
 
 /* Random W of qt with sane scales: d = 2^-6 and min 2^-8 (f16), q8_k d = 2^-6 (f32). */
@@ -58,10 +65,22 @@ int main(int argc, char **argv)
 {
     int rounds = 5;
     wk_qtype qts[16];
-    int nq = 0;
+    int nq = 0, nm = 2;
+    int64_t ms[16] = {1, 8};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = atoi(argv[++i]);
+            continue;
+        }
+        if (!strcmp(argv[i], "--cpu-time")) {
+            g_cpu_time = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
+            nm = 0;
+            for (char *t = strtok(argv[++i], ","); t && nm < 16; t = strtok(NULL, ","))
+                if (atoll(t) > 0)
+                    ms[nm++] = atoll(t);
             continue;
         }
         for (int q = 0; q < 40; q++)
@@ -75,11 +94,11 @@ int main(int argc, char **argv)
     static const int64_t shapes[3][2] = {{4096, 14336}, {14336, 4096}, {4096, 4096}};
     printf("path %s, %d threads, min over %d rounds\n", wk_cpu_qdot_name(wk_cpu_qdot_path()),
            omp_get_max_threads(), rounds);
-    printf("%-6s %6s %6s %2s %12s %8s\n", "type", "n", "k", "m", "us/call", "GB/s(W)");
+    printf("%-6s %6s %6s %4s %12s %8s %8s\n", "type", "n", "k", "m", "us/call", "GB/s(W)", "GMAC/s");
     for (int q = 0; q < nq; q++)
         for (int s = 0; s < 3; s++)
-            for (int m = 1; m <= 8; m += 7) {
-                const int64_t n = shapes[s][0], k = shapes[s][1];
+            for (int mi = 0; mi < nm; mi++) {
+                const int64_t n = shapes[s][0], k = shapes[s][1], m = ms[mi];
                 size_t wb;
                 uint8_t *w = make_w(qts[q], n, k, &wb);
                 float *x = malloc((size_t)(m * k) * sizeof *x), *out = malloc((size_t)(m * n) * sizeof *out);
@@ -99,8 +118,9 @@ int main(int argc, char **argv)
                     const double t = (now() - t0) / calls;
                     best = t < best ? t : best;
                 }
-                printf("%-6s %6lld %6lld %2d %12.1f %8.1f\n", wk_qtype_name(qts[q]), (long long)n,
-                       (long long)k, m, best * 1e6, (double)wb / best * 1e-9);
+                printf("%-6s %6lld %6lld %4lld %12.1f %8.1f %8.1f\n", wk_qtype_name(qts[q]),
+                       (long long)n, (long long)k, (long long)m, best * 1e6, (double)wb / best * 1e-9,
+                       (double)m * (double)n * (double)k / best * 1e-9);
                 fflush(stdout);
                 free(w), free(x), free(out);
             }

@@ -11,15 +11,22 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   set_source_files_properties(src/cpu/cpu_vmath.c PROPERTIES COMPILE_DEFINITIONS "WK_VMATH_X86=1")
   # The f32 conv micro-kernel likewise: cpu_conv.c calls it when the CPU has AVX-512F.
   set_source_files_properties(src/cpu/cpu_conv_avx512.c src/cpu/cpu_conv_avx512_direct.c
-                              PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
+                              src/cpu/cpu_attn_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
   set_source_files_properties(src/cpu/cpu_conv.c PROPERTIES COMPILE_DEFINITIONS "WK_CONV_X86=1")
   include(CheckCCompilerFlag)
   # the quantized dot products of decode (src/cpu/cpu_qdot.c picks one at run time)
-  set_source_files_properties(src/cpu/cpu_qdot_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-O3")
+  set_source_files_properties(src/cpu/cpu_qdot_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-mfma;-O3")
   check_c_compiler_flag(-mavx512vnni WICK_CC_AVX512VNNI)
   if(WICK_CC_AVX512VNNI)
     set_source_files_properties(src/cpu/cpu_qdot_avx512.c PROPERTIES COMPILE_OPTIONS
                                 "-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mf16c;-O3")
+  endif()
+  # the quantized product of many rows on the AMX tile units (cpu_qdot.c calls it only on a CPU
+  # with AMX-INT8 whose kernel granted the tile data)
+  check_c_compiler_flag(-mamx-int8 WICK_CC_AMXINT8)
+  if(WICK_CC_AMXINT8)
+    set_source_files_properties(src/cpu/cpu_qgemm_amx.c PROPERTIES COMPILE_OPTIONS
+                                "-mamx-tile;-mamx-int8;-mavx512f;-mavx512bw;-mavx512vl;-mf16c;-O3")
   endif()
   # the bf16 gemm (vdpbf16ps); cpu_matmul.c calls it only on a CPU that has AVX512-BF16
   check_c_compiler_flag(-mavx512bf16 WICK_CC_AVX512BF16)

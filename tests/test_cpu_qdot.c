@@ -1,25 +1,31 @@
-/* test_cpu_qdot.c: the CPU's quantized matrix-vector product of decode (src/cpu/cpu_qdot.h: x of
- * 1..8 rows quantized to int8 blocks of 32, integer block dot products), every block type.
+/* test_cpu_qdot.c: the CPU's quantized matrix product on integers (src/cpu/cpu_qdot.h: x of any
+ * number of rows quantized to int8 blocks of 32, integer block dot products, the terms of
+ * cpu_qdot.h in f32), every block type, decode (m <= 8) and prefill (m > 8) shapes.
  *   1. Against a float64 reference computed here from the documented rule (docs/semantics.md,
  *      wk_qmatmul): x quantized by this file's own code (d = amax / 127, round half away from
  *      zero with C's roundf, clamp +-127; blocks with amax < 2^-60 gridded on x * 2^64; a block
  *      holding NaN or +-inf makes its row's outputs NaN), W decoded by the independent reference
- *      decoder (tests/reference/ref_quant.c), sums in f64. Bound per output (derived): the f32
- *      operations of the combination, at most 4 roundings per 32-element sub-block u of terms no
- *      larger than |d_u| sum_i |c_i| (|w_i| + max_u |w|) (the min term of the affine types is at
- *      most the sub-block's largest |w|), so 2^-20 times that sum over u (twice the need), plus
- *      one rounding of the result to f32 (and to dt) and 2^-149 per operation below f32's
- *      normal range. Tight: one x code off by one moves an output by |d_u w_i|, far above it
- *      for the one-block k.
+ *      decoder (tests/reference/ref_quant.c), sums in f64. Bound per output (derived from the
+ *      terms of cpu_qdot.h): sub-block u contributes t_u terms (1 to 4) whose sizes sum to at most
+ *      M_u = |d_u| sum_i |c_i| (|w_i| + max_u |w|) (the min terms are at most the sub-block's
+ *      largest |w| times the codes); each term's scale (F * K) * dx is rounded once (2^-24 of the
+ *      term) and each fmaf rounds the running sum once (2^-24 of at most the sum of the M so
+ *      far), so the error is at most 2^-24 sum_u (M_u + t_u R_u), R_u = M_0 + ... + M_u, plus one
+ *      rounding of the result to dt and 2^-149 per operation below f32's normal range. Tight for
+ *      a few sub-blocks: one x code off by one moves an output by |d_u w_i|, far above it.
  *   2. Against the unquantized f64 dot product, the parity class PT_QDOT: nmse <= 3e-4.
- *   3. Bit identity: every code path this CPU runs (scalar, avx2, avx512) and 1 and 2 threads
- *      give the same bits (NaN where NaN), and wk_qmatmul (the public op) gives those bits.
- * Shapes: m in {1, 2, 3, 8}, k of 1, 3 and 7 blocks (K types: of 256), n in {5, 37} (not a
- * multiple of the 4- and 16-row groups). x patterns: random; all zeros; adversarial blocks (all
- * equal, 1e30, subnormal 1e-40, zeros, a lone nonzero); NaN and +inf in one block of a row.
- * W: random values quantized, and raw bytes 0xff with finite float scales (every code and integer
- * sub-scale at its largest: the integer sums at their bounds, x adversarial and random).
- * Run: ctest -R test_cpu_qdot (a few seconds, also under the sanitizers) */
+ *   3. Bit identity: every code path this CPU runs (scalar, avx2, avx512, amx) and 1 and 2 threads
+ *      give the same bits (NaN where NaN); every row of x gives the bits it gives alone (a call
+ *      of one row), so no row depends on the others; and wk_qmatmul (the public op) gives those
+ *      bits.
+ * Shapes: m in {1, 2, 3, 8} and {9, 16, 17, 33}, k of 1, 3 and 7 blocks (K types: of 256), n in {5,
+ * 37} (not a multiple of the 4- and 16-row groups), and prefill shapes past the AMX product's
+ * chunks (more than 128 sub-blocks, more than 128 weight rows, 20 rows). x patterns: random; all
+ * zeros; adversarial blocks (all equal, 1e30, subnormal 1e-40, zeros, a lone nonzero); NaN and
+ * +inf in one block of a row. W: random values quantized, and raw bytes 0xff with finite float
+ * scales (every code and integer sub-scale at its largest: the integer sums at their bounds, x
+ * adversarial and random).
+ * Run: ctest -R test_cpu_qdot (seconds, also under the sanitizers) */
 #include "cpu/cpu_qdot.h"
 #include "cpu/cpu_qdot_types.h"
 #include "ref_quant.h"
@@ -201,7 +207,7 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
              wk_dtype_name(dt), (long long)m, (long long)n, (long long)k, XNAMES[pat],
              wsat ? ", W bytes 0xff" : "");
     int first = 1;
-    for (int p = WK_QDOT_SCALAR; p <= WK_QDOT_AVX512; p++)
+    for (int p = WK_QDOT_SCALAR; p <= WK_QDOT_AMX; p++)
         for (int th = 1; th <= 2 && wk_cpu_qdot_can(p); th++) {
             omp_set_num_threads(th);
             void *o = dt == WK_DTYPE_F32 ? (void *)got : (void *)oh;
@@ -222,6 +228,24 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
                        wk_cpu_qdot_name(p), th, i, i < no ? got[i] : 0.0, i < no ? want[i] : 0.0);
         }
     omp_set_num_threads(2);
+    /* ... every row alone gives its bits (on the best path: rows of many-row calls take the AMX
+     * product there, single rows the AVX-512 functions) */
+    for (int64_t r = 0; r < m && m > 1 && !first; r++) {
+        const int p = wk_cpu_qdot_path() == WK_QDOT_EXACT ? WK_QDOT_SCALAR : wk_cpu_qdot_path();
+        const void *xr = dt == WK_DTYPE_F32 ? (const void *)(x + r * k) : (const void *)(xh + r * k);
+        void *o = dt == WK_DTYPE_F32 ? (void *)got : (void *)oh;
+        if (!TEST_EQ_STATUS(wk_cpu_qdot(p, qt, dt, o, xr, 1, w, n, k), WK_OK))
+            goto out;
+        int64_t j = 0;
+        while (j < n && same(dt == WK_DTYPE_F32 ? got[j]
+                             : dt == WK_DTYPE_F16 ? wk_f16_to_f32(oh[j]) : wk_bf16_to_f32(oh[j]),
+                             want[r * n + j]))
+            j++;
+        if (!TEST_CHECK(j == n, "%s: row %lld alone, out[%lld] differs from the %lld-row call", what,
+                        (long long)r, (long long)j, (long long)m))
+            break;
+    }
+    memcpy(got, want, no * sizeof *got);
     /* ... and the public op, on the path this process picked */
     if (wk_cpu_qdot_path() != WK_QDOT_EXACT) {
         const wk_layout lx = testlib_layout2(m, k);
@@ -246,10 +270,14 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
     const double sub = dt == WK_DTYPE_F16 ? 0x1p-25 : dt == WK_DTYPE_BF16 ? 0x1p-134 : 0x1p-150;
     double e2 = 0, s2 = 0;
     int bad = 0;
+    /* terms per sub-block (cpu_qdot.h): 2 scale terms for the types with a scale per half, 1 else;
+     * min terms: 2 for q2_k, 1 for q4_1, q5_1, q4_k, q5_k */
+    const qd_type ty = qd_type_of((int)qt);
+    const int tu = (ty.ints == 2 ? 2 : 1) + (ty.eof < 0 ? 0 : ty.ints == 2 ? 2 : 1);
     for (int64_t r = 0; r < m && !bad; r++)
         for (int64_t j = 0; j < n && !bad; j++) {
             const double *wr = wd + j * k;
-            double s = 0, mag = 0, exact = 0;
+            double s = 0, mag = 0, exact = 0, run = 0;
             int nan = 0;
             for (int64_t u = 0; u < k / 32; u++) {
                 const int64_t b = r * (k / 32) + u;
@@ -262,7 +290,8 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
                     mu += abs(codes[b * 32 + i]) * (fabs(wr[u * 32 + i]) + wmax);
                 }
                 s += xd[b] * su;
-                mag += xd[b] * mu;
+                run += xd[b] * mu;
+                mag += xd[b] * mu + tu * run;
             }
             for (int64_t i = 0; i < k; i++)
                 exact += (double)x[r * k + i] * wr[i];
@@ -272,7 +301,7 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
                                   what, (long long)r, (long long)j, g);
                 continue;
             }
-            const double tol = 0x1p-20 * mag + ulp * fabs(s) + sub + 4.0 * (double)k * 0x1p-149;
+            const double tol = 0x1p-24 * mag + ulp * fabs(s) + sub + 4.0 * (double)k * 0x1p-149;
             bad = !TEST_CHECK(fabs(g - s) <= tol, "%s: out[%lld,%lld] = %.9g, want %.9g (tol %.3g)",
                               what, (long long)r, (long long)j, g, s, tol);
             e2 += (g - exact) * (g - exact);
@@ -293,24 +322,29 @@ int main(void)
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
     printf("paths:");
-    for (int p = WK_QDOT_SCALAR; p <= WK_QDOT_AVX512; p++)
+    for (int p = WK_QDOT_SCALAR; p <= WK_QDOT_AMX; p++)
         printf(" %s%s", wk_cpu_qdot_name(p), wk_cpu_qdot_can(p) ? "" : " (not on this CPU)");
     printf("; wk_qmatmul uses %s\n", wk_cpu_qdot_name(wk_cpu_qdot_path()));
-    static const int64_t MS[] = {1, 2, 3, 8};
+    static const int64_t MS[] = {1, 2, 3, 8, 9, 16, 17, 33};
     for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
         const int64_t be = ref_qblock_elems(QTS[q]);
-        for (size_t mi = 0; mi < 4; mi++)
+        for (size_t mi = 0; mi < 8; mi++)
             for (int64_t nb = 1; nb <= 7; nb += 2 + 2 * (nb == 3))
                 for (int64_t n = 5; n <= 37; n += 32)
                     one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], n, nb * be, X_RANDOM, 0);
         for (int pat = X_ZEROS; pat <= X_NONFINITE; pat++)
-            for (int64_t mi = 0; mi < 4; mi += 3)
+            for (int64_t mi = 0; mi < 8; mi += 3)
                 one_case(cpu, QTS[q], WK_DTYPE_F32, MS[mi], 37, 7 * be, pat, 0);
         one_case(cpu, QTS[q], WK_DTYPE_F16, 3, 19, 3 * be, X_RANDOM, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_F16, 17, 19, 3 * be, X_RANDOM, 0);
         one_case(cpu, QTS[q], WK_DTYPE_BF16, 8, 19, 3 * be, X_ADVERSARIAL, 0);
+        one_case(cpu, QTS[q], WK_DTYPE_BF16, 33, 19, 3 * be, X_ADVERSARIAL, 0);
         one_case(cpu, QTS[q], WK_DTYPE_BF16, 2, 19, be, X_NONFINITE, 0);
         one_case(cpu, QTS[q], WK_DTYPE_F32, 8, 37, 3 * be, X_ADVERSARIAL, 1);
         one_case(cpu, QTS[q], WK_DTYPE_F32, 3, 21, 3 * be, X_RANDOM, 1);
+        one_case(cpu, QTS[q], WK_DTYPE_F32, 24, 37, 3 * be, X_RANDOM, 1);
+        /* prefill: more than 128 sub-blocks (the AMX product's chunk) and 128 weight rows */
+        one_case(cpu, QTS[q], WK_DTYPE_F32, 20, 133, (be == 256 ? 17 : 136) * be, X_RANDOM, 0);
     }
     wk_device_close(cpu);
     return testlib_summary();

@@ -399,10 +399,11 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
         !TEST_EQ_INT(wk_storage_len(o), m * n) || testlib_download_f64(got, (size_t)(m * n), o))
         goto out;
     int bad = 0;
-    /* GPUs quantize x; the CPU for m <= 8 rows and a block type, unless WICK_CPU_QDOT=exact */
+    /* GPUs quantize x (for m <= 8); the CPU for a block type, any m, unless
+     * WICK_CPU_QDOT=exact */
     const char *qenv = getenv("WICK_CPU_QDOT");
     const int gpu = wk_device_backend(wk_storage_device(o)) != WK_BACKEND_CPU ||
-                    (m <= 8 && wk_qtype_block_elems(qt) > 1 && !(qenv && !strcmp(qenv, "exact")));
+                    (wk_qtype_block_elems(qt) > 1 && !(qenv && !strcmp(qenv, "exact")));
     for (int64_t r = 0; r < m && !bad; r++)
         for (int64_t j = 0; j < n && !bad; j++) {
             /* row r of x (row-major over the batch and m dims) */
@@ -418,7 +419,7 @@ static void qmm_case(wk_device *dev, wk_qtype qt, wk_dtype dt, int32_t rank, con
              * of the result to dt (one ulp) */
             double tol = ulp_rel(dt) * fabs(s) + 1e-5 * sa;
             /* x quantized to int8 blocks of 32 (scale = amax / 127) for integer dot products
-             * (GPUs; the CPU for m <= 8): each x element is off by at most scale / 2 */
+             * (GPUs; the CPU): each x element is off by at most scale / 2 */
             for (int64_t b0 = 0; gpu && b0 < k; b0 += 32) {
                 double amax = 0, sw = 0;
                 for (int64_t i = b0; i < b0 + 32 && i < k; i++) {

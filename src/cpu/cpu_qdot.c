@@ -1,6 +1,6 @@
-/* cpu_qdot.c: the quantized matrix-vector product of decode on the CPU (contract: cpu_qdot.h):
- * the choice of code path, the quantization of x, the scalar path (the definition the SIMD paths
- * match bit for bit) and the threading over weight rows. */
+/* cpu_qdot.c: the quantized matrix product on the CPU (contract: cpu_qdot.h): the choice of code
+ * path, the quantization of x, the scalar path (the definition the SIMD and AMX paths match bit
+ * for bit) and the work split over threads. */
 #include "cpu_qdot.h"
 #include "cpu_ops.h"
 #include "cpu_qdot_types.h"
@@ -16,40 +16,41 @@ static pthread_once_t g_path_once = PTHREAD_ONCE_INIT;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
-/* F16C (cpuid leaf 1, ecx bit 29): asked of cpuid, as clang's __builtin_cpu_supports does not
- * know "f16c" */
-static int has_f16c(void)
+/* F16C (cpuid leaf 1, ecx bit 29) and FMA (bit 12): asked of cpuid, as clang's
+ * __builtin_cpu_supports does not know "f16c" */
+static int has_f16c_fma(void)
 {
     unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u);
+    return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u) && ((c >> 12) & 1u);
 }
 #endif
 
 int wk_cpu_qdot_can(int path)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (path == WK_QDOT_AMX)
+        return wk_cpu_qdot_can(WK_QDOT_AVX512) && wk_qgemm_amx_built && wk_qgemm_amx_ready();
     if (path == WK_QDOT_AVX512)
         return wk_qdot_avx512_built && __builtin_cpu_supports("avx512f") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                __builtin_cpu_supports("avx512vnni");
     if (path == WK_QDOT_AVX2)
-        return wk_qdot_avx2_built && __builtin_cpu_supports("avx2") &&
-               has_f16c();
+        return wk_qdot_avx2_built && __builtin_cpu_supports("avx2") && has_f16c_fma();
 #endif
     return path == WK_QDOT_EXACT || path == WK_QDOT_SCALAR;
 }
 
 const char *wk_cpu_qdot_name(int path)
 {
-    static const char *const names[] = {"exact", "scalar", "avx2", "avx512"};
-    return path >= 0 && path <= WK_QDOT_AVX512 ? names[path] : "?";
+    static const char *const names[] = {"exact", "scalar", "avx2", "avx512", "amx"};
+    return path >= 0 && path <= WK_QDOT_AMX ? names[path] : "?";
 }
 
 static void path_pick(void)
 {
     const char *want = getenv("WICK_CPU_QDOT");
-    int p = WK_QDOT_AVX512;
-    for (int i = 0; want && i <= WK_QDOT_AVX512; i++)
+    int p = WK_QDOT_AMX;
+    for (int i = 0; want && i <= WK_QDOT_AMX; i++)
         if (!strcmp(want, wk_cpu_qdot_name(i)))
             p = i;
     while (!wk_cpu_qdot_can(p))
@@ -95,12 +96,11 @@ static void quant_block(const float *v, int8_t *q, float *d, int32_t *hs)
     *d = bad ? wk_fp_from_bits(0x7fc00000u) : g[0];
 }
 
-/* x (rows, k) of dt -> the job's xq, xd, xh. */
-static void quant_x(wk_dtype dt, const void *x, int64_t rows, int64_t nsub, int8_t *xq, float *xd,
-                    int32_t *xh)
+void wk_qdot_quant_x(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub, int8_t *xq,
+                     float *xd, int32_t *xh)
 {
     float v[32];
-    for (int64_t b = 0; b < rows * nsub; b++) {
+    for (int64_t b = r0 * nsub; b < r1 * nsub; b++) {
         for (int e = 0; e < 32; e++) {
             const int64_t i = b * 32 + e;
             v[e] = dt == WK_DTYPE_F32   ? ((const float *)x)[i]
@@ -118,7 +118,7 @@ void wk_qdot_rows_scalar(const wk_qdot_job *jb, int64_t j0, int64_t j1)
     const int64_t nblk = jb->nsub / ty.sub;
     for (int64_t j = j0; j < j1; j++) {
         const uint8_t *wr = jb->w + j * jb->row_bytes;
-        double acc[8] = {0};
+        float acc[8] = {0};
         for (int64_t blk = 0; blk < nblk; blk++) {
             const uint8_t *b = wr + blk * ty.bytes;
             float d, e;
@@ -128,6 +128,8 @@ void wk_qdot_rows_scalar(const wk_qdot_job *jb, int64_t j0, int64_t j1)
                 int32_t S[2], N[2];
                 qd_bytes(jb->qt, b, s, u);
                 qd_ints(jb->qt, b, s, S, N);
+                const float dS0 = d * (float)S[0], dS1 = d * (float)S[1];
+                const float eN0 = e * (float)N[0], eN1 = e * (float)N[1];
                 const int64_t xu = blk * ty.sub + s;
                 for (int r = 0; r < jb->rows; r++) {
                     const int64_t xi = (int64_t)r * jb->nsub + xu;
@@ -138,63 +140,126 @@ void wk_qdot_rows_scalar(const wk_qdot_job *jb, int64_t j0, int64_t j1)
                         is[l >> 4] += (int32_t)u[l] * xq[l];
                     is[0] -= ty.c * xh[0];
                     is[1] -= ty.c * xh[1];
-                    const int32_t I = S[0] * is[0] + S[1] * is[1];
-                    float a = (float)I * d;
-                    if (ty.eof >= 0) {
-                        const int32_t M = N[0] * xh[0] + N[1] * xh[1];
-                        a = a + (float)M * e;
-                    }
-                    const float t = jb->xd[xi] * a;
-                    acc[r] += (double)t;
+                    acc[r] = qd_terms(&ty, acc[r], is[0], is[1], xh[0], xh[1], dS0, dS1, eN0, eN1,
+                                      jb->xd[xi]);
                 }
             }
         }
         for (int r = 0; r < jb->rows; r++)
-            jb->out[(int64_t)r * jb->n + j] = (float)acc[r];
+            jb->out[(int64_t)r * jb->n + j] = acc[r];
     }
 }
 
 /* ---- the op */
+
+/* Rows [r0, r1) of jb on the row functions of path, 8 rows of x at a time, weight rows [j0, j1)
+ * 16 at a time (the AVX-512 group), x rows in blocks of XBLOCK whose codes stay in cache while
+ * the weight rows stream past. */
+#define XBLOCK 64
+static void rows_path(int path, const wk_qdot_job *jb, int64_t r0, int64_t r1, int64_t j0,
+                      int64_t j1)
+{
+    void (*rows_fn)(const wk_qdot_job *, int64_t, int64_t) =
+        path >= WK_QDOT_AVX512 ? wk_qdot_rows_avx512
+        : path == WK_QDOT_AVX2 ? wk_qdot_rows_avx2
+                               : wk_qdot_rows_scalar;
+    for (int64_t j = j0; j < j1; j += 16)
+        for (int64_t r = r0; r < r1; r += 8) {
+            wk_qdot_job c = *jb;
+            c.rows = (int)(r1 - r < 8 ? r1 - r : 8);
+            c.xq = jb->xq + r * jb->nsub * 32;
+            c.xd = jb->xd + r * jb->nsub;
+            c.xh = jb->xh + 2 * r * jb->nsub;
+            c.out = jb->out + r * jb->n;
+            rows_fn(&c, j, j + 16 < j1 ? j + 16 : j1);
+        }
+}
+
+
 wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
                       const void *w, int64_t n, int64_t k)
 {
     const int64_t nsub = k / 32;
-    const size_t nb = (size_t)(rows * nsub);
+    const int amx = path == WK_QDOT_AMX && rows >= WK_QDOT_AMX_MIN_ROWS && wk_qgemm_amx_takes((int)qt);
+    const int64_t prow = amx ? (rows + 15) / 16 * 16 : rows; /* AMX: zero rows up to 16s */
+    const size_t nb = (size_t)(prow * nsub);
     const size_t ob = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * n) * sizeof(float);
-    /* one allocation: x codes, scales, half sums, and the f32 result when dt is not f32 */
-    char *buf = wk_malloc(nb * 32 + nb * sizeof(float) + nb * 2 * sizeof(int32_t) + ob + 64);
-    if (!buf)
-        return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate the quantized x (%lld x %lld)",
-                      (long long)rows, (long long)k);
+    const int par = (double)rows * (double)n * (double)k >= (double)WK_CPU_PAR_THRESHOLD;
+    const int nt = par ? omp_get_max_threads() : 1;
     wk_qdot_job jb = {.qt = (int)qt,
                       .w = w,
                       .row_bytes = k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt),
                       .n = n,
                       .nsub = nsub,
-                      .rows = (int)rows};
-    float *xd = (float *)buf;
+                      .rows = 0};
+    const size_t sb = amx ? (wk_qgemm_amx_scratch(&jb) + 63) / 64 * 64 : 0;
+    const size_t fb = amx && qd_type_of((int)qt).eof >= 0 ? nb * 3 * sizeof(float) : 0;
+    /* one allocation: x codes (64-byte aligned), scales, half sums, the f32 result when dt is
+     * not f32, the half sums as floats (AMX, affine types), the AMX packing buffers (one per
+     * thread) */
+    /* (through the CPU storage cache: a prefill allocates the same sizes every step, and fresh
+     * pages would fault in and be zeroed each time) */
+    char *buf = wk_host_alloc(nb * 32 + nb * sizeof(float) + nb * 2 * sizeof(int32_t) + ob + fb +
+                              (size_t)nt * sb + 128);
+    if (!buf)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate the quantized x (%lld x %lld)",
+                      (long long)rows, (long long)k);
+    int8_t *xq = (int8_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float *xd = (float *)(xq + nb * 32);
     int32_t *xh = (int32_t *)(xd + nb);
     float *of = (float *)(xh + 2 * nb);
-    int8_t *xq = (int8_t *)(of + ob / sizeof(float));
-    quant_x(dt, x, rows, nsub, xq, xd, xh);
+    float *xf = (float *)((char *)of + ob);
+    char *scratch = (char *)(((uintptr_t)((char *)xf + fb) + 63) & ~(uintptr_t)63);
+    const int simd_x = path >= WK_QDOT_AVX512;
+#pragma omp parallel for schedule(static) if (par && rows > 1)
+    for (int64_t r = 0; r < rows; r++)
+        (simd_x ? wk_qdot_quant_x_avx512 : wk_qdot_quant_x)((int)dt, x, r, r + 1, nsub, xq, xd, xh);
+    if (prow > rows) {
+        memset(xq + rows * nsub * 32, 0, (size_t)((prow - rows) * nsub * 32));
+        memset(xd + rows * nsub, 0, (size_t)((prow - rows) * nsub) * sizeof(float));
+        memset(xh + 2 * rows * nsub, 0, (size_t)((prow - rows) * nsub * 2) * sizeof(int32_t));
+    }
     jb.xq = xq, jb.xd = xd, jb.xh = xh;
     jb.out = dt == WK_DTYPE_F32 ? out : of;
+    if (fb) {
+        for (size_t b = 0; b < nb; b++) {
+            xf[3 * b] = (float)xh[2 * b];
+            xf[3 * b + 1] = (float)xh[2 * b + 1];
+            xf[3 * b + 2] = (float)(xh[2 * b] + xh[2 * b + 1]);
+        }
+        jb.xf = xf;
+    }
 
-    void (*rows_fn)(const wk_qdot_job *, int64_t, int64_t) =
-        path == WK_QDOT_AVX512 ? wk_qdot_rows_avx512
-        : path == WK_QDOT_AVX2 ? wk_qdot_rows_avx2
-                               : wk_qdot_rows_scalar;
-    /* static schedule over chunks of 16 weight rows (the AVX-512 group) */
-    const int64_t chunk = 16, nch = (n + chunk - 1) / chunk;
-    const int par = (double)rows * (double)n * (double)k >= (double)WK_CPU_PAR_THRESHOLD && nch > 1;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t c = 0; c < nch; c++)
-        rows_fn(&jb, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);
+    if (amx) {
+        /* WK_QDOT_AMX_ROWS weight rows per item; prow x rows each (outputs of padded rows dropped) */
+        const int64_t nit = (n + WK_QDOT_AMX_ROWS - 1) / WK_QDOT_AMX_ROWS;
+#pragma omp parallel num_threads(nt) if (par && nit > 1)
+        {
+            void *sc = scratch + (size_t)omp_get_thread_num() * sb;
+#pragma omp for schedule(static)
+            for (int64_t it = 0; it < nit; it++) {
+                const int64_t j0 = it * WK_QDOT_AMX_ROWS, j1 = j0 + WK_QDOT_AMX_ROWS < n ? j0 + WK_QDOT_AMX_ROWS : n;
+                if (wk_qgemm_amx(&jb, rows, j0, j1, sc) != 0)
+                    rows_path(WK_QDOT_AVX512, &jb, 0, rows, j0, j1);
+            }
+        }
+    } else {
+        /* static schedule over chunks of 16 weight rows, x in blocks of XBLOCK rows */
+        const int64_t nch = (n + 15) / 16;
+        for (int64_t r0 = 0; r0 < rows; r0 += XBLOCK) {
+            const int64_t r1 = r0 + XBLOCK < rows ? r0 + XBLOCK : rows;
+#pragma omp parallel for schedule(static) if (par && nch > 1)
+            for (int64_t c = 0; c < nch; c++)
+                rows_path(path, &jb, r0, r1, c * 16, c * 16 + 16 < n ? c * 16 + 16 : n);
+        }
+    }
 
-    if (dt != WK_DTYPE_F32)
+    if (dt != WK_DTYPE_F32) {
+#pragma omp parallel for schedule(static) if (par && rows * n >= WK_CPU_PAR_THRESHOLD)
         for (int64_t i = 0; i < rows * n; i++)
             ((uint16_t *)out)[i] =
                 dt == WK_DTYPE_F16 ? wk_fp_f32_to_f16(of[i]) : wk_fp_f32_to_bf16(of[i]);
-    wk_free(buf);
+    }
+    wk_host_free(buf);
     return WK_OK;
 }

@@ -1,27 +1,36 @@
-/* cpu_qdot.h: the CPU's quantized matrix-vector product for decode (x with rows <= 8 against a
- * GGML block-quantized W (n, k)), the integer path that the GPUs run too (kernels/qmv.cu):
+/* cpu_qdot.h: the CPU's quantized matrix product (x (rows, k) against a GGML block-quantized W
+ * (n, k)) on integers, for any number of rows: decode (a few rows) and prefill (many). The GPUs'
+ * decode path (kernels/qmv.cu) quantizes x the same way:
  *   1. x is quantized once per call to int8 blocks of 32 with an f32 scale, the GPU's grid
  *      (wk_qb_q8_grid of quant_blocks.h: d = amax / 127, round half away from zero, subnormal
  *      blocks gridded on x * 2^64; a block holding NaN or +-inf gets d = NaN and codes 0);
  *   2. per output (r, j) and 32-element sub-block u of W row j: the exact int32 dot products of
- *      the weight codes with the x codes, one per half (elements 0..15, 16..31): is0, is1;
- *   3. per sub-block, with the block's integer sub-scales S and mins N (K types) and its float
- *      scales d and e (e: the min / -dmin term of the affine types), in f32:
- *          I = S0 * is0 + S1 * is1,  M = N0 * xs0 + N1 * xs1  (xs: the x codes' half sums)
- *          a = (float)I * d;  a = a + (float)M * e  (affine types only);  t = dx * a
- *      (every integer is exact, |I| < 2^24, so (float)I is exact), and acc += (double)t in f64,
- *      u = 0, 1, 2, ... in order; out = (float)acc, then rounded to dt.
- * Every code path (scalar, AVX2, AVX-512 VNNI) performs exactly these operations for every
- * output, vectorised across weight rows only (one output per SIMD lane), so the result is the same
- * bits on every path and any thread count. The codes/scales per type: cpu_qdot_types.h.
- * Internal to src/cpu. */
+ *      the weight codes with the x codes, one per half (elements 0..15, 16..31):
+ *          is_h = sum over the half of u_l * q_l  -  c * xh_h
+ *      (u the weight's byte, c its offset: cpu_qdot_types.h; q the x codes, xh_h their half sums);
+ *   3. per sub-block, in f32, a fixed list of terms, each  acc = fmaf(A, (F * K) * dx, acc)  with
+ *      A an exact integer (|A| < 2^24), F a float scale of W's block, K an integer sub-scale
+ *      (F * K is exact in f32: F has 11 significant bits, or 24 with K = 1; K at most 8), dx the x
+ *      block's scale; acc starts at +0 and takes the sub-blocks u = 0, 1, 2, ... in order:
+ *        scale terms: the types with one scale per half (q2_k, q3_k, q6_k): (is_0, d * S_0) then
+ *                     (is_1, d * S_1); every other type one term (is_0 + is_1, d * S), S = 1 for
+ *                     the one-sub-block types and q8_k;
+ *        min terms (the affine types): q2_k (xh_0, e * N_0) then (xh_1, e * N_1); q4_1, q5_1,
+ *                     q4_k, q5_k one term (xh_0 + xh_1, e * N), N = 1 for q4_1, q5_1;
+ *      (d the block's scale, e its min m or -dmin: cpu_qdot_types.h) and out = acc rounded to dt.
+ * Every code path (scalar, AVX2, AVX-512 VNNI, AMX) performs exactly these operations for every
+ * output, whatever its tiles (SIMD lanes across weight rows or x rows), and one output is always
+ * computed by one thread, so the result is the same bits on every path, every thread count and
+ * every number of rows in the call (a row's outputs do not depend on the other rows). The
+ * codes/scales per type: cpu_qdot_types.h. Internal to src/cpu. */
 #ifndef WK_CPU_QDOT_H
 #define WK_CPU_QDOT_H
 
 #include "backend.h"
 #include <stdint.h>
 
-/* One call's work: x already quantized (wk_cpu_qdot fills it). */
+/* One piece of a call's work: x already quantized (wk_cpu_qdot fills it); the rows functions
+ * take at most 8 rows of x at a time (rows, xq, xd, xh, out point at the first of them). */
 typedef struct wk_qdot_job {
     int qt;                /* wk_qtype, a block type (not F32/F16/BF16) */
     const uint8_t *w;      /* W (n, k): n rows of row_bytes */
@@ -30,24 +39,26 @@ typedef struct wk_qdot_job {
     const int8_t *xq;      /* (rows, nsub, 32) x codes */
     const float *xd;       /* (rows, nsub) x block scales */
     const int32_t *xh;     /* (rows, nsub, 2) half sums of the x codes */
-    float *out;            /* (rows, n) f32 */
+    float *out;            /* (rows, n) f32, row stride n */
+    const float *xf;       /* AMX, affine types: (rows, nsub, 3) xh0, xh1, xh0 + xh1 as floats */
 } wk_qdot_job;
 
-/* Code paths. */
-enum { WK_QDOT_EXACT = 0, WK_QDOT_SCALAR = 1, WK_QDOT_AVX2 = 2, WK_QDOT_AVX512 = 3 };
+/* Code paths. AMX: x of at least WK_QDOT_AMX_MIN_ROWS rows on the tile units (cpu_qgemm_amx.c),
+ * fewer rows on the AVX-512 VNNI functions. */
+enum { WK_QDOT_EXACT = 0, WK_QDOT_SCALAR = 1, WK_QDOT_AVX2 = 2, WK_QDOT_AVX512 = 3, WK_QDOT_AMX = 4 };
 
-/* The path wk_qmatmul takes for rows <= 8, chosen once per process: the best this CPU runs,
- * or what the environment variable WICK_CPU_QDOT (exact, scalar, avx2, avx512) asks for
- * (a level the CPU or build cannot run falls to the next lower one). EXACT: the float path of
- * cpu_quant.c (x not quantized). */
+/* The path wk_qmatmul takes, chosen once per process: the best this CPU runs, or what the
+ * environment variable WICK_CPU_QDOT (exact, scalar, avx2, avx512, amx) asks for (a level the CPU
+ * or build cannot run falls to the next lower one). EXACT: the float path of cpu_quant.c (x not
+ * quantized). */
 int wk_cpu_qdot_path(void);
 /* 1 when this CPU and build run path p (EXACT and SCALAR always). */
 int wk_cpu_qdot_can(int path);
-/* Name of path p: "exact", "scalar", "avx2", "avx512". */
+/* Name of path p: "exact", "scalar", "avx2", "avx512", "amx". */
 const char *wk_cpu_qdot_name(int path);
 
-/* out (rows, n) of dt = x (rows, k) of dt @ W^T, W (n, k) of block type qt, rows 1..8, on path
- * (SCALAR, AVX2 or AVX512; one this CPU runs). Threads over weight rows (OpenMP, static). */
+/* out (rows, n) of dt = x (rows, k) of dt @ W^T, W (n, k) of block type qt, on path (SCALAR,
+ * AVX2, AVX512 or AMX; one this CPU runs). Threads over weight rows (OpenMP). */
 wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
                       const void *w, int64_t n, int64_t k);
 
@@ -56,5 +67,27 @@ void wk_qdot_rows_scalar(const wk_qdot_job *jb, int64_t j0, int64_t j1);
 void wk_qdot_rows_avx2(const wk_qdot_job *jb, int64_t j0, int64_t j1);
 void wk_qdot_rows_avx512(const wk_qdot_job *jb, int64_t j0, int64_t j1);
 extern const int wk_qdot_avx2_built, wk_qdot_avx512_built;
+
+/* x (rows, nsub * 32) of dt (f32, f16, bf16) -> codes xq, scales xd, half sums xh (step 1), rows
+ * [r0, r1); the AVX-512 one gives the scalar one's bits (cpu_qdot.c, cpu_qdot_avx512.c). */
+void wk_qdot_quant_x(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub, int8_t *xq,
+                     float *xd, int32_t *xh);
+void wk_qdot_quant_x_avx512(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub,
+                            int8_t *xq, float *xd, int32_t *xh);
+
+/* The AMX product (cpu_qgemm_amx.c): out rows [0, rows) (xq, xd, xh, xf padded with zero rows
+ * to a multiple of 16), weight rows [j0, j1) of jb (at most WK_QDOT_AMX_ROWS), on the calling
+ * thread; scratch (64-byte aligned) is the thread's packing buffer of wk_qgemm_amx_scratch(jb)
+ * bytes. 0 on success, -1 when this thread cannot use the tile units (then nothing was written). */
+#define WK_QDOT_AMX_MIN_ROWS 16
+#define WK_QDOT_AMX_ROWS 128
+int wk_qgemm_amx(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch);
+size_t wk_qgemm_amx_scratch(const wk_qdot_job *jb);
+/* 1 when the build has the AMX product and the OS lets this process use the tile data
+ * (Linux: arch_prctl ARCH_REQ_XCOMP_PERM, asked once); 0 otherwise. */
+int wk_qgemm_amx_ready(void);
+/* 1 when the AMX product takes block type qt. */
+int wk_qgemm_amx_takes(int qt);
+extern const int wk_qgemm_amx_built;
 
 #endif

@@ -4,11 +4,11 @@
  * products in int16: at most 2 * 63 * 127, no saturation; the signed q8 types multiply |q| by x
  * with q's sign, at most 2 * 128 * 127), the halves summed by a fixed shuffle tree into one lane
  * per weight row. The K types q2_k .. q6_k (group_k): 8 rows, one per 32-bit lane, from their
- * packed fields transposed per block. Then the float combination of cpu_qdot.h lane by lane
+ * packed fields transposed per block. Then the terms of cpu_qdot.h lane by lane
  * (each output gets exactly the scalar path's operations). Compiled
- * with -mavx2 -mf16c (cmake/cpu.cmake); called only on a CPU that has them (cpu_qdot.c). */
+ * with -mavx2 -mf16c -mfma (cmake/cpu.cmake); called only on a CPU that has them (cpu_qdot.c). */
 #include "cpu_qdot.h"
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 #include "cpu_qdot_types.h"
 #include "cpu_qdot_kscale.h"
 #include "cpu_qdot_unpack.h"
@@ -38,9 +38,9 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
     const uint8_t *wr[4];
     for (int i = 0; i < 4; i++)
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
-    __m256d acc[8];
+    __m128 acc[8];
     for (int r = 0; r < 8; r++)
-        acc[r] = _mm256_setzero_pd();
+        acc[r] = _mm_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
     const int c = ty.sgn ? 0 : ty.c; /* the q8 types multiply signed codes directly */
 
@@ -65,17 +65,6 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
             }
         }
         for (int s = 0; s < ty.sub; s++) {
-            __m128i S0 = _mm_set1_epi32(1), S1 = S0, N0 = S0, N1 = S0;
-            if (ty.ints) {
-                int32_t sv[4][4];
-                for (int l = 0; l < 4; l++) {
-                    int32_t S[2], N[2];
-                    qd_ints(qt, wr[l] + bo, s, S, N);
-                    sv[0][l] = S[0], sv[1][l] = S[1], sv[2][l] = N[0], sv[3][l] = N[1];
-                }
-                S0 = _mm_loadu_si128((const __m128i *)sv[0]), S1 = _mm_loadu_si128((const __m128i *)sv[1]);
-                N0 = _mm_loadu_si128((const __m128i *)sv[2]), N1 = _mm_loadu_si128((const __m128i *)sv[3]);
-            }
             __m256i W[4];
             for (int i = 0; i < 4; i++)
                 W[i] = qdu_bytes(qt, wr[i] + bo, s);
@@ -96,26 +85,20 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
                     H0 = _mm_sub_epi32(H0, _mm_set1_epi32(c * xh0));
                     H1 = _mm_sub_epi32(H1, _mm_set1_epi32(c * xh1));
                 }
-                const __m128i I = ty.ints ? _mm_add_epi32(_mm_mullo_epi32(S0, H0), _mm_mullo_epi32(S1, H1))
-                                          : _mm_add_epi32(H0, H1);
-                __m128 a = _mm_mul_ps(_mm_cvtepi32_ps(I), dv);
-                if (ty.eof >= 0) {
-                    const __m128i M = ty.ints ? _mm_add_epi32(_mm_mullo_epi32(N0, _mm_set1_epi32(xh0)),
-                                                              _mm_mullo_epi32(N1, _mm_set1_epi32(xh1)))
-                                              : _mm_set1_epi32(xh0 + xh1);
-                    a = _mm_add_ps(a, _mm_mul_ps(_mm_cvtepi32_ps(M), ev));
-                }
-                const __m128 t = _mm_mul_ps(_mm_set1_ps(jb->xd[xi]), a);
-                acc[r] = _mm256_add_pd(acc[r], _mm256_cvtps_pd(t));
+                /* the terms of cpu_qdot.h: S = 1 (d * S = d), N = 1 for q4_1, q5_1 */
+                const __m128 dx = _mm_set1_ps(jb->xd[xi]);
+                acc[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_add_epi32(H0, H1)), _mm_mul_ps(dv, dx), acc[r]);
+                if (ty.eof >= 0)
+                    acc[r] = _mm_fmadd_ps(_mm_set1_ps((float)(xh0 + xh1)), _mm_mul_ps(ev, dx), acc[r]);
             }
         }
     }
     for (int r = 0; r < rows; r++) {
-        double v[4];
-        _mm256_storeu_pd(v, acc[r]);
+        float v[4];
+        _mm_storeu_ps(v, acc[r]);
         for (int l = 0; l < 4; l++)
             if (j0 + l < j1)
-                jb->out[(int64_t)r * jb->n + j0 + l] = (float)v[l];
+                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
     }
 }
 
@@ -208,7 +191,7 @@ static inline __attribute__((always_inline)) __m256i dot4(const __m256i U[4], co
 }
 
 /* Output rows j0 .. j0 + 7 of a K type (those below j1; the others read row j1 - 1 and are not
- * stored); lane i = row j0 + i. The float combination is group()'s, lane by lane. */
+ * stored); lane i = row j0 + i. The terms are group()'s, lane by lane. */
 static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb, const int qt,
                                                            int64_t j0, int64_t j1, const int rows)
 {
@@ -217,9 +200,9 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     const uint8_t *wr[8];
     for (int i = 0; i < 8; i++)
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
-    __m256d acc[8][2];
+    __m256 acc[8];
     for (int r = 0; r < 8; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+        acc[r] = _mm256_setzero_ps();
     int foff[6];
     const int nf = kfields(qt, foff);
     const int tof = qdk_off(qt); /* the scale bytes, transposed once per block */
@@ -259,6 +242,11 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
             __m256i SN[4]; /* S0, S1, N0, N1 */
             for (int i = 0; i < 4; i++)
                 SN[i] = qdk_signed(qt) ? _mm256_cvtepi8_epi32(iv[i]) : _mm256_cvtepu8_epi32(iv[i]);
+            /* d * S and e * N, exact (cpu_qdot.h) */
+            const __m256 dS0 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(SN[0]));
+            const __m256 dS1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(SN[1]));
+            const __m256 eN0 = _mm256_mul_ps(ev, _mm256_cvtepi32_ps(SN[2]));
+            const __m256 eN1 = _mm256_mul_ps(ev, _mm256_cvtepi32_ps(SN[3]));
             __m256i U[8];
             kbytes(qt, F, s, U);
             for (int r = 0; r < rows; r++) {
@@ -268,26 +256,32 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
                 /* is0, is1 less c * (the x half sums), all exact int32 */
                 const __m256i H0 = dot4(U, xq, _mm256_set1_epi32(-ty.c * xh0));
                 const __m256i H1 = dot4(U + 4, xq + 16, _mm256_set1_epi32(-ty.c * xh1));
-                const __m256i I = _mm256_add_epi32(_mm256_mullo_epi32(SN[0], H0), _mm256_mullo_epi32(SN[1], H1));
-                __m256 a = _mm256_mul_ps(_mm256_cvtepi32_ps(I), dv);
-                if (ty.eof >= 0) {
-                    const __m256i M = _mm256_add_epi32(_mm256_mullo_epi32(SN[2], _mm256_set1_epi32(xh0)),
-                                                       _mm256_mullo_epi32(SN[3], _mm256_set1_epi32(xh1)));
-                    a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_cvtepi32_ps(M), ev));
+                const __m256 dx = _mm256_set1_ps(jb->xd[xi]);
+                if (ty.ints == 2) { /* q2_k, q3_k, q6_k: a term per half */
+                    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(H0), _mm256_mul_ps(dS0, dx), acc[r]);
+                    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(H1), _mm256_mul_ps(dS1, dx), acc[r]);
+                } else {
+                    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(H0, H1)),
+                                             _mm256_mul_ps(dS0, dx), acc[r]);
                 }
-                const __m256 tt = _mm256_mul_ps(_mm256_set1_ps(jb->xd[xi]), a);
-                acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_cvtps_pd(_mm256_castps256_ps128(tt)));
-                acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_cvtps_pd(_mm256_extractf128_ps(tt, 1)));
+                if (ty.eof >= 0) {
+                    if (ty.ints == 2) { /* q2_k */
+                        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps((float)xh0), _mm256_mul_ps(eN0, dx), acc[r]);
+                        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps((float)xh1), _mm256_mul_ps(eN1, dx), acc[r]);
+                    } else { /* q4_k, q5_k */
+                        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps((float)(xh0 + xh1)),
+                                                 _mm256_mul_ps(eN0, dx), acc[r]);
+                    }
+                }
             }
         }
     }
     for (int r = 0; r < rows; r++) {
-        double v[8];
-        _mm256_storeu_pd(v, acc[r][0]);
-        _mm256_storeu_pd(v + 4, acc[r][1]);
+        float v[8];
+        _mm256_storeu_ps(v, acc[r]);
         for (int l = 0; l < 8; l++)
             if (j0 + l < j1)
-                jb->out[(int64_t)r * jb->n + j0 + l] = (float)v[l];
+                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
     }
 }
 

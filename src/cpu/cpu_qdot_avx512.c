@@ -4,15 +4,15 @@
  * products summed per 32-bit lane, exact), the lanes of each row's halves summed by a fixed tree
  * of shuffles into one vector per half with one lane per weight row. The K types q2_k .. q6_k
  * (group_k): their packed fields transposed so that each 32-bit lane holds 4 bytes of one row,
- * vpdpbusd against x's 4 codes broadcast, no tree. Then the float combination of cpu_qdot.h lane
- * by lane (so each output gets exactly the scalar path's operations). Compiled with -mavx512f -mavx512bw -mavx512vl
+ * vpdpbusd against x's 4 codes broadcast, no tree. Then the terms of cpu_qdot.h lane by lane
+ * (so each output gets exactly the scalar path's operations). Also the quantization of x
+ * (wk_qdot_quant_x_avx512). Compiled with -mavx512f -mavx512bw -mavx512vl
  * -mavx512vnni -mf16c (cmake/cpu.cmake); called only on a CPU that has them (cpu_qdot.c). */
 #include "cpu_qdot.h"
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
-#include "cpu_qdot_types.h"
-#include "cpu_qdot_kscale.h"
-#include "cpu_qdot_unpack.h"
+#include "cpu_qdot_avx512.h"
+#include <string.h>
 
 const int wk_qdot_avx512_built = 1;
 
@@ -37,20 +37,6 @@ static inline __attribute__((always_inline)) void reduce(const __m512i P[8], __m
     *h1 = _mm512_shuffle_i32x4(r[0], r[1], 0xDD); /* lanes 1, 3 */
 }
 
-/* The integer sub-scales S0, S1 and mins N0, N1 of sub-block s for the 16 lanes
- * (cpu_qdot_kscale.h). */
-static inline __attribute__((always_inline)) void ints_t(int qt, const __m128i T[16], int s,
-                                                          __m512i *S0, __m512i *S1, __m512i *N0,
-                                                          __m512i *N1)
-{
-    __m128i v[4];
-    qdk_ints(qt, T, s, v);
-    __m512i w[4];
-    for (int i = 0; i < 4; i++)
-        w[i] = qdk_signed(qt) ? _mm512_cvtepi8_epi32(v[i]) : _mm512_cvtepu8_epi32(v[i]);
-    *S0 = w[0], *S1 = w[1], *N0 = w[2], *N1 = w[3];
-}
-
 /* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored) of
  * a one-sub-block type or q8_k (S = N = 1). */
 static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, const int qt,
@@ -64,9 +50,9 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
     for (int l = 0; l < 16; l++)
         wl[l] = wr[PERM[l]];
-    __m512d acc[8][2];
+    __m512 acc[8];
     for (int r = 0; r < 8; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+        acc[r] = _mm512_setzero_ps();
     const __m256i flip = _mm256_set1_epi8((char)0x80);
 
     for (int64_t blk = 0; blk < nblk; blk++) {
@@ -109,26 +95,22 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
                     H0 = _mm512_sub_epi32(H0, _mm512_set1_epi32(ty.c * xh0));
                     H1 = _mm512_sub_epi32(H1, _mm512_set1_epi32(ty.c * xh1));
                 }
-                const __m512i I = _mm512_add_epi32(H0, H1); /* S = 1 */
-                __m512 a = _mm512_mul_ps(_mm512_cvtepi32_ps(I), dv);
-                if (ty.eof >= 0) { /* q4_1, q5_1: N = 1 */
-                    const __m512i M = _mm512_set1_epi32(xh0 + xh1);
-                    a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(M), ev));
-                }
-                const __m512 t = _mm512_mul_ps(_mm512_set1_ps(jb->xd[xi]), a);
-                acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_cvtps_pd(_mm512_castps512_ps256(t)));
-                acc[r][1] = _mm512_add_pd(
-                    acc[r][1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1))));
+                /* the terms of cpu_qdot.h: S = 1 (d * S = d), N = 1 for q4_1, q5_1 */
+                const __m512 dx = _mm512_set1_ps(jb->xd[xi]);
+                acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(H0, H1)),
+                                         _mm512_mul_ps(dv, dx), acc[r]);
+                if (ty.eof >= 0)
+                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps((float)(xh0 + xh1)),
+                                             _mm512_mul_ps(ev, dx), acc[r]);
             }
         }
     }
     for (int r = 0; r < rows; r++) {
-        double v[16];
-        _mm512_storeu_pd(v, acc[r][0]);
-        _mm512_storeu_pd(v + 8, acc[r][1]);
+        float v[16];
+        _mm512_storeu_ps(v, acc[r]);
         for (int l = 0; l < 16; l++)
             if (j0 + PERM[l] < j1)
-                jb->out[(int64_t)r * jb->n + j0 + PERM[l]] = (float)v[l];
+                jb->out[(int64_t)r * jb->n + j0 + PERM[l]] = v[l];
     }
 }
 
@@ -139,81 +121,10 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
  * the same shifts and masks, so decoding the transposed fields gives vector q of the sub-block's
  * bytes u (elements 4q..4q+3 of each row), and vpdpbusd with x's dword q broadcast sums each
  * row's products in its own lane: the half sums is0 (q < 4) and is1 (q >= 4) directly, the same
- * exact integers as the tree above. */
-
-/* F[q] = dword q (bytes 4q..4q+3) of the 32 bytes at p[i] + off, lane i for i = 0..15. */
-static inline __attribute__((always_inline)) void field_t(const uint8_t *const p[16], int64_t off,
-                                                           __m512i F[8])
-{
-    __m512i Z[8], A[8], Y[8];
-    for (int i = 0; i < 4; i++) { /* Z[i]: rows i | i + 4, Z[4 + i]: rows 8 + i | 12 + i */
-        Z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(qdu_ld(p[i] + off)), qdu_ld(p[i + 4] + off), 1);
-        Z[4 + i] = _mm512_inserti64x4(_mm512_castsi256_si512(qdu_ld(p[8 + i] + off)),
-                                      qdu_ld(p[12 + i] + off), 1);
-    }
-    for (int g = 0; g < 2; g++) /* per 128-bit lane: A[4g + 2t + w] rows (2t, 2t + 1) of Z[4g..] */
-        for (int t = 0; t < 2; t++) {
-            A[4 * g + 2 * t] = _mm512_unpacklo_epi32(Z[4 * g + 2 * t], Z[4 * g + 2 * t + 1]);
-            A[4 * g + 2 * t + 1] = _mm512_unpackhi_epi32(Z[4 * g + 2 * t], Z[4 * g + 2 * t + 1]);
-        }
-    for (int g = 0; g < 2; g++) { /* Y[4g + q], 128-bit lane c: dword q (lanes 0, 2) or 4 + q (1, 3) */
-        Y[4 * g] = _mm512_unpacklo_epi64(A[4 * g], A[4 * g + 2]);
-        Y[4 * g + 1] = _mm512_unpackhi_epi64(A[4 * g], A[4 * g + 2]);
-        Y[4 * g + 2] = _mm512_unpacklo_epi64(A[4 * g + 1], A[4 * g + 3]);
-        Y[4 * g + 3] = _mm512_unpackhi_epi64(A[4 * g + 1], A[4 * g + 3]);
-    }
-    for (int q = 0; q < 4; q++) { /* 128-bit lanes: rows 0-3, 4-7 (from Y[q]), 8-11, 12-15 */
-        F[q] = _mm512_shuffle_i32x4(Y[q], Y[4 + q], 0x88);
-        F[4 + q] = _mm512_shuffle_i32x4(Y[q], Y[4 + q], 0xDD);
-    }
-}
-
-/* ((v >> from) & (2^width - 1)) << to per byte (from + width <= 8, to + width <= 8) */
-static inline __attribute__((always_inline)) __m512i place(__m512i v, int from, int width, int to)
-{
-    const __m512i m = _mm512_set1_epi8((char)(((1 << width) - 1) << to));
-    const __m512i sh = from >= to ? _mm512_srl_epi16(v, _mm_cvtsi32_si128(from - to))
-                                  : _mm512_sll_epi16(v, _mm_cvtsi32_si128(to - from));
-    return _mm512_and_si512(sh, m);
-}
-
-/* The raw 32-byte fields of a block that the sub-blocks' bytes come from: offsets and count. */
-static inline int kfields(int qt, int off[6])
-{
-    switch (qt) {
-    case 10: off[0] = 16, off[1] = 48; return 2;                         /* q2_k: qs */
-    case 11: off[0] = 32, off[1] = 64, off[2] = 0; return 3;             /* q3_k: qs, hmask */
-    case 12: off[0] = 16, off[1] = 48, off[2] = 80, off[3] = 112; return 4; /* q4_k: qs */
-    case 13: /* q5_k: qs, qh */
-        off[0] = 48, off[1] = 80, off[2] = 112, off[3] = 144, off[4] = 16;
-        return 5;
-    default: /* q6_k: ql, qh */
-        off[0] = 0, off[1] = 32, off[2] = 64, off[3] = 96, off[4] = 128, off[5] = 160;
-        return 6;
-    }
-}
-
-/* U[q]: dword q of sub-block s's bytes u (cpu_qdot_types.h's qd_bytes), lane i = row i, from
- * the transposed fields F[f][q] (kfields order). */
-static inline __attribute__((always_inline)) void kbytes(int qt, __m512i F[6][8], int s,
-                                                          __m512i U[8])
-{
-    const int h = s >> 2, j = s & 3, g = s >> 1, t = s & 1;
-    for (int q = 0; q < 8; q++)
-        switch (qt) {
-        case 10: U[q] = place(F[h][q], 2 * j, 2, 0); break;
-        case 11: U[q] = _mm512_or_si512(place(F[h][q], 2 * j, 2, 0), place(F[2][q], s, 1, 2)); break;
-        case 12: U[q] = place(F[g][q], 4 * t, 4, 0); break;
-        case 13: U[q] = _mm512_or_si512(place(F[g][q], 4 * t, 4, 0), place(F[4][q], s, 1, 4)); break;
-        default:
-            U[q] = _mm512_or_si512(place(F[2 * h + (j & 1)][q], 4 * (j >> 1), 4, 0),
-                                   place(F[4 + h][q], 2 * j, 2, 4));
-            break;
-        }
-}
+ * exact integers as the tree above (field_t, kbytes: cpu_qdot_avx512.h). */
 
 /* Output rows j0 .. j0 + 15 of a K type (those below j1; the others read row j1 - 1 and are not
- * stored); lane i = row j0 + i. The float combination is group()'s, lane by lane. */
+ * stored); lane i = row j0 + i. The terms are group()'s, lane by lane. */
 static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb, const int qt,
                                                            int64_t j0, int64_t j1, const int rows)
 {
@@ -222,9 +133,9 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     const uint8_t *wr[16];
     for (int i = 0; i < 16; i++)
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
-    __m512d acc[8][2];
+    __m512 acc[8];
     for (int r = 0; r < 8; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+        acc[r] = _mm512_setzero_ps();
     int foff[6];
     const int nf = kfields(qt, foff);
     const int tof = qdk_off(qt); /* the scale bytes, transposed once per block */
@@ -264,6 +175,11 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
         for (int s = 0; s < 8; s++) {
             __m512i S0, S1, N0, N1;
             ints_t(qt, T, s, &S0, &S1, &N0, &N1);
+            /* d * S and e * N, exact (cpu_qdot.h) */
+            const __m512 dS0 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S0));
+            const __m512 dS1 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S1));
+            const __m512 eN0 = _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N0));
+            const __m512 eN1 = _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N1));
             __m512i U[8];
             kbytes(qt, F, s, U);
             for (int r = 0; r < rows; r++) {
@@ -279,31 +195,36 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
                     H0 = _mm512_dpbusd_epi32(H0, U[q], _mm512_set1_epi32(x0));
                     H1 = _mm512_dpbusd_epi32(H1, U[4 + q], _mm512_set1_epi32(x1));
                 }
-                const __m512i I = _mm512_add_epi32(_mm512_mullo_epi32(S0, H0), _mm512_mullo_epi32(S1, H1));
-                __m512 a = _mm512_mul_ps(_mm512_cvtepi32_ps(I), dv);
-                if (ty.eof >= 0) {
-                    const __m512i M = _mm512_add_epi32(_mm512_mullo_epi32(N0, _mm512_set1_epi32(xh0)),
-                                                       _mm512_mullo_epi32(N1, _mm512_set1_epi32(xh1)));
-                    a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(M), ev));
+                const __m512 dx = _mm512_set1_ps(jb->xd[xi]);
+                if (ty.ints == 2) { /* q2_k, q3_k, q6_k: a term per half */
+                    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(H0), _mm512_mul_ps(dS0, dx), acc[r]);
+                    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(H1), _mm512_mul_ps(dS1, dx), acc[r]);
+                } else {
+                    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(H0, H1)),
+                                             _mm512_mul_ps(dS0, dx), acc[r]);
                 }
-                const __m512 tt = _mm512_mul_ps(_mm512_set1_ps(jb->xd[xi]), a);
-                acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_cvtps_pd(_mm512_castps512_ps256(tt)));
-                acc[r][1] = _mm512_add_pd(
-                    acc[r][1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(tt), 1))));
+                if (ty.eof >= 0) {
+                    if (ty.ints == 2) { /* q2_k */
+                        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps((float)xh0), _mm512_mul_ps(eN0, dx), acc[r]);
+                        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps((float)xh1), _mm512_mul_ps(eN1, dx), acc[r]);
+                    } else { /* q4_k, q5_k */
+                        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps((float)(xh0 + xh1)),
+                                                 _mm512_mul_ps(eN0, dx), acc[r]);
+                    }
+                }
             }
         }
     }
     for (int r = 0; r < rows; r++) {
-        double v[16];
-        _mm512_storeu_pd(v, acc[r][0]);
-        _mm512_storeu_pd(v + 8, acc[r][1]);
+        float v[16];
+        _mm512_storeu_ps(v, acc[r]);
         for (int l = 0; l < 16; l++)
             if (j0 + l < j1)
-                jb->out[(int64_t)r * jb->n + j0 + l] = (float)v[l];
+                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
     }
 }
 
-/* K types with one x row (decode proper) get their own copy of group_k, its f64 accumulators in
+/* K types with one x row (decode proper) get their own copy of group_k, its accumulators in
  * registers rather than reloaded from the stack every sub-block. */
 #define QD_ROWS(id)                                                               \
     static void rows_##id(const wk_qdot_job *jb, int64_t j0, int64_t j1)          \
@@ -325,10 +246,79 @@ void wk_qdot_rows_avx512(const wk_qdot_job *jb, int64_t j0, int64_t j1)
     default: wk_qdot_rows_scalar(jb, j0, j1); break;
     }
 }
+
+/* ---- x to int8 blocks of 32: cpu_qdot.c's quant_block on 16 lanes, the same operations */
+
+/* 32 values of dt at x + 32 b as f32 */
+static inline __attribute__((always_inline)) void load32(int dt, const void *x, int64_t b,
+                                                          __m512 *v0, __m512 *v1)
+{
+    if (dt == WK_DTYPE_F32) {
+        *v0 = _mm512_loadu_ps((const float *)x + 32 * b);
+        *v1 = _mm512_loadu_ps((const float *)x + 32 * b + 16);
+        return;
+    }
+    const __m256i h0 = _mm256_loadu_si256((const __m256i *)((const uint16_t *)x + 32 * b));
+    const __m256i h1 = _mm256_loadu_si256((const __m256i *)((const uint16_t *)x + 32 * b + 16));
+    if (dt == WK_DTYPE_F16) {
+        *v0 = _mm512_cvtph_ps(h0);
+        *v1 = _mm512_cvtph_ps(h1);
+    } else { /* bf16: the high half of an f32 */
+        *v0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h0), 16));
+        *v1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h1), 16));
+    }
+}
+
+/* round half away from zero of (v * g1) * g2, clamped to +-127, as int32 */
+static inline __attribute__((always_inline)) __m512i codes16(__m512 v, __m512 g1, __m512 g2)
+{
+    const __m512 f = _mm512_mul_ps(_mm512_mul_ps(v, g1), g2);
+    const __m512 t = _mm512_roundscale_ps(f, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_sub_ps(f, t); /* exact */
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 q = _mm512_mask_add_ps(t, _mm512_cmp_ps_mask(r, _mm512_set1_ps(0.5f), _CMP_GE_OQ), t, one);
+    q = _mm512_mask_sub_ps(q, _mm512_cmp_ps_mask(r, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), t, one);
+    q = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    return _mm512_cvttps_epi32(q);
+}
+
+void wk_qdot_quant_x_avx512(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub,
+                            int8_t *xq, float *xd, int32_t *xh)
+{
+    const __m512 big = _mm512_set1_ps(3.40282347e38f);
+    for (int64_t b = r0 * nsub; b < r1 * nsub; b++) {
+        __m512 v0, v1;
+        load32(dt, x, b, &v0, &v1);
+        const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+        /* NaN and infinities: not <= the largest finite value */
+        const int bad = (_mm512_cmp_ps_mask(a0, big, _CMP_LE_OQ) &
+                         _mm512_cmp_ps_mask(a1, big, _CMP_LE_OQ)) != 0xFFFF;
+        if (bad) {
+            memset(xq + 32 * b, 0, 32);
+            xh[2 * b] = xh[2 * b + 1] = 0;
+            xd[b] = wk_fp_from_bits(0x7fc00000u);
+            continue;
+        }
+        float g[3];
+        wk_qb_q8_grid(_mm512_reduce_max_ps(_mm512_max_ps(a0, a1)), g);
+        const __m512 g1 = _mm512_set1_ps(g[1]), g2 = _mm512_set1_ps(g[2]);
+        const __m512i c0 = codes16(v0, g1, g2), c1 = codes16(v1, g1, g2);
+        _mm_storeu_si128((__m128i *)(xq + 32 * b), _mm512_cvtepi32_epi8(c0));
+        _mm_storeu_si128((__m128i *)(xq + 32 * b + 16), _mm512_cvtepi32_epi8(c1));
+        xh[2 * b] = _mm512_reduce_add_epi32(c0);
+        xh[2 * b + 1] = _mm512_reduce_add_epi32(c1);
+        xd[b] = g[0];
+    }
+}
 #else
 const int wk_qdot_avx512_built = 0;
 void wk_qdot_rows_avx512(const wk_qdot_job *jb, int64_t j0, int64_t j1)
 {
     wk_qdot_rows_scalar(jb, j0, j1);
+}
+void wk_qdot_quant_x_avx512(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub,
+                            int8_t *xq, float *xd, int32_t *xh)
+{
+    wk_qdot_quant_x(dt, x, r0, r1, nsub, xq, xd, xh);
 }
 #endif

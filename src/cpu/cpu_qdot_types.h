@@ -10,6 +10,7 @@
 #define WK_CPU_QDOT_TYPES_H
 
 #include "quant_blocks.h"
+#include <math.h>
 #include <stdint.h>
 
 /* The block types (their wk_qtype values, as qd_type_of numbers them) that the SIMD paths take;
@@ -106,6 +107,30 @@ static inline void qd_bytes(int qt, const uint8_t *b, int s, uint8_t u[32])
         }
         u[l] = (uint8_t)v;
     }
+}
+
+/* Step 3 of cpu_qdot.h for one output and sub-block: acc after the sub-block's terms, from the
+ * exact half dot products is0, is1 (with the c correction), the x half sums xh0, xh1, the block's
+ * F * K products dS0, dS1 (d * S) and eN0, eN1 (e * N), and the x block scale dx. The SIMD paths
+ * do exactly these operations lane by lane. */
+static inline float qd_terms(const qd_type *ty, float acc, int32_t is0, int32_t is1, int32_t xh0,
+                             int32_t xh1, float dS0, float dS1, float eN0, float eN1, float dx)
+{
+    if (ty->ints == 2) {
+        acc = fmaf((float)is0, dS0 * dx, acc);
+        acc = fmaf((float)is1, dS1 * dx, acc);
+    } else {
+        acc = fmaf((float)(is0 + is1), dS0 * dx, acc);
+    }
+    if (ty->eof >= 0) {
+        if (ty->ints == 2) {
+            acc = fmaf((float)xh0, eN0 * dx, acc);
+            acc = fmaf((float)xh1, eN1 * dx, acc);
+        } else {
+            acc = fmaf((float)(xh0 + xh1), eN0 * dx, acc);
+        }
+    }
+    return acc;
 }
 
 /* The float scales d and e of the block at b (e = 0 when the type has no min term). */

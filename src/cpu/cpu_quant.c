@@ -1,12 +1,11 @@
 /* cpu_quant.c: the CPU backend's quantized ops: dequantize, qmatmul, qembedding, for every
  * wk_qtype (src/core/quant_blocks.h decodes the blocks) and the float dtypes f32, f16, bf16.
  * Every element decodes to the f32 value of quant_blocks.h and is rounded once to the output.
- * qmatmul with x of at most 8 rows and a block-quantized W (decode) quantizes x to int8 blocks
- * and runs integer dot products, as the GPUs and ggml do (cpu_qdot.c). Otherwise (more rows, the
- * one-element types, or WICK_CPU_QDOT=exact) it dequantizes W row by row into f32 and does not
- * quantize x: products and their sums in f32 within a block (runs of 32 for the one-element
- * types), block sums accumulated in f64, the total rounded to f32 then to dt
- * (docs/semantics.md, "Quantized tensors"). */
+ * qmatmul with a block-quantized W quantizes x to int8 blocks and runs integer dot products, as
+ * ggml does (cpu_qdot.c: decode and prefill, AMX where the CPU has it). The one-element types and
+ * WICK_CPU_QDOT=exact dequantize W row by row into f32 and do not quantize x: products and their
+ * sums in f32 within a block (runs of 32 for the one-element types), block sums accumulated in
+ * f64, the total rounded to f32 then to dt (docs/semantics.md, "Quantized tensors"). */
 #include "cpu_ops.h"
 #include "cpu_qdot.h"
 #include "quant_blocks.h"
@@ -143,7 +142,7 @@ wk_status wk_cpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, co
 {
     (void)dev;
     const int64_t be = wk_qtype_block_elems(qt), bb = wk_qtype_block_bytes(qt);
-    const int path = be > 1 && rows <= 8 ? wk_cpu_qdot_path() : WK_QDOT_EXACT;
+    const int path = be > 1 ? wk_cpu_qdot_path() : WK_QDOT_EXACT;
     if (path != WK_QDOT_EXACT)
         return wk_cpu_qdot(path, qt, dt, out, x, rows, w, n, k);
     const decode_fn f = decoder(qt);

@@ -351,7 +351,8 @@ def script_hash():
 
 
 def generate(d, types):
-    """Writes d/llama_<type>.gguf, d/ref_<type>.npy (and refq_ for the block types), once."""
+    """Writes d/llama_<type>.gguf, d/ref_<type>.npy (and for the block types refq_, the decode
+    rows' activations rounded, and refqa_, every row's), once."""
     os.makedirs(d, exist_ok=True)
     stamp = os.path.join(d, "stamp")
     h = script_hash()
@@ -371,6 +372,7 @@ def generate(d, types):
         np.save(os.path.join(d, f"ref_{t}.npy"), forward(dec, cfg, ids))
         if t in BLOCKS or t == "mixed":
             np.save(os.path.join(d, f"refq_{t}.npy"), forward(dec, cfg, ids, quant_from=N_PROMPT))
+            np.save(os.path.join(d, f"refqa_{t}.npy"), forward(dec, cfg, ids, quant_from=0))
     with open(stamp, "w") as f:
         f.write(h + "\n")
 
@@ -412,9 +414,9 @@ def cmd_test(args):
         bound, qerr = BOUND_F32, float("nan")
         if quantizes and (t in BLOCKS or t == "mixed"):
             # decode steps quantize the activations (GPUs, and the CPU unless
-            # WICK_CPU_QDOT=exact): the expected deviation is the measured effect of that
-            # rounding on the reference (refq vs ref); allow twice it.
-            qerr = row_err(np.load(os.path.join(args.dir, f"refq_{t}.npy")), ref)
+            # WICK_CPU_QDOT=exact; the CPU's prefill too): the expected deviation is the measured
+            # effect of that rounding on the reference (refq / refqa vs ref); allow twice it.
+            qerr = row_err(np.load(quant_ref(args.dir, t, args.device)), ref)
             bound = BOUND_F32 + 2.0 * qerr
         ok = np.isfinite(got).all() and err <= bound
         fails += not ok
@@ -511,11 +513,18 @@ def device_quantizes(device):
     return device != "cpu" or os.environ.get("WICK_CPU_QDOT") != "exact"
 
 
+def quant_ref(d, t, device):
+    """The reference with the activation rounding device applies: the CPU (unless
+    WICK_CPU_QDOT=exact) quantizes the activations of every row, prefill too (refqa); GPUs only
+    those of the decode steps (refq: products of more than 8 rows dequantize W instead)."""
+    return os.path.join(d, f"refqa_{t}.npy" if device == "cpu" else f"refq_{t}.npy")
+
+
 def gpu_bound(d, t, device="cuda"):
     """The error bound of type t on device (cmd_test's rule)."""
     if not device_quantizes(device) or (t not in BLOCKS and t != "mixed"):
         return BOUND_F32
-    return BOUND_F32 + 2.0 * row_err(np.load(os.path.join(d, f"refq_{t}.npy")),
+    return BOUND_F32 + 2.0 * row_err(np.load(quant_ref(d, t, device)),
                                      np.load(os.path.join(d, f"ref_{t}.npy")))
 
 

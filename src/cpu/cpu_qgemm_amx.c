@@ -1,0 +1,361 @@
+/* cpu_qgemm_amx.c: the quantized matrix product (cpu_qdot.h) for many rows of x on Intel's AMX
+ * tile units (tdpbssd: a 16 x K int8 tile times a K x 16 int8 tile into 16 x 16 int32 sums).
+ *
+ *   out rows [0, rows) x weight rows [j0, j1) = xq (prow, k) codes . W codes, then the terms
+ *
+ * W is packed here, per call, in panels of 16 weight rows: for every 32-element sub-block u a
+ * 512-byte tile in the layout tdpbssd reads (row q = elements 4q..4q+3 of the 16 weight rows, one
+ * dword per row; rows 0-3 are half 0, rows 4-7 half 1), the signed codes u - c, and the sub-block's
+ * F * K products of the 16 rows (d * S_0, d * S_1, e * N_0, e * N_1: cpu_qdot.h). The x codes
+ * are read in place (row-major, rows padded with zeros to a multiple of 16). Per 16 x rows, panel
+ * and sub-block, one tdpbssd gives the exact half sums of 256 outputs at once (K = 32; the types
+ * with a scale per half take a tile per half, K = 16), stored to a 1 KiB buffer; the terms of
+ * cpu_qdot.h are then applied with AVX-512, one x row per vector, the 16 weight rows across the
+ * lanes (accumulators in registers across the sub-blocks). The next sub-block's tile product is
+ * issued before this one's terms (two buffers), so the tile unit and the vector units overlap.
+ * Sub-blocks go in chunks of KCHUNK (the packed chunk of PANELS panels stays in L2); the
+ * accumulators are stored to out between chunks and taken up again, so every output still takes
+ * its terms in the order u = 0, 1, 2, ... and equals the scalar path's bits.
+ *
+ * Compiled with -mamx-tile -mamx-int8 -mavx512f -mavx512bw -mavx512vl -mf16c (cmake/cpu.cmake);
+ * used only when the CPU has AMX-INT8 and Linux granted the process the tile data (arch_prctl
+ * ARCH_REQ_XCOMP_PERM, once). Each call loads the tile configuration on its thread and releases
+ * the tiles at the end. */
+#include "cpu_qdot.h"
+#if defined(__x86_64__) && defined(__linux__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
+    defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#include "cpu_qdot_avx512.h"
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+const int wk_qgemm_amx_built = 1;
+
+#define PANELS 8   /* panels of 16 weight rows per packed chunk (the caller's items: WK_QDOT_AMX_ROWS) */
+#define KCHUNK 128 /* sub-blocks of 32 per packed chunk: 8 x 128 x 768 B = 768 KiB */
+#define TILE_B 512 /* bytes of one sub-block's packed weight tile */
+#define SCALES 64  /* floats of one sub-block's scales: dS0, dS1, eN0, eN1 x 16 rows */
+
+/* ---- the permission to use the tile data (Linux) */
+#define ARCH_GET_XCOMP_PERM 0x1022
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+
+static int g_ready;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void ask(void)
+{
+    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-int8") ||
+        !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl"))
+        return;
+    unsigned long bits = 0;
+    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0 ||
+        syscall(SYS_arch_prctl, ARCH_GET_XCOMP_PERM, &bits) != 0)
+        return;
+    g_ready = (bits >> XFEATURE_XTILEDATA) & 1u;
+}
+
+int wk_qgemm_amx_ready(void)
+{
+    pthread_once(&g_once, ask);
+    return g_ready;
+}
+
+int wk_qgemm_amx_takes(int qt)
+{
+    return qd_type_of(qt).sub > 0;
+}
+
+size_t wk_qgemm_amx_scratch(const wk_qdot_job *jb)
+{
+    const int64_t kc = jb->nsub < KCHUNK ? jb->nsub : KCHUNK;
+    return (size_t)(PANELS * kc) * (TILE_B + SCALES * sizeof(float)) + 2 * 512 * sizeof(int32_t);
+}
+
+/* ---- tile configuration (palette 1): the bytes ldtilecfg reads */
+typedef struct tilecfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tilecfg;
+_Static_assert(sizeof(tilecfg) == 64, "tilecfg layout");
+
+/* Tiles: C0, C1 (the two buffers' sums, or half 0 and half 1 of buffer 0), A0, A1 (x codes),
+ * B0, B1 (packed weights), C2, C3 (halves of buffer 1). kk: bytes of K per product (32, or 16
+ * for the types with a scale per half). */
+static void config(int kk)
+{
+    tilecfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    const int C[4] = {0, 1, 6, 7};
+    for (int i = 0; i < 4; i++)
+        c.rows[C[i]] = 16, c.colsb[C[i]] = 64;
+    c.rows[2] = c.rows[3] = 16, c.colsb[2] = c.colsb[3] = (uint16_t)kk;
+    c.rows[4] = c.rows[5] = (uint8_t)(kk / 4), c.colsb[4] = c.colsb[5] = 64;
+    _tile_loadconfig(&c);
+}
+
+/* ---- packing: weight rows [j0, j0 + 16) (rows >= j1 zero), sub-blocks [u0, u0 + nu) */
+static inline __attribute__((always_inline)) void store_scales(float *sc, __m512 dS0, __m512 dS1,
+                                                                __m512 eN0, __m512 eN1)
+{
+    _mm512_storeu_ps(sc, dS0);
+    _mm512_storeu_ps(sc + 16, dS1);
+    _mm512_storeu_ps(sc + 32, eN0);
+    _mm512_storeu_ps(sc + 48, eN1);
+}
+
+/* d and e of the 16 rows' block at byte offset bo (cpu_qdot_types.h's qd_floats, lane = row) */
+static inline __attribute__((always_inline)) void floats16(const qd_type *ty,
+                                                            const uint8_t *const wr[16], int64_t bo,
+                                                            __m512 *dv, __m512 *ev)
+{
+    if (ty->sgn && ty->sub == 8) { /* q8_k: an f32 d */
+        uint32_t dd[16];
+        for (int l = 0; l < 16; l++)
+            dd[l] = wk_qb_u32(wr[l] + bo);
+        *dv = _mm512_castsi512_ps(_mm512_loadu_si512(dd));
+    } else {
+        uint16_t dh[16];
+        for (int l = 0; l < 16; l++)
+            dh[l] = (uint16_t)wk_qb_u16(wr[l] + bo + ty->dof);
+        *dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
+    }
+    *ev = _mm512_setzero_ps();
+    if (ty->eof >= 0) {
+        uint16_t eh[16];
+        for (int l = 0; l < 16; l++)
+            eh[l] = (uint16_t)(wk_qb_u16(wr[l] + bo + ty->eof) ^ (ty->eneg ? 0x8000u : 0u));
+        *ev = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)eh));
+    }
+}
+
+static inline __attribute__((always_inline)) void pack(const wk_qdot_job *jb, const int qt,
+                                                        int64_t j0, int64_t j1, int64_t u0,
+                                                        int64_t nu, int8_t *B, float *sc)
+{
+    const qd_type ty = qd_type_of(qt);
+    const uint8_t *wr[16];
+    for (int i = 0; i < 16; i++)
+        wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
+    /* rows past j1 repeat row j1 - 1 while packing and are zeroed here (codes and scales) */
+    const __mmask16 live = (__mmask16)(j1 - j0 >= 16 ? 0xFFFF : (1u << (j1 - j0)) - 1u);
+    const __m512i cv = _mm512_set1_epi8((char)(ty.sgn ? 0 : ty.c));
+    for (int64_t blk = u0 / ty.sub; blk < (u0 + nu) / ty.sub; blk++) {
+        const int64_t bo = blk * ty.bytes;
+        __m512 dv, ev;
+        floats16(&ty, wr, bo, &dv, &ev);
+        dv = _mm512_maskz_mov_ps(live, dv);
+        ev = _mm512_maskz_mov_ps(live, ev);
+        if (ty.sub == 1 || ty.sgn) { /* the one-sub-block types and q8_k: S = N = 1 */
+            for (int s = 0; s < ty.sub; s++) {
+                const int64_t u = blk * ty.sub + s - u0;
+                __m256i R[16];
+                for (int i = 0; i < 16; i++)
+                    R[i] = qdu_bytes(qt, wr[i] + bo, s);
+                __m512i F[8];
+                dword_t(R, F);
+                for (int q = 0; q < 8; q++)
+                    _mm512_store_si512(B + u * TILE_B + 64 * q,
+                                       _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(F[q], cv)));
+                store_scales(sc + u * SCALES, dv, dv, ev, ev);
+            }
+            continue;
+        }
+        /* the K types: fields transposed once per block (cpu_qdot_avx512.h) */
+        int foff[6];
+        const int nf = kfields(qt, foff);
+        __m128i T[16];
+        {
+            __m128i R[16];
+            for (int l = 0; l < 16; l++)
+                R[l] = _mm_loadu_si128((const __m128i *)(wr[l] + bo + qdk_off(qt)));
+            qdk_transpose16(R, T);
+        }
+        __m512i Fd[6][8];
+        for (int f = 0; f < nf; f++)
+            field_t(wr, bo + foff[f], Fd[f]);
+        for (int s = 0; s < 8; s++) {
+            const int64_t u = blk * 8 + s - u0;
+            __m512i S0, S1, N0, N1, U[8];
+            ints_t(qt, T, s, &S0, &S1, &N0, &N1);
+            kbytes(qt, Fd, s, U);
+            for (int q = 0; q < 8; q++)
+                _mm512_store_si512(B + u * TILE_B + 64 * q,
+                                   _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(U[q], cv)));
+            store_scales(sc + u * SCALES, _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S0)),
+                         _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S1)),
+                         _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N0)),
+                         _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N1)));
+        }
+    }
+}
+
+/* ---- the terms (cpu_qdot.h) of one sub-block for 16 x rows from the tile sums in cb
+ * (cb: 16 rows of 16 int32; cb2: half 1 when the type has a scale per half) */
+static inline __attribute__((always_inline)) void terms(const qd_type *ty, __m512 acc[16],
+                                                         const int32_t *cb, const int32_t *cb2,
+                                                         const float *sc, const float *dx,
+                                                         const float *xf, int64_t nsub)
+{
+    const __m512 dS0 = _mm512_load_ps(sc), dS1 = _mm512_load_ps(sc + 16);
+    const __m512 eN0 = _mm512_load_ps(sc + 32), eN1 = _mm512_load_ps(sc + 48);
+    for (int i = 0; i < 16; i++) {
+        const __m512 d = _mm512_set1_ps(dx[i * nsub]);
+        acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb + 16 * i)),
+                                 _mm512_mul_ps(dS0, d), acc[i]);
+        if (ty->ints == 2)
+            acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb2 + 16 * i)),
+                                     _mm512_mul_ps(dS1, d), acc[i]);
+        if (ty->eof >= 0) {
+            const float *h = xf + 3 * i * nsub; /* xh0, xh1, xh0 + xh1 as floats */
+            if (ty->ints == 2) {
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(h[0]), _mm512_mul_ps(eN0, d), acc[i]);
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(h[1]), _mm512_mul_ps(eN1, d), acc[i]);
+            } else {
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(h[2]), _mm512_mul_ps(eN0, d), acc[i]);
+            }
+        }
+    }
+}
+
+/* One tile product into buffer b (0 or 1) of sub-block u: x rows r0.., the packed tile Bu. */
+#define PRODUCT_FULL(Cb, Ab, Bb, cbuf)                                   \
+    do {                                                                 \
+        _tile_zero(Cb);                                                  \
+        _tile_loadd(Ab, xa, lda);                                        \
+        _tile_loadd(Bb, Bu, 64);                                         \
+        _tile_dpbssd(Cb, Ab, Bb);                                        \
+        _tile_stored(Cb, cbuf, 64);                                      \
+    } while (0)
+#define PRODUCT_HALVES(C0b, C1b, cbuf)                                   \
+    do {                                                                 \
+        _tile_zero(C0b);                                                 \
+        _tile_zero(C1b);                                                 \
+        _tile_loadd(2, xa, lda);                                         \
+        _tile_loadd(4, Bu, 64);                                          \
+        _tile_dpbssd(C0b, 2, 4);                                         \
+        _tile_loadd(3, xa + 16, lda);                                    \
+        _tile_loadd(5, Bu + 256, 64);                                    \
+        _tile_dpbssd(C1b, 3, 5);                                         \
+        _tile_stored(C0b, cbuf, 64);                                     \
+        _tile_stored(C1b, cbuf + 256, 64);                               \
+    } while (0)
+
+/* x rows [r0, r0 + 16) against one packed panel, sub-blocks [u0, u0 + nu) of the chunk (packed
+ * at B, sc): acc (in registers) takes the terms; cbuf: 2 buffers of 2 x 256 int32. */
+static inline __attribute__((always_inline)) void panel(const wk_qdot_job *jb, const qd_type *ty,
+                                                         int64_t r0, int64_t u0, int64_t nu,
+                                                         const int8_t *B, const float *sc,
+                                                         const float *xf, int32_t *cbuf,
+                                                         __m512 acc[16])
+{
+    const int64_t lda = jb->nsub * 32;
+    const float *dx = jb->xd + r0 * jb->nsub + u0;
+    const float *xfu = xf ? xf + 3 * (r0 * jb->nsub + u0) : NULL;
+    const int8_t *xa = jb->xq + r0 * lda + u0 * 32;
+    const int8_t *Bu = B;
+    if (ty->ints == 2) {
+        PRODUCT_HALVES(0, 1, cbuf);
+        for (int64_t u = 0; u < nu; u++) {
+            int32_t *cur = cbuf + 512 * (u & 1);
+            if (u + 1 < nu) { /* the next sub-block's products first */
+                xa = jb->xq + r0 * lda + (u0 + u + 1) * 32;
+                Bu = B + (u + 1) * TILE_B;
+                if (u & 1)
+                    PRODUCT_HALVES(0, 1, cbuf);
+                else
+                    PRODUCT_HALVES(6, 7, cbuf + 512);
+            }
+            terms(ty, acc, cur, cur + 256, sc + u * SCALES, dx + u, xfu ? xfu + 3 * u : NULL,
+                  jb->nsub);
+        }
+        return;
+    }
+    PRODUCT_FULL(0, 2, 4, cbuf);
+    for (int64_t u = 0; u < nu; u++) {
+        int32_t *cur = cbuf + 512 * (u & 1);
+        if (u + 1 < nu) {
+            xa = jb->xq + r0 * lda + (u0 + u + 1) * 32;
+            Bu = B + (u + 1) * TILE_B;
+            if (u & 1)
+                PRODUCT_FULL(0, 2, 4, cbuf);
+            else
+                PRODUCT_FULL(1, 3, 5, cbuf + 512);
+        }
+        terms(ty, acc, cur, NULL, sc + u * SCALES, dx + u, xfu ? xfu + 3 * u : NULL, jb->nsub);
+    }
+}
+
+/* the whole product for block type qt (a constant after inlining) */
+static inline __attribute__((always_inline)) void run(const wk_qdot_job *jb, const int qt,
+                                                       int64_t rows, int64_t j0, int64_t j1,
+                                                       char *scratch, const float *xf)
+{
+    const qd_type ty = qd_type_of(qt);
+    const int64_t prow = (rows + 15) / 16 * 16;
+    const int64_t kc = jb->nsub < KCHUNK ? jb->nsub : KCHUNK;
+    int8_t *B = (int8_t *)scratch;
+    float *sc = (float *)(B + PANELS * kc * TILE_B);
+    int32_t *cbuf = (int32_t *)(sc + PANELS * kc * SCALES);
+    const int npan = (int)((j1 - j0 + 15) / 16);
+    for (int64_t u0 = 0; u0 < jb->nsub; u0 += kc) {
+        const int64_t nu = jb->nsub - u0 < kc ? jb->nsub - u0 : kc;
+        for (int p = 0; p < npan; p++) {
+            const int64_t pj = j0 + 16 * p;
+            pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * TILE_B,
+                 sc + p * kc * SCALES);
+        }
+        for (int64_t r0 = 0; r0 < prow; r0 += 16) {
+            const int live = (int)(rows - r0 < 16 ? rows - r0 : 16); /* x rows to store */
+            for (int p = 0; p < npan; p++) {
+                const int64_t pj = j0 + 16 * p;
+                const int w = (int)(j1 - pj < 16 ? j1 - pj : 16);
+                const __mmask16 m = (__mmask16)(w == 16 ? 0xFFFF : (1u << w) - 1u);
+                float *o = jb->out + r0 * jb->n + pj;
+                __m512 acc[16];
+                for (int i = 0; i < 16; i++)
+                    acc[i] = u0 > 0 && i < live ? _mm512_maskz_loadu_ps(m, o + i * jb->n)
+                                                : _mm512_setzero_ps();
+                panel(jb, &ty, r0, u0, nu, B + p * kc * TILE_B, sc + p * kc * SCALES, xf, cbuf,
+                      acc);
+                for (int i = 0; i < live; i++)
+                    _mm512_mask_storeu_ps(o + i * jb->n, m, acc[i]);
+            }
+        }
+    }
+}
+
+#define QG_RUN(id)                                                                 \
+    case id:                                                                       \
+        config(qd_type_of(id).ints == 2 ? 16 : 32);                                \
+        run(jb, id, rows, j0, j1, scratch, xf);                                    \
+        break;
+
+int wk_qgemm_amx(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch)
+{
+    if (!wk_qgemm_amx_ready())
+        return -1;
+    const float *xf = jb->xf;
+    switch (jb->qt) {
+        WK_QDOT_SIMD_TYPES(QG_RUN)
+    default: return -1;
+    }
+    _tile_release();
+    return 0;
+}
+#else
+const int wk_qgemm_amx_built = 0;
+int wk_qgemm_amx_ready(void) { return 0; }
+int wk_qgemm_amx_takes(int qt) { (void)qt; return 0; }
+size_t wk_qgemm_amx_scratch(const wk_qdot_job *jb) { (void)jb; return 0; }
+int wk_qgemm_amx(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch)
+{
+    (void)jb, (void)rows, (void)j0, (void)j1, (void)scratch;
+    return -1;
+}
+#endif
