@@ -151,7 +151,9 @@ static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_
 }
 
 /* Steps of at most this many tokens (decode) use the fused wk_decode_attention; longer ones
- * (prefill) the composed attention, whose matmuls use the GEMM for many queries at once. */
+ * (prefill) the composed attention on GPUs, whose matmuls use the GEMM for many queries at once.
+ * The CPU's fused op takes any number of queries (key tiles with an online softmax, the scores
+ * never materialised), so there every step uses it. */
 #define FUSED_ATTN_MAX_T 16
 
 /* Appends the T new rows k (KV, T, hd) and v (columns of a (T, stride) matrix) to block b's
@@ -235,7 +237,8 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
     wk_storage_free(kr);
 
     wk_storage *o = NULL, *ot = NULL;
-    if (T <= FUSED_ATTN_MAX_T) { /* few tokens: the fused op over the cache's first L rows */
+    if (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU) {
+        /* the fused op over the cache's first L rows */
         const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, L, hd};
         const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
         const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0);
