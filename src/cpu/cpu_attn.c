@@ -30,7 +30,7 @@
 /* ---- the two products in plain C (the definition; cpu_attn_avx512.c does the same) */
 
 /* S[r][k] = fmaf chain over e of Q[r][e] KT[e][k], from +0 (r < R, k < ATT_TILE) */
-WK_CPU_CLONES static void scores_c(float *S, const float *Q, const float *KT, int R, int D)
+WK_CPU_CLONES void wk_cpu_attn_scores_c(float *S, const float *Q, const float *KT, int R, int D)
 {
     for (int r = 0; r < R; r++) {
         float *s = S + r * ATT_TILE;
@@ -46,8 +46,8 @@ WK_CPU_CLONES static void scores_c(float *S, const float *Q, const float *KT, in
 }
 
 /* O[r][e] = fmaf(P[r][k], V_k[e], O[r][e]) for k = 0..nk[r]-1 in order (r < R, e < D) */
-WK_CPU_CLONES static void pv_c(float *O, const float *P, const float *const *V, const int *nk,
-                               int R, int D)
+WK_CPU_CLONES void wk_cpu_attn_pv_c(float *O, const float *P, const float *const *V, const int *nk,
+                                    int R, int D)
 {
     for (int r = 0; r < R; r++) {
         float *o = O + r * D;
@@ -153,7 +153,7 @@ static void item(const wk_attn_args *a, int64_t b, int64_t hk, int64_t i0, int64
         if (avx)
             wk_cpu_attn_scores_avx512(S, Q, KT, R, (int)D);
         else
-            scores_c(S, Q, KT, R, (int)D);
+            wk_cpu_attn_scores_c(S, Q, KT, R, (int)D);
         /* the running maximum, the weights' exponents, the rescale factors */
         for (int r = 0; r < R; r++) {
             const int64_t left = vis[r] - j0;
@@ -188,7 +188,7 @@ static void item(const wk_attn_args *a, int64_t b, int64_t hk, int64_t i0, int64
         if (avx)
             wk_cpu_attn_pv_avx512(O, S, vrow, nkr, R, (int)D);
         else
-            pv_c(O, S, vrow, nkr, R, (int)D);
+            wk_cpu_attn_pv_c(O, S, vrow, nkr, R, (int)D);
     }
     for (int r = 0; r < R; r++) {
         const int64_t i = i0 + r / G, h = hk * G + r % G;

@@ -1,5 +1,5 @@
-/* cpu_attn.h: the two products of the CPU's attention (cpu_attn.c) on AVX-512
- * (cpu_attn_avx512.c), the same operations as cpu_attn.c's plain C ones, so the same bits:
+/* cpu_attn.h: the two products of the CPU's attention, in plain C (cpu_attn.c, the definition)
+ * and on AVX-512 (cpu_attn_avx512.c): the same operations, so the same bits:
  *   scores: S[r][k] = fmaf chain over e = 0..D-1 of Q[r][e] * KT[e][k], from +0
  *           (r < R, k < 64; Q (R, D), KT (D, 64), S (R, 64), row-major)
  *   pv:     O[r][e] = fmaf(P[r][k], V[k][e], O[r][e]) for k = 0 .. nk[r] - 1 in order
@@ -11,6 +11,8 @@
 
 #include "cpu_ops.h"
 
+void wk_cpu_attn_scores_c(float *S, const float *Q, const float *KT, int R, int D);
+void wk_cpu_attn_pv_c(float *O, const float *P, const float *const *V, const int *nk, int R, int D);
 void wk_cpu_attn_scores_avx512(float *S, const float *Q, const float *KT, int R, int D);
 void wk_cpu_attn_pv_avx512(float *O, const float *P, const float *const *V, const int *nk, int R,
                            int D);
