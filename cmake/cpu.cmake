@@ -15,7 +15,10 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   set_source_files_properties(src/cpu/cpu_conv.c PROPERTIES COMPILE_DEFINITIONS "WK_CONV_X86=1")
   include(CheckCCompilerFlag)
   # the quantized dot products of decode (src/cpu/cpu_qdot.c picks one at run time)
-  set_source_files_properties(src/cpu/cpu_qdot_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-mfma;-O3")
+  set_source_files_properties(src/cpu/cpu_qdot_avx2.c src/cpu/cpu_fdot_avx2.c PROPERTIES
+                              COMPILE_OPTIONS "-mavx2;-mf16c;-mfma;-O3")
+  set_source_files_properties(src/cpu/cpu_fdot_avx512.c PROPERTIES COMPILE_OPTIONS
+                              "-mavx512f;-mavx512bw;-mavx512vl;-O3")
   check_c_compiler_flag(-mavx512vnni WICK_CC_AVX512VNNI)
   if(WICK_CC_AVX512VNNI)
     set_source_files_properties(src/cpu/cpu_qdot_avx512.c PROPERTIES COMPILE_OPTIONS

@@ -2,11 +2,13 @@
  * wk_qtype (src/core/quant_blocks.h decodes the blocks) and the float dtypes f32, f16, bf16.
  * Every element decodes to the f32 value of quant_blocks.h and is rounded once to the output.
  * qmatmul with a block-quantized W quantizes x to int8 blocks and runs integer dot products, as
- * ggml does (cpu_qdot.c: decode and prefill, AMX where the CPU has it). The one-element types and
- * WICK_CPU_QDOT=exact dequantize W row by row into f32 and do not quantize x: products and their
- * sums in f32 within a block (runs of 32 for the one-element types), block sums accumulated in
- * f64, the total rounded to f32 then to dt (docs/semantics.md, "Quantized tensors"). */
+ * ggml does (cpu_qdot.c: decode and prefill, AMX where the CPU has it); with a float W (F32, F16,
+ * BF16) it runs cpu_fdot.c (lane sums for a few rows, the gemm for more). WICK_CPU_QDOT=exact
+ * dequantizes W row by row into f32 and does not quantize x: products and their sums in f32
+ * within a block (runs of 32 for the one-element types), block sums accumulated in f64, the total
+ * rounded to f32 then to dt (docs/semantics.md, "Quantized tensors"). */
 #include "cpu_ops.h"
+#include "cpu_fdot.h"
 #include "cpu_qdot.h"
 #include "quant_blocks.h"
 #include "wk_core.h"
@@ -142,9 +144,10 @@ wk_status wk_cpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, co
 {
     (void)dev;
     const int64_t be = wk_qtype_block_elems(qt), bb = wk_qtype_block_bytes(qt);
-    const int path = be > 1 ? wk_cpu_qdot_path() : WK_QDOT_EXACT;
+    const int path = wk_cpu_qdot_path();
     if (path != WK_QDOT_EXACT)
-        return wk_cpu_qdot(path, qt, dt, out, x, rows, w, n, k);
+        return be > 1 ? wk_cpu_qdot(path, qt, dt, out, x, rows, w, n, k)
+                      : wk_cpu_fmatmul(qt, dt, out, x, rows, w, n, k);
     const decode_fn f = decoder(qt);
     const int64_t run = be == 1 ? 32 : be;
     const int64_t row_bytes = k / be * bb;

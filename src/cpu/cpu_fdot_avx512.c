@@ -1,0 +1,78 @@
+/* cpu_fdot_avx512.c: the product with float weights (cpu_fdot.h) on AVX-512F: one zmm of 16 lane
+ * sums per (x row, weight row), W converted 16 elements at a time (vcvtph2ps for F16, a shift for
+ * BF16), the tail of k masked, then the tree of cpu_fdot.h on the 16 lanes. Two weight rows at a
+ * time share each x load. Compiled with -mavx512f (cmake/cpu.cmake). */
+#include "cpu_fdot.h"
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+const int wk_fdot_avx512_built = 1;
+
+/* 16 elements of W row at p (element offset i, mask m) as f32 */
+static inline __attribute__((always_inline)) __m512 wload(int qt, const void *p, int64_t i,
+                                                           __mmask16 m)
+{
+    if (qt == WK_QTYPE_F32)
+        return _mm512_maskz_loadu_ps(m, (const float *)p + i);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i);
+    if (qt == WK_QTYPE_F16)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* the tree of cpu_fdot.h */
+static inline __attribute__((always_inline)) float tree(__m512 v)
+{
+    const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u)); /* u0 + u2, u1 + u3 */
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
+}
+
+static inline __attribute__((always_inline)) void rows_t(const int qt, float *out, const float *x,
+                                                          int rows, const void *w, int64_t n,
+                                                          int64_t k, int64_t j0, int64_t j1)
+{
+    const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
+    for (int64_t j = j0; j < j1; j += 2) {
+        const int two = j + 1 < j1;
+        const char *w0 = (const char *)w + (size_t)(j * k) * es;
+        const char *w1 = two ? w0 + (size_t)k * es : w0;
+        __m512 a0[8], a1[8];
+        for (int r = 0; r < 8; r++)
+            a0[r] = a1[r] = _mm512_setzero_ps();
+        for (int64_t i = 0; i < k; i += 16) {
+            const __mmask16 m = k - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - i)) - 1u);
+            const __m512 v0 = wload(qt, w0, i, m), v1 = wload(qt, w1, i, m);
+            for (int r = 0; r < rows; r++) {
+                const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * k + i);
+                a0[r] = _mm512_mask3_fmadd_ps(xv, v0, a0[r], m);
+                a1[r] = _mm512_mask3_fmadd_ps(xv, v1, a1[r], m);
+            }
+        }
+        for (int r = 0; r < rows; r++) {
+            out[r * n + j] = tree(a0[r]);
+            if (two)
+                out[r * n + j + 1] = tree(a1[r]);
+        }
+    }
+}
+
+void wk_fdot_rows_avx512(int qt, float *out, const float *x, int rows, const void *w, int64_t n,
+                         int64_t k, int64_t j0, int64_t j1)
+{
+    switch (qt) {
+    case WK_QTYPE_F16: rows_t(WK_QTYPE_F16, out, x, rows, w, n, k, j0, j1); break;
+    case WK_QTYPE_BF16: rows_t(WK_QTYPE_BF16, out, x, rows, w, n, k, j0, j1); break;
+    default: rows_t(WK_QTYPE_F32, out, x, rows, w, n, k, j0, j1); break;
+    }
+}
+#else
+const int wk_fdot_avx512_built = 0;
+void wk_fdot_rows_avx512(int qt, float *out, const float *x, int rows, const void *w, int64_t n,
+                         int64_t k, int64_t j0, int64_t j1)
+{
+    wk_fdot_rows_scalar(qt, out, x, rows, w, n, k, j0, j1);
+}
+#endif
