@@ -1,12 +1,23 @@
-/* cpu_fma_peak.c: the f32 FMA peak of this CPU's cores with AVX-512F (24 independent zmm
- * accumulator chains, nothing loaded), on 1 and 2 threads: the ceiling that the compute-bound
- * rows of bench/cpu_compare.py (conv2d, conv1d, matmul) are measured against in
- * docs/performance.md. A benchmark, not a test; x86-64 with AVX-512F only.
- *   cc -O2 -mavx512f -fopenmp bench/cpu_fma_peak.c -o /tmp/fma_peak && /tmp/fma_peak */
+/* cpu_fma_peak.c: the multiply-add peaks of this CPU's cores, on 1 and 2 threads: the ceilings
+ * that the compute-bound rows of bench/cpu_compare.py (conv2d, conv1d, matmul) and the quantized
+ * products (bench/cpu_qmv.c, the llama example's prefill) are measured against in
+ * docs/performance.md. A benchmark, not a test; x86-64 with AVX-512F.
+ *   - f32: AVX-512F FMA, 24 independent zmm accumulator chains, nothing loaded;
+ *   - int8 VNNI: vpdpbusd (64 u8 x s8 products into 16 int32 lanes), 24 chains (needs
+ *     AVX512-VNNI);
+ *   - int8 AMX: tdpbssd on full 16 x 64 tiles (16384 products each), 4 accumulator tiles
+ *     (needs AMX-INT8 and the kernel's grant of the tile data, asked with arch_prctl).
+ * Rates in multiply-adds per second (MAC/s; GFLOP/s = 2 x GMAC/s).
+ *   cc -O2 -mavx512f -mavx512vnni -mamx-tile -mamx-int8 -fopenmp bench/cpu_fma_peak.c \
+ *      -o /tmp/fma_peak && /tmp/fma_peak */
 #include <immintrin.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -35,22 +46,96 @@ static float chains(long iters)
     return _mm512_reduce_add_ps(s);
 }
 
-int main(void)
+/* iters x 24 vpdpbusd of 16 lanes x 4 products */
+static float chains_vnni(long iters)
 {
-    const long iters = 20000000;
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+#define DECLI(r) __m512i i##r = _mm512_set1_epi32(r);
+    CH(DECLI)
+    for (long i = 0; i < iters; i++) {
+#define STEPI(r) i##r = _mm512_dpbusd_epi32(i##r, a, b);
+        CH(STEPI)
+        __asm__ volatile("" ::: "memory");
+    }
+    __m512i s = _mm512_setzero_si512();
+#define SUMI(r) s = _mm512_add_epi32(s, i##r);
+    CH(SUMI)
+    return (float)_mm512_reduce_add_epi32(s);
+}
+
+/* iters x 4 tdpbssd of full tiles: C0..C3 (tiles 0-3) += A (4) x B (5, 6, 7 alternating) */
+typedef struct tilecfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tilecfg;
+
+static float chains_amx(long iters)
+{
+    tilecfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int t = 0; t < 8; t++)
+        c.rows[t] = 16, c.colsb[t] = 64;
+    _tile_loadconfig(&c);
+    static int8_t buf[16 * 64];
+    memset(buf, 1, sizeof buf);
+    _tile_loadd(4, buf, 64);
+    _tile_loadd(5, buf, 64);
+    _tile_loadd(6, buf, 64);
+    _tile_loadd(7, buf, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (long i = 0; i < iters; i++) {
+        _tile_dpbssd(0, 4, 5);
+        _tile_dpbssd(1, 4, 6);
+        _tile_dpbssd(2, 4, 7);
+        _tile_dpbssd(3, 4, 5);
+    }
+    int32_t out[16 * 16];
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return (float)out[0];
+}
+
+static int amx_ready(void)
+{
+    unsigned long bits = 0;
+    return __builtin_cpu_supports("amx-int8") && syscall(SYS_arch_prctl, 0x1023, 18) == 0 &&
+           syscall(SYS_arch_prctl, 0x1022, &bits) == 0 && ((bits >> 18) & 1u);
+}
+
+/* the best of 5 runs of fn on nt threads; per = multiply-adds of one iteration */
+static void peak(const char *what, float (*fn)(long), long iters, double per)
+{
     for (int nt = 1; nt <= 2; nt++) {
         double best = 1e30;
         float sink = 0;
         for (int rep = 0; rep < 5; rep++) {
             const double t0 = now();
 #pragma omp parallel num_threads(nt) reduction(+ : sink)
-            sink += chains(iters);
+            sink += fn(iters);
             const double t = now() - t0;
             best = t < best ? t : best;
         }
-        const double flops = 2.0 * 16 * 24 * (double)iters * nt;
-        printf("%d thread(s): %.1f GFLOP/s f32 FMA peak (%.1f per thread)  [%g]\n", nt,
-               flops / best * 1e-9, flops / best * 1e-9 / nt, (double)sink);
+        const double macs = per * (double)iters * nt;
+        printf("%-9s %d thread(s): %8.1f GMAC/s (%.1f per thread)  [%g]\n", what, nt,
+               macs / best * 1e-9, macs / best * 1e-9 / nt, (double)sink);
     }
+}
+
+int main(void)
+{
+    peak("f32 FMA", chains, 20000000, 16.0 * 24);
+    if (__builtin_cpu_supports("avx512vnni"))
+        peak("int8 VNNI", chains_vnni, 20000000, 64.0 * 24);
+    else
+        printf("int8 VNNI: not on this CPU\n");
+    if (amx_ready())
+        peak("int8 AMX", chains_amx, 2000000, 4.0 * 16 * 16 * 64);
+    else
+        printf("int8 AMX: not on this CPU (or the kernel did not grant the tile data)\n");
     return 0;
 }
