@@ -8,6 +8,7 @@
  *                   (the test mode: logits of every prompt position, then of every teacher-forced
  *                    decode step, as raw little-endian f32 rows of the vocabulary size)
  *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
+ *                   [--profile 1]          (and the time per op of one prefill and decode step)
  *        wick_llama MODEL.gguf ... --devices cuda:0,cuda:1       (tensor parallel: any mode)
  *
  * The model (llama.cpp's LLM_ARCH_LLAMA):
@@ -56,13 +57,16 @@ static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *
 {
     wk_storage *out = NULL, *xc = NULL, *oc = NULL;
     const int64_t rows = wk_layout_elem_count(lx) / w->k;
+    char label[64]; /* for --profile: the product's shape and type */
+    snprintf(label, sizeof label, "wk_qmatmul %s %lldx%lld", wk_qtype_name(w->qt),
+             (long long)w->n, (long long)w->k);
     if (m->gemm_dt == WK_DTYPE_F32 || rows <= 8) {
-        CK(wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
+        CKL(label, wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
         return out;
     }
     const wk_layout lc = lay(lx->rank, lx->dims), lo = lay2(rows, w->n);
     CK(wk_to_dtype(&xc, x, lx, m->gemm_dt));
-    CK(wk_qmatmul(&oc, xc, &lc, w->w, w->qt, w->n, w->k));
+    CKL(label, wk_qmatmul(&oc, xc, &lc, w->w, w->qt, w->n, w->k));
     wk_storage_free(xc);
     CK(wk_to_dtype(&out, oc, &lo, WK_DTYPE_F32));
     wk_storage_free(oc);
@@ -541,7 +545,7 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 typedef struct opts {
     const char *path, *device, *devices, *prompt, *force, *logits;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
-    int graph, fuse;
+    int graph, fuse, profile;
     wk_dtype gemm_dt;
     double temp, top_p;
     uint64_t seed;
@@ -558,13 +562,15 @@ static void usage(void)
             "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
             "                  [--graph 1|0]   decode steps as graph replays on GPUs (default 1)\n"
             "                  [--fuse 1|0]    add + rms_norm, silu * up as one op each (default 1)\n"
+            "                  [--profile 1]   with --bench: time per op of one prefill and one\n"
+            "                                  decode step (devices synchronised around each op)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
     exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, 1, WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, 1, 0, WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -588,6 +594,7 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--reps")) o.reps = atoll(v);
         else if (!strcmp(a, "--graph")) o.graph = atoi(v);
         else if (!strcmp(a, "--fuse")) o.fuse = atoi(v);
+        else if (!strcmp(a, "--profile")) o.profile = atoi(v);
         else if (!strcmp(a, "--gemm-dtype")) {
             if (!strcmp(v, "f16")) o.gemm_dt = WK_DTYPE_F16;
             else if (!strcmp(v, "bf16")) o.gemm_dt = WK_DTYPE_BF16;
@@ -725,6 +732,30 @@ static void bench(llama *L, const opts *o)
             tg2 += tt * tt;
         }
     }
+    if (o->profile) { /* one prefill and one decode step, op by op (no graph replay) */
+        wk_device **devs = malloc((size_t)L->n * sizeof *devs);
+        if (!devs)
+            die("out of memory");
+        for (int i = 0; i < L->n; i++)
+            devs[i] = L->r[i].dev;
+        const int graph = L->graph;
+        char title[96];
+        L->graph = 0;
+        set_pos(L, 0);
+        prof_on(devs, L->n);
+        free(forward(L, ids, o->bench_pp, 0));
+        prof_off();
+        snprintf(title, sizeof title, "prefill of %lld tokens", (long long)o->bench_pp);
+        prof_print(title);
+        uint32_t id = ids[0];
+        prof_on(devs, L->n);
+        free(forward(L, &id, 1, 0));
+        prof_off();
+        snprintf(title, sizeof title, "decode step at position %lld", (long long)o->bench_pp);
+        prof_print(title);
+        L->graph = graph;
+        free(devs);
+    }
     const double n = (double)o->reps;
     pp /= n;
     tg /= n;
@@ -771,7 +802,7 @@ int main(int argc, char **argv)
     CK(wk_gguf_open(&g, o.path));
     int64_t ctx = o.ctx;
     if (ctx <= 0 && o.bench_pp > 0)
-        ctx = o.bench_pp > o.bench_tg ? o.bench_pp : o.bench_tg;
+        ctx = o.bench_pp + o.bench_tg; /* --profile: a decode step after the prefill */
     llama L = {calloc((size_t)n, sizeof(model)), n, 0};
     wk_comm **comms = calloc((size_t)n, sizeof *comms);
     if (!L.r || !comms)

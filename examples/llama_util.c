@@ -35,6 +35,91 @@ double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* ------------------------------------------------------------------ --profile */
+#define PROF_ROWS 64
+typedef struct prof_row {
+    char name[64];
+    long calls;
+    double s;
+} prof_row;
+static struct {
+    int on, n, ndev;
+    wk_device *const *devs;
+    prof_row rows[PROF_ROWS];
+} g_prof;
+
+void prof_on(wk_device *const *devs, int n)
+{
+    memset(&g_prof, 0, sizeof g_prof);
+    g_prof.on = 1;
+    g_prof.devs = devs;
+    g_prof.ndev = n;
+}
+
+void prof_off(void) { g_prof.on = 0; }
+
+static void prof_sync(void)
+{
+    for (int i = 0; i < g_prof.ndev; i++)
+        ck(wk_device_synchronize(g_prof.devs[i]), "wk_device_synchronize");
+}
+
+double prof_begin(void)
+{
+    if (!g_prof.on)
+        return 0.0;
+    prof_sync();
+    return now_s();
+}
+
+void prof_end(double t0, const char *label, const char *call)
+{
+    if (!g_prof.on)
+        return;
+    prof_sync();
+    const double t = now_s() - t0;
+    char name[64];
+    if (label) {
+        snprintf(name, sizeof name, "%s", label);
+    } else { /* the function's name: the call's text up to "(" */
+        size_t len = strcspn(call, "(");
+        len = len < sizeof name - 1 ? len : sizeof name - 1;
+        memcpy(name, call, len);
+        name[len] = '\0';
+    }
+    int i = 0;
+    while (i < g_prof.n && strcmp(g_prof.rows[i].name, name))
+        i++;
+    if (i == g_prof.n) {
+        if (g_prof.n == PROF_ROWS)
+            return;
+        snprintf(g_prof.rows[g_prof.n++].name, sizeof g_prof.rows[0].name, "%s", name);
+    }
+    g_prof.rows[i].calls++;
+    g_prof.rows[i].s += t;
+}
+
+static int prof_cmp(const void *a, const void *b)
+{
+    const double x = ((const prof_row *)a)->s, y = ((const prof_row *)b)->s;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void prof_print(const char *title)
+{
+    double total = 0;
+    for (int i = 0; i < g_prof.n; i++)
+        total += g_prof.rows[i].s;
+    qsort(g_prof.rows, (size_t)g_prof.n, sizeof g_prof.rows[0], prof_cmp);
+    printf("profile: %s: %.2f ms in %d kinds of call\n", title, 1e3 * total, g_prof.n);
+    printf("  %-44s %6s %10s %6s %10s\n", "op", "calls", "ms", "share", "us/call");
+    for (int i = 0; i < g_prof.n; i++) {
+        const prof_row *r = &g_prof.rows[i];
+        printf("  %-44s %6ld %10.3f %5.1f%% %10.1f\n", r->name, r->calls, 1e3 * r->s,
+               total > 0 ? 100.0 * r->s / total : 0.0, 1e6 * r->s / (double)r->calls);
+    }
+}
+
 /* ------------------------------------------------------------------ layouts */
 wk_layout lay(int32_t rank, const int64_t *dims)
 {

@@ -8,8 +8,26 @@
 /* ---- errors: an example program prints why and exits 1 */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void ck(wk_status s, const char *what); /* dies with the status and wk_last_error() */
-#define CK(call) ck((call), #call)
+/* Every call through CK is timed while a profile is on (prof_on): under its function's name, or
+ * under `label` with CKL. */
+#define CK(call) CKL(NULL, call)
+#define CKL(label, call)                      \
+    do {                                      \
+        const double t_ = prof_begin();       \
+        ck((call), #call);                    \
+        prof_end(t_, (label), #call);         \
+    } while (0)
 double now_s(void); /* monotonic seconds */
+
+/* ---- --profile: wall time per op while on, the devices synchronised before and after each
+ * call (so on a GPU each op's time is its kernels' time plus one launch, and nothing overlaps);
+ * never while a graph is being captured. */
+void prof_on(wk_device *const *devs, int n); /* starts a profile (clears the last one) */
+void prof_off(void);
+/* Prints the profile of the calls since prof_on: per op, calls, total ms, share, us per call. */
+void prof_print(const char *title);
+double prof_begin(void);
+void prof_end(double t0, const char *label, const char *call);
 
 /* ---- layouts */
 wk_layout lay(int32_t rank, const int64_t *dims); /* contiguous */
