@@ -626,6 +626,10 @@ static opts parse_args(int argc, char **argv)
         fprintf(stderr, "wick_llama: --prompt-ids goes without --prompt and --chat\n");
         usage();
     }
+    if (o.prompt.system && !o.prompt.chat) {
+        fprintf(stderr, "wick_llama: --system goes with --chat\n");
+        usage();
+    }
     if (!o.prompt.ids && !o.prompt.text)
         o.prompt.text = ""; /* BOS alone, where the vocabulary adds one */
     return o;

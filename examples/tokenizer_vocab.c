@@ -423,32 +423,27 @@ static const char *const eog_texts[] = {
     "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
     "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[", NULL};
 
-static const tok_vocab *sort_v; /* qsort has no context argument; loading is single-threaded */
-static int by_text(const void *pa, const void *pb)
+/* Text order of two tokens (bytes, then length), as llama.cpp's std::map of texts. */
+static int text_cmp(const tok_vocab *v, int32_t a, int32_t b)
 {
-    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    const size_t na = sort_v->len[a], nb = sort_v->len[b];
-    const int c = memcmp(sort_v->arena + sort_v->off[a], sort_v->arena + sort_v->off[b],
-                         na < nb ? na : nb);
+    const size_t na = v->len[a], nb = v->len[b];
+    const int c = memcmp(v->arena + v->off[a], v->arena + v->off[b], na < nb ? na : nb);
     return c ? c : (na > nb) - (na < nb);
 }
 
-/* *id <- the first token (in byte order of the texts, as llama.cpp walks its map) whose text is
+/* *id <- the first token (in the order of the texts, as llama.cpp walks its map) whose text is
  * in list, when *id is none; that token becomes a control token. */
 static void detect(tok_vocab *v, int32_t *id, const char *const *list)
 {
-    int32_t found[32];
-    int nf = 0;
-    for (int i = 0; list[i] && nf < 32; i++) {
+    int32_t best = -1;
+    for (int i = 0; list[i]; i++) {
         const int32_t t = tok_find(v, list[i], strlen(list[i]));
-        if (t >= 0)
-            found[nf++] = t;
+        if (t >= 0 && (best < 0 || text_cmp(v, t, best) < 0))
+            best = t;
     }
-    sort_v = v;
-    qsort(found, (size_t)nf, sizeof *found, by_text);
-    if (*id < 0 && nf > 0) {
-        *id = found[0];
-        v->attr[*id] |= TOK_ATTR_CONTROL;
+    if (*id < 0 && best >= 0) {
+        *id = best;
+        v->attr[best] |= TOK_ATTR_CONTROL;
     }
 }
 
@@ -545,24 +540,36 @@ static int read_specials(tok_vocab *v, const wk_gguf *g, char *err, size_t cap)
 
 /* Control, user-defined and unknown tokens, longest text first (ties by id): the order the
  * special-token partition tries them in. */
+typedef struct len_id {
+    uint32_t len;
+    int32_t id;
+} len_id;
+
 static int by_len_desc(const void *pa, const void *pb)
 {
-    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    if (sort_v->len[a] != sort_v->len[b])
-        return sort_v->len[a] < sort_v->len[b] ? 1 : -1;
-    return (a > b) - (a < b);
+    const len_id *a = pa, *b = pb;
+    if (a->len != b->len)
+        return a->len < b->len ? 1 : -1;
+    return (a->id > b->id) - (a->id < b->id);
 }
 
 static int build_special(tok_vocab *v)
 {
+    len_id *l = malloc((size_t)v->n * sizeof *l);
     v->special = malloc((size_t)v->n * sizeof *v->special);
-    if (!v->special)
+    if (!l || !v->special) {
+        free(l);
         return -1;
+    }
+    int32_t k = 0;
     for (int32_t i = 0; i < v->n; i++)
         if (v->attr[i] & (TOK_ATTR_CONTROL | TOK_ATTR_USER_DEFINED | TOK_ATTR_UNKNOWN))
-            v->special[v->n_special++] = i;
-    sort_v = v;
-    qsort(v->special, (size_t)v->n_special, sizeof *v->special, by_len_desc);
+            l[k++] = (len_id){v->len[i], i};
+    qsort(l, (size_t)k, sizeof *l, by_len_desc);
+    for (int32_t i = 0; i < k; i++)
+        v->special[i] = l[i].id;
+    v->n_special = k;
+    free(l);
     return 0;
 }
 
@@ -703,8 +710,7 @@ int tok_vocab_load(tok_vocab **out, const wk_gguf *g, char *err, size_t cap)
     int rc = read_kind(v, g, model, sizeof model, err, cap);
     if (!rc && !get_string(&s, &n, g, "tokenizer.ggml.pre"))
         snprintf(pre, sizeof pre, "%.*s", (int)(n < 64 ? n : 64), s);
-    const int gemma4 = !strcmp(model, "gemma4");
-    if (gemma4)
+    if (!strcmp(model, "gemma4")) /* as llama.cpp: the model names its pre-tokenizer */
         snprintf(pre, sizeof pre, "gemma4");
     if (!rc)
         rc = read_tokens(v, g, err, cap);
