@@ -584,7 +584,10 @@ static opts parse_args(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--chat") || !strcmp(a, "--ignore-eos")) { /* flags without a value */
-            *(a[2] == 'c' ? &o.prompt.chat : &o.ignore_eos) = 1;
+            if (a[2] == 'c')
+                o.prompt.chat = 1;
+            else
+                o.ignore_eos = 1;
             continue;
         }
         if (!v)
@@ -777,7 +780,7 @@ static wk_device **open_devices(const opts *o, int *n)
         wk_status st = wk_device_open(&devs[i], spec);
         if (st != WK_OK)
             die("device %s: %s: %s", spec, wk_status_string(st), wk_last_error());
-        spec = end + 1;
+        spec = end ? end + 1 : spec; /* (end is NULL after the last name) */
     }
     free(buf);
     return devs;

@@ -128,7 +128,7 @@ static void sp_vocab(float score_ua, float score_ab)
         sp_tokens[3 + b] = sp_bytes[b];
         sp_types[3 + b] = 6;
     }
-    static const char *const pieces[] = {"\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "a", "ab", "x"};
+    static const char *const pieces[] = {"\xe2\x96\x81", "a", "b", ("\xe2\x96\x81" "a"), "ab", "x"};
     for (int i = SP_U; i < SP_N; i++) {
         sp_tokens[i] = pieces[i - SP_U];
         sp_types[i] = 1;
