@@ -247,7 +247,7 @@ static size_t clean_spaces(char *text, size_t total)
             const char x1 = text[i + 1];
             if (x1 == 's' || x1 == 'm')
                 t--;
-            else if (i + 2 < n && ((x1 == 'r' && text[i + 2] == 'e') || (x1 == 'v' && text[i + 2] == 'e')))
+            else if (i + 2 < n && (x1 == 'r' || x1 == 'v') && text[i + 2] == 'e')
                 t--;
         }
         text[t++] = x;

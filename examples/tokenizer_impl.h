@@ -99,6 +99,8 @@ int32_t tok_utf8_decode(const unsigned char *s, size_t n, size_t *len);
  * the value is unknown or needs a pre-tokenizer this example lacks. */
 int tok_pre_new(tok_vocab *v, const char *pre, char *err, size_t cap);
 void tok_pre_free(tok_pre *p);
+/* Compiles every regex of every pre value (a check for tests): how many, or -1 with err. */
+int tok_pre_compile_all(char *err, size_t cap);
 /* Calls word(ctx, s, n) for each word of text (n bytes of valid UTF-8), in order. Returns 0,
  * or -1 with err (PCRE2 failed, or word returned -1). */
 int tok_pre_split(const tok_pre *p, const char *text, size_t n,

@@ -48,7 +48,8 @@ enum {
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?"           \
     "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 #define RE_CJK_KANA "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+"
-#define RE_POR0 " ?[^(\\s|.,!?\xe2\x80\xa6\xe3\x80\x82\xef\xbc\x8c\xe3\x80\x81\xe0\xa5\xa4\xdb\x94\xd8\x8c)]+"
+#define RE_POR0                                                                                    \
+    " ?[^(\\s|.,!?\xe2\x80\xa6\xe3\x80\x82\xef\xbc\x8c\xe3\x80\x81\xe0\xa5\xa4\xdb\x94\xd8\x8c)]+"
 #define RE_NEWLINES "[^\\n]+|[\\n]+"
 
 typedef struct pre_def {
@@ -65,8 +66,8 @@ static const pre_def pre_defs[] = {
     {"glm4|glm5", PRE_NO_BOS | PRE_IGNORE_MERGES, {RE_LLAMA3}},
     {"jais-2", 0,
      {RE_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                      "\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|"
-                      "\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"}},
+      "\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|"
+      "\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"}},
     {"deepseek-llm", PRE_KEEP_SPACES,
      {"[\\r\\n]",
       "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf"
@@ -123,8 +124,9 @@ static const pre_def pre_defs[] = {
     {"bloom|gpt3-finnish", 0, {RE_POR0}},
     {"viking", PRE_KEEP_SPACES, {RE_POR0, "\\p{N}"}},
     {"tekken", PRE_KEEP_SPACES | PRE_IGNORE_MERGES | PRE_ADD_BOS,
-     {"[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "+" RE_LOWER
-      "*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+     {"[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+|"
+      "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "+" RE_LOWER "*|"
+      "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
     {"chameleon", PRE_KEEP_SPACES | PRE_ADD_BOS,
      {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
       "[\\p{P}!-/:-@\\[-`{-~]",
@@ -163,8 +165,9 @@ static const pre_def pre_defs[] = {
     {"gemma4|granite-embed-multi-311m", PRE_RAW | PRE_NEWLINE_WORDS | PRE_FORCE_BOS, {RE_NEWLINES}},
     {"sarvam-moe", PRE_RAW | PRE_KEEP_SPACES, {RE_NEWLINES}},
     {"default", 0,
-     {"[\\p{P}\\$\\+<=>\\^~\\|]+", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
-      "\\s+(?!\\S)", "\\p{N}+", "[0-9][0-9][0-9]"}},
+     {"[\\p{P}\\$\\+<=>\\^~\\|]+",
+      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)", "\\p{N}+",
+      "[0-9][0-9][0-9]"}},
 };
 
 /* Values llama.cpp knows whose pre-tokenizer is not a list of regexes (custom splitters, or
@@ -247,6 +250,28 @@ int tok_pre_new(tok_vocab *v, const char *pre, char *err, size_t cap)
     v->escape_spaces = !!(d->flags & PRE_RAW);
     v->newline_words = !!(d->flags & PRE_NEWLINE_WORDS);
     return 0;
+}
+
+int tok_pre_compile_all(char *err, size_t cap)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof pre_defs / sizeof pre_defs[0]; i++) {
+        for (int j = 0; j < 7 && pre_defs[i].re[j]; j++) {
+            int code;
+            PCRE2_SIZE at;
+            pcre2_code *re = pcre2_compile((PCRE2_SPTR)pre_defs[i].re[j], PCRE2_ZERO_TERMINATED,
+                                           PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &code,
+                                           &at, NULL);
+            if (!re) {
+                snprintf(err, cap, "%s: regex %d does not compile (offset %zu)",
+                         pre_defs[i].names, j, (size_t)at);
+                return -1;
+            }
+            pcre2_code_free(re);
+            n++;
+        }
+    }
+    return n;
 }
 
 /* A list of pieces (byte offset, length) of the text. */

@@ -88,7 +88,8 @@ const char *tok_text(const tok_vocab *v, int32_t id, size_t *len)
 
 int32_t tok_find(const tok_vocab *v, const char *s, size_t n)
 {
-    for (uint32_t i = tok_hash(s, n, TOK_HASH_SEED) & v->tokens.mask;; i = (i + 1) & v->tokens.mask) {
+    const uint32_t mask = v->tokens.mask;
+    for (uint32_t i = tok_hash(s, n, TOK_HASH_SEED) & mask;; i = (i + 1) & mask) {
         const uint32_t e = v->tokens.slot[i];
         if (!e)
             return -1;
@@ -105,7 +106,8 @@ static void map_token(tok_vocab *v, int32_t id)
     for (uint32_t i = tok_hash(s, v->len[id], TOK_HASH_SEED) & v->tokens.mask;;
          i = (i + 1) & v->tokens.mask) {
         const uint32_t e = v->tokens.slot[i];
-        if (!e || (v->len[e - 1] == v->len[id] && memcmp(v->arena + v->off[e - 1], s, v->len[id]) == 0)) {
+        if (!e || (v->len[e - 1] == v->len[id] &&
+                   memcmp(v->arena + v->off[e - 1], s, v->len[id]) == 0)) {
             v->tokens.slot[i] = (uint32_t)id + 1;
             return;
         }
@@ -140,7 +142,8 @@ static void map_merge(tok_vocab *v, uint32_t r)
     const size_t na = v->msplit[r], nb = v->mlen[r] - na - 1;
     if (tok_find_pair(v, s, na, s + na + 1, nb) >= 0)
         return;
-    for (uint32_t i = pair_hash(s, na, s + na + 1, nb) & v->merges.mask;; i = (i + 1) & v->merges.mask)
+    const uint32_t mask = v->merges.mask;
+    for (uint32_t i = pair_hash(s, na, s + na + 1, nb) & mask;; i = (i + 1) & mask)
         if (!v->merges.slot[i]) {
             v->merges.slot[i] = r + 1;
             return;
@@ -204,7 +207,8 @@ static int64_t get_uint(const wk_gguf *g, const char *key)
     case WK_GGUF_TYPE_I16: return wk_gguf_get_i16(&x.i16, v) ? -1 : (int64_t)x.i16;
     case WK_GGUF_TYPE_U32: return wk_gguf_get_u32(&x.u32, v) ? -1 : (int64_t)x.u32;
     case WK_GGUF_TYPE_I32: return wk_gguf_get_i32(&x.i32, v) ? -1 : (int64_t)x.i32;
-    case WK_GGUF_TYPE_U64: return wk_gguf_get_u64(&x.u64, v) || x.u64 > INT64_MAX ? -1 : (int64_t)x.u64;
+    case WK_GGUF_TYPE_U64:
+        return wk_gguf_get_u64(&x.u64, v) || x.u64 > INT64_MAX ? -1 : (int64_t)x.u64;
     case WK_GGUF_TYPE_I64: return wk_gguf_get_i64(&x.i64, v) ? -1 : (int64_t)x.i64;
     default: return -1;
     }
@@ -245,7 +249,8 @@ static int read_tokens(tok_vocab *v, const wk_gguf *g, char *err, size_t cap)
         char empty[32];
         if (wk_gguf_array_elem(&e, arr, i) != WK_OK || wk_gguf_get_string(&s, &n, e) != WK_OK) {
             free(a.p);
-            return fail(err, cap, "tokenizer.ggml.tokens[%llu] is unreadable", (unsigned long long)i);
+            return fail(err, cap, "tokenizer.ggml.tokens[%llu] is unreadable",
+                        (unsigned long long)i);
         }
         if (n == 0) { /* as llama.cpp: an empty token is renamed */
             n = (uint64_t)snprintf(empty, sizeof empty, "[EMPTY_%llu]", (unsigned long long)i);
@@ -335,7 +340,8 @@ static int read_merges(tok_vocab *v, const wk_gguf *g, char *err, size_t cap)
         if (wk_gguf_array_elem(&e, arr, i) != WK_OK || wk_gguf_get_string(&s, &n, e) != WK_OK ||
             n > UINT32_MAX / 2 || a.n + n + 1 > UINT32_MAX) {
             free(a.p);
-            return fail(err, cap, "tokenizer.ggml.merges[%llu] is unreadable", (unsigned long long)i);
+            return fail(err, cap, "tokenizer.ggml.merges[%llu] is unreadable",
+                        (unsigned long long)i);
         }
         const char *sp = n > 1 ? memchr(s + 1, ' ', n - 1) : NULL; /* as llama.cpp: from byte 1 */
         v->moff[i] = (uint32_t)a.n;
@@ -397,23 +403,26 @@ static int read_kind(tok_vocab *v, const wk_gguf *g, char *model, size_t mcap, c
                 model);
 }
 
-/* The texts llama.cpp recognises special tokens by (llama-vocab.cpp, 0c1e570). */
+/* The texts llama.cpp recognises special tokens by (llama-vocab.cpp, 0c1e570). BAR is U+FF5C
+ * (DeepSeek's fullwidth bar), SP U+2581. */
+#define BAR "\xef\xbd\x9c"
+#define SP "\xe2\x96\x81"
 static const char *const eot_texts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "[EOT]", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<end_of_utterance>", NULL};
+    "<EOT>", "_<EOT>", "[EOT]", "<" BAR "end" SP "of" SP "sentence" BAR ">", "<end_of_utterance>",
+    NULL};
 static const char *const eom_texts[] = {"<|eom_id|>", NULL};
 static const char *const fim_pre_texts[] = {
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>",
-    "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>", NULL};
+    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<" BAR "fim" SP "begin" BAR ">", "<PRE>",
+    SP "<PRE>", "<|code_prefix|>", "<|prefix|>", NULL};
 static const char *const fim_suf_texts[] = {
-    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81hole\xef\xbd\x9c>",
-    "<SUF>", "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>", NULL};
+    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<" BAR "fim" SP "hole" BAR ">", "<SUF>",
+    SP "<SUF>", "<|code_suffix|>", "<|suffix|>", NULL};
 static const char *const fim_mid_texts[] = {
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>",
-    "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>", NULL};
-static const char *const fim_pad_texts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
-                                            NULL};
+    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<" BAR "fim" SP "end" BAR ">", "<MID>",
+    SP "<MID>", "<|code_middle|>", "<|middle|>", NULL};
+static const char *const fim_pad_texts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
+                                            "[PAD]", NULL};
 static const char *const fim_rep_texts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>",
                                             "<REPO>", "<reponame>", NULL};
 static const char *const fim_sep_texts[] = {"<|file_sep|>", NULL};
@@ -421,7 +430,9 @@ static const char *const eog_texts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
     "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
     "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[", NULL};
+    "<" BAR "end" SP "of" SP "sentence" BAR ">", "[e~[", NULL};
+#undef BAR
+#undef SP
 
 /* Text order of two tokens (bytes, then length), as llama.cpp's std::map of texts. */
 static int text_cmp(const tok_vocab *v, int32_t a, int32_t b)
@@ -656,7 +667,8 @@ static int piece_of(const tok_vocab *v, int32_t id, tok_buf *b)
         return byte_decode(b, s, n);
     }
     if (a & TOK_ATTR_BYTE) { /* <0xHH> */
-        if (n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && hexval(s[3]) >= 0 && hexval(s[4]) >= 0) {
+        if (n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && hexval(s[3]) >= 0 &&
+            hexval(s[4]) >= 0) {
             const char c = (char)(hexval(s[3]) * 16 + hexval(s[4]));
             return tok_buf_put(b, &c, 1);
         }
@@ -735,8 +747,9 @@ int tok_vocab_load(tok_vocab **out, const wk_gguf *g, char *err, size_t cap)
     if (v->kind == TOK_KIND_SPM)
         snprintf(v->describe, sizeof v->describe, "llama (SentencePiece), %d tokens", v->n);
     else
-        snprintf(v->describe, sizeof v->describe, "%s (BPE, pre-tokenizer '%s'), %d tokens, %d merges",
-                 model, pre[0] ? pre : "default", v->n, v->n_merges);
+        snprintf(v->describe, sizeof v->describe,
+                 "%s (BPE, pre-tokenizer '%s'), %d tokens, %d merges", model,
+                 pre[0] ? pre : "default", v->n, v->n_merges);
     *out = v;
     return 0;
 }

@@ -4,7 +4,8 @@
  *   - SentencePiece: the pair of the higher score merges first; the leading U+2581; <0xXX> byte
  *     fallback; special tokens with parse_special and without; BOS; Phi-3's rstrip;
  *   - byte-level BPE: the pair of the lower rank merges first; GPT-2's byte characters; the
- *     pre-tokenizer's words; decoding with and without the space clean-up;
+ *     pre-tokenizer's words; decoding with and without the space clean-up; every pre-tokenizer
+ *     regex compiles;
  *   - streaming: a character split over two tokens comes out whole, once;
  *   - bad vocabularies: every malformed array, an unknown or unsupported kind or pre-tokenizer,
  *     special ids out of range: a clear error (or the default), never a crash;
@@ -12,7 +13,7 @@
  * Runs offline (no downloaded file). */
 #include "chat_template.h"
 #include "testlib.h"
-#include "tokenizer.h"
+#include "tokenizer_impl.h" /* tok_pre_compile_all */
 
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,10 @@ static void test_bpe(void)
     expect_text(v, (const int32_t[]){B_SPAB, B_NL}, 2, 1, " ab\n", "bpe no leading strip");
     tok_vocab_free(v);
 
+    /* every pre-tokenizer's regexes compile in PCRE2 (the vocabulary tests use only some) */
+    const int nre = tok_pre_compile_all(err, sizeof err);
+    TEST_CHECK(nre >= 60, "%d regexes compile: %s", nre, nre < 0 ? err : "");
+
     /* the ranks reversed: Ġ+a (rank 0) first, then Ġa+b has no merge */
     const char *const merges2[] = {G " a", "a b"};
     s.merges = merges2;
@@ -265,11 +270,13 @@ static void test_stream(void)
     TEST_CHECK(!strcmp(buf, "a\xc3\xa9") && s.n == 0, "the character comes out whole");
     tok_stream_put(&s, "\xf0\x9f", 2, f); /* half of an emoji, then a plain byte */
     tok_stream_put(&s, "b", 1, f);
-    TEST_CHECK(!strcmp(buf, "a\xc3\xa9\xf0\x9f" "b"), "a character that cannot complete is written");
+    TEST_CHECK(!strcmp(buf, "a\xc3\xa9\xf0\x9f" "b"),
+               "a character that cannot complete is written");
     tok_stream_put(&s, "\xe2\x96", 2, f);
     tok_stream_flush(&s, f);
     fclose(f);
-    TEST_CHECK(!strcmp(buf, "a\xc3\xa9\xf0\x9f" "b\xe2\x96") && s.n == 0, "flush writes what is held");
+    TEST_CHECK(!strcmp(buf, "a\xc3\xa9\xf0\x9f" "b\xe2\x96") && s.n == 0,
+               "flush writes what is held");
 }
 
 /* ------------------------------------------------------------------ bad vocabularies */

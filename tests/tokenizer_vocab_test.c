@@ -224,7 +224,8 @@ static int spm_roundtrip(const tok_vocab *v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: tokenizer_vocab_test VOCAB.gguf [--spm-roundtrip] [--unsupported WORDS]\n");
+        fprintf(stderr, "usage: tokenizer_vocab_test VOCAB.gguf [--spm-roundtrip] "
+                        "[--unsupported WORDS]\n");
         return 2;
     }
     const char *path = argv[1], *unsupported = NULL;
@@ -239,7 +240,8 @@ int main(int argc, char **argv)
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        printf("skip: %s is not there (tools/fetch_llama_vocab.sh fetches it; no network?)\n", path);
+        printf("skip: %s is not there (tools/fetch_llama_vocab.sh fetches it; no network?)\n",
+               path);
         return SKIP;
     }
     fclose(f);
