@@ -42,7 +42,7 @@ typedef struct tok_pre tok_pre;
 
 struct tok_vocab {
     tok_kind kind;
-    char describe[160];
+    char describe[256];
     int32_t n;
     char *arena;          /* the token texts, each NUL-terminated */
     uint32_t *off, *len;  /* token id -> its text in arena */

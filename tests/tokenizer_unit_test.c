@@ -377,7 +377,7 @@ static void test_chat(void)
     };
     for (size_t i = 0; i < sizeof det / sizeof det[0]; i++)
         TEST_CHECK(chat_detect(det[i].tmpl, strlen(det[i].tmpl), &other) == det[i].f,
-                   "detect '%s' as %s", det[i].tmpl, chat_format_name(det[i].f));
+                   "detect template %zu as %s", i, chat_format_name(det[i].f));
     chat_detect("<|im_start|>x<|im_sep|>", 23, &other);
     TEST_CHECK(!strcmp(other, "phi4"), "phi4 named: %s", other);
     expect_chat(CHAT_CHATML, "S", "Hi",
