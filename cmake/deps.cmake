@@ -7,7 +7,8 @@
 #
 # Sets: WICK_BLAS_LIBRARIES, WICK_CBLAS_INCLUDE_DIR (OpenBLAS), WICK_JANSSON_LIBRARY,
 # WICK_JANSSON_INCLUDE_DIR (jansson), WICK_SLEEF_LIBRARY and WICK_SLEEF_INCLUDE_DIR (SLEEF, the CPU
-# backend's vector math), and the targets OpenMP::OpenMP_C and Threads::Threads.
+# backend's vector math), WICK_PCRE2_LIBRARY and WICK_PCRE2_INCLUDE_DIR (PCRE2, the pre-tokenizer
+# regexes of the llama example's tokenizer), and the targets OpenMP::OpenMP_C and Threads::Threads.
 include(CheckCSourceCompiles)
 
 # In probe mode (WICK_DEPS_PROBE) a missing dependency is recorded in WICK_DEPS_MISSING (Debian
@@ -123,6 +124,40 @@ endif()
 if(NOT _wick_sleef_ok)
   unset(WICK_SLEEF_LINKS CACHE) # probe again next time (after the package is installed)
   wick_dep_missing(libsleef-dev "SLEEF (libsleef and sleef.h)")
+endif()
+
+# ---- PCRE2 (8-bit): the pre-tokenizer regexes of the llama example's byte-level BPE tokenizer
+# (examples/tokenizer_pre.c; not linked into the library), proven by linking a program that
+# compiles a pattern with \p{L} and \s in UTF mode with Unicode properties and matches it.
+find_path(WICK_PCRE2_INCLUDE_DIR pcre2.h DOC "directory of PCRE2's pcre2.h")
+find_library(WICK_PCRE2_LIBRARY pcre2-8 DOC "PCRE2's 8-bit library")
+set(_wick_pcre2_ok OFF)
+if(WICK_PCRE2_INCLUDE_DIR AND WICK_PCRE2_LIBRARY)
+  set(CMAKE_REQUIRED_INCLUDES ${WICK_PCRE2_INCLUDE_DIR})
+  set(CMAKE_REQUIRED_LIBRARIES ${WICK_PCRE2_LIBRARY})
+  set(CMAKE_REQUIRED_QUIET ON)
+  # (no backslashes in the source: CheckCSourceCompiles evaluates it once more; 92 is '\\')
+  check_c_source_compiles([=[#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+int main(void) { int e; PCRE2_SIZE o;
+  const unsigned char s[] = {0xc3, 0xa9, 0xe3, 0x80, 0x80}; /* e-acute, ideographic space */
+  const char p[] = {'^', 92, 'p', '{', 'L', '}', 92, 's', '$', 0};
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR)p, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
+                                 &e, &o, NULL);
+  if (!re) return 1;
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  int rc = pcre2_match(re, s, sizeof s, 0, 0, md, NULL);
+  pcre2_match_data_free(md); pcre2_code_free(re); return rc == 1 ? 0 : 1; }]=] WICK_PCRE2_LINKS)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  unset(CMAKE_REQUIRED_QUIET)
+  if(WICK_PCRE2_LINKS)
+    set(_wick_pcre2_ok ON)
+  endif()
+endif()
+if(NOT _wick_pcre2_ok)
+  unset(WICK_PCRE2_LINKS CACHE) # probe again next time (after the package is installed)
+  wick_dep_missing(libpcre2-dev "PCRE2 (libpcre2-8 and pcre2.h, with Unicode support)")
 endif()
 
 # ---- the AMD toolchain, only when asked for (WICK_DEPS_HIP): hipcc, the HIP runtime headers

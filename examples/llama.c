@@ -2,9 +2,11 @@
  * API only (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
  *
  * Build: with the project (cmake/examples.cmake) -> build/wick_llama.
- * Run:   wick_llama MODEL.gguf --prompt "1 15043 29892" -n 32 [--device cuda:0]
+ * Run:   wick_llama MODEL.gguf --prompt "Once upon a time" -n 32 [--device cuda:0]
  *                   [--temp 0.8 --top-p 0.95 --seed 7]          (default: greedy)
- *        wick_llama MODEL.gguf --prompt IDS --force IDS --logits OUT.f32
+ *        wick_llama MODEL.gguf --chat --prompt "Why is the sky blue?" [--system TEXT]
+ *        wick_llama MODEL.gguf --prompt-ids "1 15043 29892" -n 32  (token ids in)
+ *        wick_llama MODEL.gguf --prompt-ids IDS --force IDS --logits OUT.f32
  *                   (the test mode: logits of every prompt position, then of every teacher-forced
  *                    decode step, as raw little-endian f32 rows of the vocabulary size)
  *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
@@ -32,12 +34,17 @@
  * there, so on GPUs the first step is captured as a graph per device (the all_reduces
  * included) and every later step is one replay of each (--graph 0: issued op by op; the logits
  * are the same bits either way).
+ * Text in and out: examples/llama_text.c (the file's tokenizer, examples/tokenizer.h; its chat
+ * format, examples/chat_template.h); generated text goes to stdout as the tokens come, until an
+ * end-of-generation token (--ignore-eos: never) or -n tokens; the rest (prompt ids, generated
+ * ids, speeds) to stderr.
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
  * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
  * f32. Each residual add is fused with the norm that follows it (wk_add_rms_norm: the next
  * block's attn_norm, the ffn_norm, or output_norm after the last block), and the gate with the
  * up projection (wk_binary SWIGLU); --fuse 0 runs each as its two ops (the same bits). */
 #include "llama_model.h"
+#include "llama_text.h"
 #include "llama_util.h"
 
 #include <math.h>
@@ -543,9 +550,10 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 }
 
 typedef struct opts {
-    const char *path, *device, *devices, *prompt, *force, *logits;
+    const char *path, *device, *devices, *force, *logits;
+    llama_prompt prompt;
     int64_t n_gen, ctx, bench_pp, bench_tg, reps;
-    int graph, fuse, profile;
+    int graph, fuse, ignore_eos, profile;
     wk_dtype gemm_dt;
     double temp, top_p;
     uint64_t seed;
@@ -554,7 +562,10 @@ typedef struct opts {
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: wick_llama MODEL.gguf [--device cpu|cuda:N|rocm:N] [--prompt IDS] [-n N]\n"
+            "usage: wick_llama MODEL.gguf [--device cpu|cuda:N|rocm:N] [--prompt TEXT] [-n N]\n"
+            "                  [--chat [--system TEXT]]    the prompt as a chat turn\n"
+            "                  [--prompt-ids IDS]          token ids instead of text\n"
+            "                  [--ignore-eos]              go on past end-of-generation tokens\n"
             "                  [--devices D0,D1,...]       tensor parallel over these devices\n"
             "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
@@ -564,13 +575,16 @@ static void usage(void)
             "                  [--fuse 1|0]    add + rms_norm, silu * up as one op each (default 1)\n"
             "                  [--profile 1]   with --bench: time per op of one prefill and one\n"
             "                                  decode step (devices synchronised around each op)\n"
-            "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n");
+            "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n"
+            "Text goes through the file's tokenizer (BOS as it asks, special tokens such as\n"
+            "<|im_start|> parsed); generated text is written to stdout as it comes.\n");
     exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", NULL, "1", NULL, NULL, 32, 0, 0, 0, 3, 1, 1, 0, WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, NULL, NULL, {NULL, NULL, NULL, 0}, 32, 0, 0, 0, 3, 1, 1, 0, 0,
+              WK_DTYPE_F32, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -578,12 +592,21 @@ static opts parse_args(int argc, char **argv)
             o.path = a;
             continue;
         }
+        if (!strcmp(a, "--chat") || !strcmp(a, "--ignore-eos")) { /* flags without a value */
+            if (a[2] == 'c')
+                o.prompt.chat = 1;
+            else
+                o.ignore_eos = 1;
+            continue;
+        }
         if (!v)
             usage();
         i++;
         if (!strcmp(a, "--device")) o.device = v;
         else if (!strcmp(a, "--devices")) o.devices = v;
-        else if (!strcmp(a, "--prompt")) o.prompt = v;
+        else if (!strcmp(a, "--prompt")) o.prompt.text = v;
+        else if (!strcmp(a, "--prompt-ids")) o.prompt.ids = v;
+        else if (!strcmp(a, "--system")) o.prompt.system = v;
         else if (!strcmp(a, "--force")) o.force = v;
         else if (!strcmp(a, "--logits")) o.logits = v;
         else if (!strcmp(a, "-n")) o.n_gen = atoll(v);
@@ -612,6 +635,16 @@ static opts parse_args(int argc, char **argv)
     }
     if (!o.path || o.n_gen < 0 || o.reps <= 0 || o.top_p <= 0 || o.top_p > 1)
         usage();
+    if (o.prompt.ids && (o.prompt.text || o.prompt.chat)) {
+        fprintf(stderr, "wick_llama: --prompt-ids goes without --prompt and --chat\n");
+        usage();
+    }
+    if (o.prompt.system && !o.prompt.chat) {
+        fprintf(stderr, "wick_llama: --system goes with --chat\n");
+        usage();
+    }
+    if (!o.prompt.ids && !o.prompt.text)
+        o.prompt.text = ""; /* BOS alone, where the vocabulary adds one */
     return o;
 }
 
@@ -623,11 +656,11 @@ static void set_pos(llama *L, int64_t pos)
 }
 
 /* Test mode: logits of every prompt position, then of each forced token in turn. */
-static void run_logits(llama *L, const opts *o)
+static void run_logits(llama *L, const opts *o, llama_text *tx)
 {
     const model *m = &L->r[0];
     int64_t np = 0, nf = 0;
-    uint32_t *p = parse_ids(o->prompt, &np), *f = parse_ids(o->force ? o->force : "", &nf);
+    uint32_t *p = text_prompt(tx, &o->prompt, &np), *f = parse_ids(o->force ? o->force : "", &nf);
     FILE *fp = fopen(o->logits, "wb");
     if (!fp)
         die("cannot write %s", o->logits);
@@ -649,20 +682,14 @@ static void run_logits(llama *L, const opts *o)
     free(f);
 }
 
-static void generate(llama *L, const opts *o)
+/* Generation: the prompt's tokens, then up to -n sampled ones, each written as text as it comes
+ * (stdout) until an end-of-generation token; ids and speeds on stderr. */
+static void generate(llama *L, const opts *o, llama_text *tx)
 {
     const model *m = &L->r[0];
-    int64_t np = 0;
-    uint32_t *p = parse_ids(o->prompt, &np);
-    if (np == 0)
-        die("empty prompt");
+    int64_t np = 0, n = 0;
+    uint32_t *p = text_prompt(tx, &o->prompt, &np);
     uint64_t rng = o->seed;
-    printf("prompt:");
-    for (int64_t i = 0; i < np; i++) {
-        putchar(' ');
-        print_token(m->g, m->tokens_kv, p[i]);
-    }
-    printf("\noutput:");
     double t0 = now_s();
     float *lg = forward(L, p, np, 0);
     const double t_pre = now_s() - t0;
@@ -670,31 +697,31 @@ static void generate(llama *L, const opts *o)
     uint32_t *out = malloc((size_t)(o->n_gen + 1) * sizeof *out);
     if (!out)
         die("out of memory");
-    for (int64_t i = 0; i < o->n_gen; i++) {
+    while (n < o->n_gen) {
         uint32_t id = sample(lg, m->vocab, o->temp, o->top_p, &rng);
-        out[i] = id;
+        out[n++] = id;
         free(lg);
-        putchar(' ');
-        print_token(m->g, m->tokens_kv, id);
-        fflush(stdout);
-        if (i + 1 == o->n_gen) {
-            lg = NULL;
+        lg = NULL;
+        if (!o->ignore_eos && text_is_eog(tx, id))
             break;
-        }
+        text_put(tx, id);
+        if (n == o->n_gen)
+            break;
         t0 = now_s();
         lg = forward(L, &id, 1, 0);
         t_dec += now_s() - t0;
     }
     free(lg);
-    printf("\nids:");
-    for (int64_t i = 0; i < o->n_gen; i++)
-        printf(" %u", out[i]);
+    text_end(tx);
+    fprintf(stderr, "ids:");
+    for (int64_t i = 0; i < n; i++)
+        fprintf(stderr, " %u", out[i]);
     free(out);
-    printf("\nprefill: %lld tokens in %.1f ms (%.1f tokens/s)\n", (long long)np, 1e3 * t_pre,
-           (double)np / t_pre);
-    if (o->n_gen > 1)
-        printf("decode: %lld tokens in %.1f ms (%.2f tokens/s)\n", (long long)(o->n_gen - 1),
-               1e3 * t_dec, (double)(o->n_gen - 1) / t_dec);
+    fprintf(stderr, "\nprefill: %lld tokens in %.1f ms (%.1f tokens/s)\n", (long long)np,
+            1e3 * t_pre, (double)np / t_pre);
+    if (n > 1)
+        fprintf(stderr, "decode: %lld tokens in %.1f ms (%.2f tokens/s)\n", (long long)(n - 1),
+                1e3 * t_dec, (double)(n - 1) / t_dec);
     free(p);
 }
 
@@ -787,7 +814,7 @@ static wk_device **open_devices(const opts *o, int *n)
         wk_status st = wk_device_open(&devs[i], spec);
         if (st != WK_OK)
             die("device %s: %s: %s", spec, wk_status_string(st), wk_last_error());
-        spec = end + 1;
+        spec = end ? end + 1 : spec; /* (end is NULL after the last name) */
     }
     free(buf);
     return devs;
@@ -837,12 +864,17 @@ int main(int argc, char **argv)
             (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt),
             L.graph ? "graph replay" : "eager", o.fuse ? "fused add+norm, swiglu" : "unfused",
             now_s() - t0);
-    if (o.bench_pp > 0)
+    llama_text tx;
+    if (o.bench_pp > 0) {
         bench(&L, &o);
-    else if (o.logits)
-        run_logits(&L, &o);
-    else
-        generate(&L, &o);
+    } else {
+        text_open(&tx, g);
+        if (o.logits)
+            run_logits(&L, &o, &tx);
+        else
+            generate(&L, &o, &tx);
+        text_close(&tx);
+    }
     for (int i = 0; i < n; i++) {
         model_free(&L.r[i]);
         wk_comm_destroy(comms[i]);

@@ -260,7 +260,6 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
     m->dev = dev;
     m->rank = rank;
     m->nranks = nranks;
-    m->g = g;
     const int64_t ai = wk_gguf_find_key(g, "general.architecture");
     if (ai >= 0) {
         wk_gguf_value v;
@@ -340,7 +339,6 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
     for (int64_t l = 0; l < m->n_layer; l++)
         load_block(m, g, l, H, KV, ffn);
     build_rope(m, g);
-    m->tokens_kv = wk_gguf_find_key(g, "tokenizer.ggml.tokens");
 }
 
 void model_free(model *m)

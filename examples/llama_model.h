@@ -53,9 +53,6 @@ typedef struct model {
     int64_t pos;                      /* tokens in the KV cache */
     wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
     int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each */
-    /* the vocabulary's strings when the file carries tokenizer.ggml.tokens (for printing) */
-    const wk_gguf *g;
-    int64_t tokens_kv;
 } model;
 
 /* Reads hyperparameters and rank `rank` of `nranks` of the weights onto dev; ctx <= 0 means

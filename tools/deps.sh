@@ -3,8 +3,9 @@
 # missing ones with apt-get; otherwise prints the one command to run. Used by the Makefile.
 #   tools:     a C compiler, a C++ compiler (the simt device's kernels), make, cmake, pkg-config,
 #              binutils, python3 with venv (found by command name and module)
-#   libraries: OpenMP, OpenBLAS, SLEEF, jansson and zstd, decided by the same CMake code the build runs
-#              (cmake/deps.cmake through cmake/probe), so a look-alike package cannot fool it
+#   libraries: OpenMP, OpenBLAS, SLEEF, jansson, PCRE2 and zstd, decided by the same CMake code the
+#              build runs (cmake/deps.cmake through cmake/probe), so a look-alike package cannot
+#              fool it
 #   optional:  WICK_DEPS_CLANG=1 adds clang with libFuzzer and libomp (make fuzz, make tsan);
 #              WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
 #              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from

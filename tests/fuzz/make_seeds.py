@@ -89,7 +89,53 @@ def layout_seeds():
         out("layout", "seed-%02d" % i, bytes(rng.randrange(256) for _ in range(96)))
 
 
+def tokenizer_seeds():
+    """Small vocabularies (SentencePiece; BPE with the gpt-2, llama-bpe and qwen2 pre-tokenizers;
+    gemma4) written by gguf-py, each after a flags byte, a text length and a text."""
+    import struct
+
+    import gguf
+    tmp = "/tmp/wick-seed-tok.gguf"
+    texts = [b"Hello world", b" a  b\n\n<s>x</s>", "caf\u00e9 \u2581 \U0001f999 3333".encode(),
+             b"<|endoftext|>ab c's", b"\xff\xfe a\xe2"]
+    ws = ["\u2581", "a", "b", "\u2581a", "ab", "c", "\u2581c", "x"]
+    bpe = ["a", "b", "c", "\u0120", "ab", "\u0120a", "\u0120ab", "<|endoftext|>", "'", "s", "\u010a"]
+    merges = ["a b", "\u0120 a", "\u0120 ab"]
+    vocabs = []
+    # SentencePiece: <unk> <s> </s>, 256 byte tokens, pieces
+    toks = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + ws
+    types = [2, 3, 3] + [6] * 256 + [1] * len(ws)
+    vocabs.append(("llama", None, toks, types, [-float(i) for i in range(len(toks))], None))
+    for pre in ("gpt-2", "llama-bpe", "qwen2"):
+        vocabs.append(("gpt2", pre, bpe, [1] * 7 + [3] + [1] * 3, None, merges))
+    g4 = ["<pad>", "<eos>", "<bos>", "\u2581", "a", "b", "\u2581a", "\n", "\n\n"]
+    vocabs.append(("gemma4", None, g4, [3, 3, 3] + [1] * 6, None, ["a b", "\u2581 a", "\n \n"]))
+    for i, (model, pre, toks, types, scores, mg) in enumerate(vocabs):
+        w = gguf.GGUFWriter(tmp, "llama")
+        w.add_tokenizer_model(model)
+        if pre:
+            w.add_tokenizer_pre(pre)
+        w.add_token_list(toks)
+        w.add_token_types(types)
+        if scores:
+            w.add_token_scores(scores)
+        if mg:
+            w.add_token_merges(mg)
+        w.add_bos_token_id(1 if model == "llama" else 2 if model == "gemma4" else 7)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        with open(tmp, "rb") as f:
+            body = f.read()
+        text = texts[i % len(texts)]
+        out("tokenizer", "seed-%d-%s" % (i, pre or model), bytes([i % 4]) + struct.pack("<H", len(text))
+            + text + body)
+    os.remove(tmp)
+
+
 if __name__ == "__main__":
     gguf_seeds()
     ops_seeds()
     layout_seeds()
+    tokenizer_seeds()

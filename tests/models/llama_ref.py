@@ -380,7 +380,8 @@ def generate(d, types):
 # ----------------------------------------------------------------------------- running wick
 def run_wick(args, gguf_path, extra):
     cmd = [args.bin, gguf_path, "--device", args.device] + extra
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       errors="replace")  # generated text: any bytes
     if r.returncode != 0:
         if "WK_ERR_NO_DEVICE" in r.stderr:
             print(f"SKIP: no device {args.device}: {r.stderr.strip()}")
@@ -388,7 +389,7 @@ def run_wick(args, gguf_path, extra):
         print(" ".join(cmd))
         print(r.stdout + r.stderr)
         sys.exit(1)
-    return r.stdout
+    return r.stdout + r.stderr  # generated text on stdout; ids and speeds on stderr
 
 
 def row_err(a, r):
@@ -407,7 +408,7 @@ def cmd_test(args):
     for t in types:
         out = os.path.join(args.dir, f"logits_{t}_{args.device.replace(':', '')}.f32")
         run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
-                 ["--prompt", prompt, "--force", force, "--logits", out])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out])
         ref = np.load(os.path.join(args.dir, f"ref_{t}.npy"))
         got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
         err = row_err(got, ref)
@@ -441,7 +442,7 @@ def check_graph(args, types, prompt, force):
         graph = os.path.join(args.dir, f"logits_{t}_{dev}.f32")
         eager = os.path.join(args.dir, f"logits_{t}_{dev}_eager.f32")
         run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
-                 ["--prompt", prompt, "--force", force, "--logits", eager, "--graph", "0"])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"])
         a, b = np.fromfile(graph, np.uint8), np.fromfile(eager, np.uint8)
         same = a.shape == b.shape and bool((a == b).all())
         ok &= same
@@ -459,7 +460,7 @@ def check_gemm16(args, ids, prompt, force):
         emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
         out = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
         run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
-                 ["--prompt", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt])
         got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
         e16, err = row_err(emu, ref), row_err(got, ref)
         bound = BOUND_F32 + 2.0 * e16
@@ -479,7 +480,7 @@ def check_sampling(args):
     prompt = "1 17 300 511 42 1000 7 256"
 
     def ids(*extra):
-        out = run_wick(args, path, ["--prompt", prompt, "-n", "16"] + list(extra))
+        out = run_wick(args, path, ["--prompt-ids", prompt, "-n", "16", "--ignore-eos"] + list(extra))
         return [int(t) for t in [x for x in out.splitlines() if x.startswith("ids:")][0][4:].split()]
     a = ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
     same = a == ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
@@ -502,7 +503,7 @@ def check_sampling(args):
 
 
 def greedy_tokens(args, path, n):
-    out = run_wick(args, path, ["--prompt", args.prompt, "-n", str(n)])
+    out = run_wick(args, path, ["--prompt-ids", args.prompt, "-n", str(n), "--ignore-eos"])
     line = [s for s in out.splitlines() if s.startswith("ids:")][0]
     return [int(tok) for tok in line[len("ids:"):].split()]
 
@@ -536,7 +537,7 @@ def cmd_greedy(args):
     types = args.types.split(",") if args.types else ["f32", "f16", "q8_0", "q4_0", "q5_0",
                                                       "q2_k", "q4_k", "q6_k", "mixed"]
     generate(args.dir, TYPES)
-    run_wick(args, os.path.join(args.dir, "llama_f32.gguf"), ["--prompt", "1", "-n", "1"])
+    run_wick(args, os.path.join(args.dir, "llama_f32.gguf"), ["--prompt-ids", "1", "-n", "1"])
     cpu_args = argparse.Namespace(**{**vars(args), "device": "cpu"})
     fails = 0
     for t in types:

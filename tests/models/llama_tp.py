@@ -80,7 +80,7 @@ def generate(d):
 def run(binary, path, devices, extra, env=None):
     flag = "--devices" if "," in devices else "--device"
     cmd = [binary, path, flag, devices] + extra
-    return cmd, subprocess.run(cmd, capture_output=True, text=True,
+    return cmd, subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                                env=None if env is None else {**os.environ, **env})
 
 
@@ -93,13 +93,13 @@ def run_ok(binary, path, devices, extra, env=None):
         print(" ".join(cmd))
         print(r.stdout + r.stderr)
         return None
-    return r.stdout
+    return r.stdout + r.stderr  # generated text on stdout; ids and speeds on stderr
 
 
 def logits(args, path, devices, tag, env=None):
     ids = np.load(os.path.join(args.dir, "ids.npy"))
     out = os.path.join(args.dir, f"logits_{tag}.f32")
-    if run_ok(args.bin, path, devices, ["--prompt", " ".join(map(str, ids[:N_PROMPT])),
+    if run_ok(args.bin, path, devices, ["--prompt-ids", " ".join(map(str, ids[:N_PROMPT])),
                                         "--force", " ".join(map(str, ids[N_PROMPT:])),
                                         "--logits", out], env) is None:
         return None
@@ -107,8 +107,8 @@ def logits(args, path, devices, tag, env=None):
 
 
 def greedy(args, path, devices):
-    out = run_ok(args.bin, path, devices, ["--prompt", "1 17 300 511 42 1000 7 256",
-                                           "-n", str(N_GREEDY)])
+    out = run_ok(args.bin, path, devices, ["--prompt-ids", "1 17 300 511 42 1000 7 256",
+                                           "-n", str(N_GREEDY), "--ignore-eos"])
     if out is None:
         return None
     line = [s for s in out.splitlines() if s.startswith("ids:")][0]
@@ -117,7 +117,7 @@ def greedy(args, path, devices):
 
 def expect_error(args, path, devices, words, what):
     """A refused configuration: exit status 1 (not a signal) and a message holding words."""
-    cmd, r = run(args.bin, path, devices, ["--prompt", "1 2 3", "-n", "2"])
+    cmd, r = run(args.bin, path, devices, ["--prompt-ids", "1 2 3", "-n", "2"])
     ok = r.returncode == 1 and words in r.stderr
     msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "(no message)"
     print(f"{what:44} rc={r.returncode} {'ok' if ok else 'FAIL'}: {msg}")
