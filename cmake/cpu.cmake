@@ -11,7 +11,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
   set_source_files_properties(src/cpu/cpu_vmath.c PROPERTIES COMPILE_DEFINITIONS "WK_VMATH_X86=1")
   # The f32 conv micro-kernel likewise: cpu_conv.c calls it when the CPU has AVX-512F.
   set_source_files_properties(src/cpu/cpu_conv_avx512.c src/cpu/cpu_conv_avx512_direct.c
-                              src/cpu/cpu_attn_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
+                              PROPERTIES COMPILE_OPTIONS "-mavx512f;-O3")
+  set_source_files_properties(src/cpu/cpu_attn_avx512.c PROPERTIES COMPILE_OPTIONS
+                              "-mavx512f;-mavx512bw;-mavx512vl;-O3")
   set_source_files_properties(src/cpu/cpu_conv.c PROPERTIES COMPILE_DEFINITIONS "WK_CONV_X86=1")
   include(CheckCCompilerFlag)
   # the quantized dot products of decode (src/cpu/cpu_qdot.c picks one at run time)

@@ -1,9 +1,10 @@
 /* test_cpu_attn.c: the CPU attention's promises beyond its accuracy (which tests/test_attn.c
  * checks against the float64 reference): docs/semantics.md, "Decode attention", the CPU's order.
- *   1. The two products (src/cpu/cpu_attn.h) give the same bits in plain C and on AVX-512 (when
- *      this CPU has it): row counts 1..9 (the 4-row blocks and their tail), D 7, 64, 128, 200
- *      (masked lanes), per-row key counts that differ inside a block, values with inf and NaN in
- *      keys a row does not see (they must not be read for it).
+ *   1. The steps (src/cpu/cpu_attn.h: keys, scores, softmax, rescale, pv) give the same bits in
+ *      plain C and on AVX-512 (when this CPU has it): row counts 1..9 (the 4-row blocks and their
+ *      tail), D 7, 64, 128, 200 (masked lanes), per-row key counts that differ inside a block and
+ *      rows with none, a NaN score, values with inf and NaN in keys a row does not see (they must
+ *      not be read for it), a key tile cut short.
  *   2. wk_decode_attention on the CPU gives the same bits on 1 and 2 threads, and a causal
  *      prefill's row i (Lq = Lk = L, grouped-query 8 on 2 heads, L = 150 and 1000: several key
  *      tiles, several query items) equals the one-query call on the first i + 1 keys: a row does
@@ -82,6 +83,50 @@ static void products(void)
             for (int i = 0; i < R * D; i++)
                 TEST_CHECK(isfinite(O1[i]), "pv R=%d D=%d: O[%d] = %g read a key past its count",
                            R, D, i, (double)O1[i]);
+            /* keys: f32 rows of stride D + 3, the tile cut at nt = 64 - 5 R */
+            {
+                const int nt = 64 - 5 * R;
+                float *K = malloc(sizeof(float) * (size_t)(64 * (D + 3)));
+                float *T1 = malloc(sizeof(float) * (size_t)(D * 64)), *T2 = malloc(sizeof(float) * (size_t)(D * 64));
+                if (!TEST_CHECK(K && T1 && T2, "out of memory"))
+                    return;
+                for (int i = 0; i < 64 * (D + 3); i++)
+                    K[i] = urand();
+                for (int i = 0; i < D * 64; i++)
+                    T1[i] = T2[i] = NAN;
+                wk_cpu_attn_keys_c(T1, K, D + 3, WK_DTYPE_F32, nt, D);
+                wk_cpu_attn_keys_avx512(T2, K, D + 3, WK_DTYPE_F32, nt, D);
+                TEST_CHECK(same_bits(T1, T2, (size_t)(D * 64), &at), "keys R=%d D=%d: [%zu] %a vs %a",
+                           R, D, at, (double)T1[at], (double)T2[at]);
+                TEST_CHECK(T1[1] == K[D + 3] && T1[64 + 2] == K[2 * (D + 3) + 1] &&
+                           (nt == 64 || T1[63] == 0.0f), "keys R=%d D=%d: not the transpose", R, D);
+                free(K), free(T1), free(T2);
+            }
+            /* softmax and rescale: scores with a NaN and ties, rows without a visible key */
+            {
+                float m1[9], m2[9], d1[9], d2[9], l1[9], l2[9], c[9];
+                for (int i = 0; i < R * 64; i++)
+                    S1[i] = S2[i] = 4.0f * urand();
+                S1[5] = S2[5] = NAN;
+                for (int r = 0; r < R; r++) {
+                    nk[r] = (r * 23) % 65;
+                    m1[r] = m2[r] = r % 3 ? -INFINITY : urand();
+                    l1[r] = l2[r] = urand() + 1.0f;
+                    c[r] = 0.5f * (urand() + 1.0f);
+                }
+                wk_cpu_attn_softmax_c(S1, R, nk, 0.125f, m1, d1);
+                wk_cpu_attn_softmax_avx512(S2, R, nk, 0.125f, m2, d2);
+                TEST_CHECK(same_bits(S1, S2, (size_t)(R * 64), &at) && same_bits(m1, m2, (size_t)R, &at) &&
+                           same_bits(d1, d2, (size_t)R, &at), "softmax R=%d D=%d differs", R, D);
+                for (int i = 0; i < R * 64; i++)
+                    S1[i] = 0.5f * (urand() + 1.0f);
+                for (int i = 0; i < R * D; i++)
+                    O1[i] = O2[i] = urand();
+                wk_cpu_attn_rescale_c(O1, l1, S1, c, nk, R, D);
+                wk_cpu_attn_rescale_avx512(O2, l2, S1, c, nk, R, D);
+                TEST_CHECK(same_bits(O1, O2, (size_t)(R * D), &at) && same_bits(l1, l2, (size_t)R, &at),
+                           "rescale R=%d D=%d differs", R, D);
+            }
             free(Q), free(KT), free(S1), free(S2), free(Vb), free(O1), free(O2);
         }
 }

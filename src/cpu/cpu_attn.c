@@ -5,18 +5,21 @@
  * head's group at once, so each key and value row is read once for G * positions query rows.
  * Keys go in tiles of ATT_TILE (tile t holds keys [64 t, 64 t + 64), whatever the queries), never
  * past the last key some row of the item sees (causal rows see a prefix; with lens, rows L_b..
- * are never read). Per tile (the keys transposed once into KT, D x 64):
+ * are never read). Per tile (the keys transposed once into KT, D x 64), for each row that sees
+ * a key of the tile:
  *   s_k = scale * (fmaf chain over e = 0..D-1 of q_e k_ke, from +0)      (f32, per key)
- *   m' = max(m, the tile's visible s);  c = exp(m - m');  p_k = exp(s_k - m')
- *   l = l * c, then l += p_k for k in order;  o_e = o_e * c, then o_e = fmaf(p_k, v_ke, o_e) for
- *   k in order
- * with m = -inf, l = 0, o = 0 at the start, and out = o / l rounded once to q's dtype; exp is the
- * backend's vector exp (cpu_vmath.h: a value's bits depend only on the value). So a query row's
- * result depends only on its own q and visible keys: the same bits for any thread count, any
- * number of queries in the call, and any item shape. A NaN score, or a row whose scores are all
- * -inf, gives NaN. The two products (the scores, o += p v) run on AVX-512 (cpu_attn_avx512.c)
- * where the CPU has it, else in plain C (below, compiled also for AVX2): the same operations, so
- * the same bits. Scratch per thread through the storage cache. */
+ *   m' = max(m, the tile's visible s);  c = exp(m - m');  p_k = exp(s_k - m') (0 for a key the
+ *   row does not see);  l = l * c + tree(p);  o_e = o_e * c, then o_e = fmaf(p_k, v_ke, o_e) for
+ *   the visible k in order
+ * (tree(p): the 64 weights summed as 16 lanes, ((p[0:16] + p[16:32]) + (p[32:48] + p[48:64])),
+ * then t_l = v_l + v_{l+8}, u_l = t_l + t_{l+4}, (u_0 + u_2) + (u_1 + u_3)), with m = -inf, l = 0,
+ * o = 0 at the start, and out = o / l rounded once to q's dtype; exp is the backend's vector exp
+ * (cpu_vmath.h: a value's bits depend only on the value). So a query row's result depends only
+ * on its own q and visible keys: the same bits for any thread count, any number of queries in
+ * the call, and any item shape. A NaN score, or a row whose scores are all -inf, gives NaN. The
+ * steps run on AVX-512 (cpu_attn_avx512.c) where the CPU has it, else in plain C (below, compiled
+ * also for AVX2): the same operations, so the same bits (cpu_attn.h). Scratch per thread
+ * through the storage cache. */
 #include "cpu_attn.h"
 #include "cpu_elem.h"
 #include "cpu_vmath.h"
@@ -26,6 +29,25 @@
 #define ATT_TILE 64  /* keys per tile */
 #define ATT_ROWS 64  /* query rows per item (G heads x positions), at least G */
 #define ATT_MAX_D 256
+
+/* ---- loads */
+static float ld(const void *p, int64_t i, wk_dtype dt)
+{
+    switch (dt) {
+    case WK_DTYPE_F16: return wk_cpu_ld_f16(((const uint16_t *)p)[i]);
+    case WK_DTYPE_BF16: return wk_cpu_ld_bf16(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+static void st(void *p, int64_t i, wk_dtype dt, float v)
+{
+    switch (dt) {
+    case WK_DTYPE_F16: ((uint16_t *)p)[i] = wk_cpu_st_f16(v); break;
+    case WK_DTYPE_BF16: ((uint16_t *)p)[i] = wk_cpu_st_bf16(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
 
 /* ---- the two products in plain C (the definition; cpu_attn_avx512.c does the same) */
 
@@ -60,28 +82,62 @@ WK_CPU_CLONES void wk_cpu_attn_pv_c(float *O, const float *P, const float *const
     }
 }
 
+/* The tile's softmax step for rows r < R (nk[r] visible keys of the tile): scores scaled, the
+ * running maximum m updated, S[r][k] <- s_k - m' (-inf past nk[r]), dm[r] <- m - m' (0 for a row
+ * with no key here: it keeps its state). */
+void wk_cpu_attn_softmax_c(float *S, int R, const int *nk, float scale, float *m, float *dm)
+{
+    for (int r = 0; r < R; r++) {
+        float *s = S + r * ATT_TILE, mt = m[r];
+        for (int k = 0; k < nk[r]; k++) {
+            s[k] *= scale;
+            mt = s[k] > mt ? s[k] : mt;
+        }
+        dm[r] = nk[r] ? m[r] - mt : 0.0f;
+        for (int k = 0; k < ATT_TILE; k++)
+            s[k] = k < nk[r] ? s[k] - mt : -INFINITY;
+        m[r] = mt;
+    }
+}
+
+/* tree(p) of the header */
+static float tree64(const float *p)
+{
+    float v[16], t[8], u[4];
+    for (int l = 0; l < 16; l++)
+        v[l] = (p[l] + p[16 + l]) + (p[32 + l] + p[48 + l]);
+    for (int l = 0; l < 8; l++)
+        t[l] = v[l] + v[l + 8];
+    for (int l = 0; l < 4; l++)
+        u[l] = t[l] + t[l + 4];
+    return (u[0] + u[2]) + (u[1] + u[3]);
+}
+
+/* l = l * c + tree(P row) and O row *= c, for the rows with a visible key in the tile */
+WK_CPU_CLONES void wk_cpu_attn_rescale_c(float *O, float *l, const float *P, const float *c,
+                                         const int *nk, int R, int D)
+{
+    for (int r = 0; r < R; r++) {
+        if (!nk[r])
+            continue;
+        l[r] = l[r] * c[r] + tree64(P + r * ATT_TILE);
+        for (int e = 0; e < D; e++)
+            O[r * D + e] *= c[r];
+    }
+}
+
+/* KT[e][k] = K row k, element e, as f32, for k < nt (rows 0..63 of the tile: row k at
+ * K + k * stride elements of dt), zero for nt <= k < 64 */
+void wk_cpu_attn_keys_c(float *KT, const void *K, int64_t stride, wk_dtype dt, int nt, int D)
+{
+    for (int k = 0; k < ATT_TILE; k++)
+        for (int e = 0; e < D; e++)
+            KT[e * ATT_TILE + k] = k < nt ? ld(K, k * stride + e, dt) : 0.0f;
+}
+
 static int use_avx512(void)
 {
     return wk_cpu_attn_avx512_built && !strcmp(wk_vm_isa(), "avx512f");
-}
-
-/* ---- loads */
-static float ld(const void *p, int64_t i, wk_dtype dt)
-{
-    switch (dt) {
-    case WK_DTYPE_F16: return wk_cpu_ld_f16(((const uint16_t *)p)[i]);
-    case WK_DTYPE_BF16: return wk_cpu_ld_bf16(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
-
-static void st(void *p, int64_t i, wk_dtype dt, float v)
-{
-    switch (dt) {
-    case WK_DTYPE_F16: ((uint16_t *)p)[i] = wk_cpu_st_f16(v); break;
-    case WK_DTYPE_BF16: ((uint16_t *)p)[i] = wk_cpu_st_bf16(v); break;
-    default: ((float *)p)[i] = v; break;
-    }
 }
 
 /* The key count of batch entry b: lens[b] through ll, or Lk without lens. */
@@ -128,18 +184,11 @@ static void item(const wk_attn_args *a, int64_t b, int64_t hk, int64_t i0, int64
     for (int64_t j0 = 0; j0 < maxvis; j0 += ATT_TILE) {
         const int nt = (int)(maxvis - j0 < ATT_TILE ? maxvis - j0 : ATT_TILE);
         /* the tile's keys transposed (unused columns zero), its values as f32 rows */
-        for (int k = 0; k < ATT_TILE; k++) {
-            const int64_t ko = kb + (j0 + k) * lk->strides[2];
-            if (k >= nt)
-                for (int64_t e = 0; e < D; e++)
-                    KT[e * ATT_TILE + k] = 0.0f;
-            else if (a->kvdt == WK_DTYPE_F32)
-                for (int64_t e = 0; e < D; e++)
-                    KT[e * ATT_TILE + k] = ((const float *)a->k)[ko + e];
-            else
-                for (int64_t e = 0; e < D; e++)
-                    KT[e * ATT_TILE + k] = ld(a->k, ko + e, a->kvdt);
-        }
+        const char *k0 = (const char *)a->k + (size_t)(kb + j0 * lk->strides[2]) * wk_dtype_size(a->kvdt);
+        if (avx)
+            wk_cpu_attn_keys_avx512(KT, k0, lk->strides[2], a->kvdt, nt, (int)D);
+        else
+            wk_cpu_attn_keys_c(KT, k0, lk->strides[2], a->kvdt, nt, (int)D);
         for (int k = 0; k < nt; k++) {
             const int64_t vo = vb + (j0 + k) * lv->strides[2];
             if (a->kvdt == WK_DTYPE_F32) {
@@ -158,33 +207,17 @@ static void item(const wk_attn_args *a, int64_t b, int64_t hk, int64_t i0, int64
         for (int r = 0; r < R; r++) {
             const int64_t left = vis[r] - j0;
             nkr[r] = (int)(left <= 0 ? 0 : left < nt ? left : nt);
-            float *s = S + r * ATT_TILE, mt = m[r];
-            for (int k = 0; k < nkr[r]; k++) {
-                s[k] *= a->scale;
-                mt = s[k] > mt ? s[k] : mt;
-            }
-            if (!nkr[r]) { /* no key of this tile: the row keeps its state (c = 1, p = 0) */
-                dm[r] = 0.0f;
-                mt = m[r];
-            } else {
-                dm[r] = m[r] - mt;
-            }
-            for (int k = 0; k < ATT_TILE; k++)
-                s[k] = k < nkr[r] ? s[k] - mt : -INFINITY;
-            m[r] = mt;
         }
+        if (avx)
+            wk_cpu_attn_softmax_avx512(S, R, nkr, a->scale, m, dm);
+        else
+            wk_cpu_attn_softmax_c(S, R, nkr, a->scale, m, dm);
         wk_vm_f32(WK_VM_EXP, S, S, (int64_t)R * ATT_TILE, 0.0f);
         wk_vm_f32(WK_VM_EXP, c, dm, R, 0.0f);
-        for (int r = 0; r < R; r++) {
-            if (!nkr[r])
-                continue;
-            float lr = l[r] * c[r];
-            for (int k = 0; k < nkr[r]; k++)
-                lr += S[r * ATT_TILE + k];
-            l[r] = lr;
-            for (int64_t e = 0; e < D; e++)
-                O[r * D + e] *= c[r];
-        }
+        if (avx)
+            wk_cpu_attn_rescale_avx512(O, l, S, c, nkr, R, (int)D);
+        else
+            wk_cpu_attn_rescale_c(O, l, S, c, nkr, R, (int)D);
         if (avx)
             wk_cpu_attn_pv_avx512(O, S, vrow, nkr, R, (int)D);
         else
