@@ -697,8 +697,10 @@ WK_API wk_status wk_gguf_writer_end_array(wk_gguf_writer *w);
 WK_API wk_status wk_gguf_writer_add_tensor(wk_gguf_writer *w, const char *name, wk_qtype qtype,
                                            int32_t n_dims, const int64_t *dims, const void *data,
                                            uint64_t nbytes);
-/* Writes the file (version 2 or 3; the two share the little-endian layout). WK_ERR_IO on a
- * write failure (the partial file is removed). */
+/* Writes the file (version 2 or 3; the two share the little-endian layout), replacing path
+ * atomically (docs/semantics.md, "Files"): a reader sees the old file or the new one, and on a
+ * failure (WK_ERR_IO: a full disk, ...; WK_ERR_OUT_OF_MEMORY) the old file is unchanged and no
+ * temporary file is left. */
 WK_API wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32_t version);
 
 
@@ -771,7 +773,8 @@ WK_API wk_status wk_safetensors_writer_add_tensor(wk_safetensors_writer *w, cons
                                                   wk_dtype dtype, int32_t rank,
                                                   const int64_t *dims, const void *data,
                                                   uint64_t nbytes);
-/* Writes the file. WK_ERR_IO on a write failure (the partial file is removed). */
+/* Writes the file, replacing path atomically as wk_gguf_writer_write does (docs/semantics.md,
+ * "Files"): on a failure the old file is unchanged and no temporary file is left. */
 WK_API wk_status wk_safetensors_writer_write(const wk_safetensors_writer *w, const char *path);
 
 #ifdef __cplusplus
