@@ -209,8 +209,11 @@ WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "roc
  * kernels on the CPU with 32-lane warps, simt:1 with 64 (WICK_SIMT_WARP=64 makes simt:0 64 wide).
  * Close it with wk_device_close. */
 WK_API wk_status wk_device_open(wk_device **out, const char *spec);
-/* Frees the handle. Storages still alive keep the device open until the last of them is freed
- * (one exported through DLPack, for instance). NULL is a no-op. */
+/* Gives up the handle. Storages still alive keep the device open until the last of them is freed
+ * (one exported through DLPack, or one another thread is running ops on: those ops run to the
+ * end normally). While they live the pointer stays valid (wk_storage_device returns it) and a
+ * second close of it is ignored; once the last is freed it is gone. NULL is a no-op.
+ * docs/architecture.md, "Threads". */
 WK_API void wk_device_close(wk_device *dev);
 WK_API wk_backend_kind wk_device_backend(const wk_device *dev);
 WK_API int wk_device_ordinal(const wk_device *dev);
