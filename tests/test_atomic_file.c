@@ -371,7 +371,10 @@ static int hit(int kind)
     return 1;
 }
 
-static int is_write_kind(int k) { return k == K_WRITE || k == K_SHORT || k == K_EINTR || k == K_SHORT_ENOSPC; }
+static int is_write_kind(int k)
+{
+    return k == K_WRITE || k == K_SHORT || k == K_EINTR || k == K_SHORT_ENOSPC;
+}
 
 static int f_open(const char *p, int fl, mode_t m)
 {
