@@ -209,8 +209,11 @@ WK_API const char *wk_backend_name(wk_backend_kind kind); /* "cpu", "cuda", "roc
  * kernels on the CPU with 32-lane warps, simt:1 with 64 (WICK_SIMT_WARP=64 makes simt:0 64 wide).
  * Close it with wk_device_close. */
 WK_API wk_status wk_device_open(wk_device **out, const char *spec);
-/* Frees the handle. Storages still alive keep the device open until the last of them is freed
- * (one exported through DLPack, for instance). NULL is a no-op. */
+/* Gives up the handle. Storages still alive keep the device open until the last of them is freed
+ * (one exported through DLPack, or one another thread is running ops on: those ops run to the
+ * end normally). While they live the pointer stays valid (wk_storage_device returns it) and a
+ * second close of it is ignored; once the last is freed it is gone. NULL is a no-op.
+ * docs/architecture.md, "Threads". */
 WK_API void wk_device_close(wk_device *dev);
 WK_API wk_backend_kind wk_device_backend(const wk_device *dev);
 WK_API int wk_device_ordinal(const wk_device *dev);
@@ -697,8 +700,10 @@ WK_API wk_status wk_gguf_writer_end_array(wk_gguf_writer *w);
 WK_API wk_status wk_gguf_writer_add_tensor(wk_gguf_writer *w, const char *name, wk_qtype qtype,
                                            int32_t n_dims, const int64_t *dims, const void *data,
                                            uint64_t nbytes);
-/* Writes the file (version 2 or 3; the two share the little-endian layout). WK_ERR_IO on a
- * write failure (the partial file is removed). */
+/* Writes the file (version 2 or 3; the two share the little-endian layout), replacing path
+ * atomically (docs/semantics.md, "Files"): a reader sees the old file or the new one, and on a
+ * failure (WK_ERR_IO: a full disk, ...; WK_ERR_OUT_OF_MEMORY) the old file is unchanged and no
+ * temporary file is left. */
 WK_API wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32_t version);
 
 
@@ -771,7 +776,8 @@ WK_API wk_status wk_safetensors_writer_add_tensor(wk_safetensors_writer *w, cons
                                                   wk_dtype dtype, int32_t rank,
                                                   const int64_t *dims, const void *data,
                                                   uint64_t nbytes);
-/* Writes the file. WK_ERR_IO on a write failure (the partial file is removed). */
+/* Writes the file, replacing path atomically as wk_gguf_writer_write does (docs/semantics.md,
+ * "Files"): on a failure the old file is unchanged and no temporary file is left. */
 WK_API wk_status wk_safetensors_writer_write(const wk_safetensors_writer *w, const char *path);
 
 #ifdef __cplusplus

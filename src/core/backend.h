@@ -27,11 +27,13 @@ struct wk_device {
     uint64_t rng_seed;   /* wk_device_set_seed */
     uint64_t rng_offset; /* elements drawn since */
     atomic_int refs;     /* 1 for the opener + 1 per live storage: closed when it reaches 0 */
+    atomic_bool closed;  /* wk_device_close has dropped the opener's reference */
 };
 
 /* A storage takes a reference on its device (wk_device_retain) and drops it when freed, so a
- * device closed while storages live (one exported through DLPack, say) stays open until the last
- * of them goes. wk_device_close drops the opener's reference. */
+ * device closed while storages live (one exported through DLPack, say, or one another thread is
+ * running ops on) stays open until the last of them goes. wk_device_close drops the opener's
+ * reference, once (docs/architecture.md, "Threads"). */
 void wk_device_retain(wk_device *dev);
 void wk_device_release(wk_device *dev);
 

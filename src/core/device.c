@@ -155,6 +155,7 @@ wk_status wk_device_open(wk_device **out, const char *spec)
         return st;
     }
     atomic_init(&dev->refs, 1);
+    atomic_init(&dev->closed, false);
     wk_live_add(1);
     *out = dev;
     return WK_OK;
@@ -171,9 +172,11 @@ void wk_device_release(wk_device *dev)
     wk_live_add(-1);
 }
 
+/* The opener's reference goes once: a second close of a handle that storages keep alive is
+ * ignored instead of freeing the device under them. */
 void wk_device_close(wk_device *dev)
 {
-    if (dev)
+    if (dev && !atomic_exchange(&dev->closed, true))
         wk_device_release(dev);
 }
 

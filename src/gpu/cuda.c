@@ -61,6 +61,8 @@ typedef struct cu_api {
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 #endif
     CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+    /* a new context after a kernel fault (cu_ctx_create): optional */
+    CUresult (*PrimaryCtxReset)(CUdevice);
 } cu_api;
 static cu_api cu;
 
@@ -69,6 +71,7 @@ static int cu_count;
 static char cu_reason[320];
 
 typedef struct cu_ctx {
+    int ordinal;
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
@@ -85,9 +88,30 @@ static const char *cu_name(CUresult r)
     return buf;
 }
 
-/* CUresult -> wk_status with "what: CUDA_ERROR_..." as the message. */
+/* The errors after which NVIDIA documents the context as unusable ("any further CUDA work will
+ * return the same error"): a kernel fault, an assert, a watchdog timeout. */
+static bool cu_sticky(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* CUresult -> wk_status with "what: CUDA_ERROR_..." as the message (and, for a sticky error,
+ * what it means and what to do). */
 static wk_status cu_fail(CUresult r, const char *what)
 {
+    if (cu_sticky(r))
+        return wk_err(WK_ERR_DEVICE, "cuda: %s: %s: the device's context is lost to a kernel fault "
+                      "(CUDA fails every later call on it): free its storages and close its handles; "
+                      "wk_device_open then tries a new context (docs/semantics.md, \"Faults\")",
+                      what, cu_name(r));
     wk_status s = r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE;
     return wk_err(s, "cuda: %s: %s", what, cu_name(r));
 }
@@ -147,6 +171,8 @@ static int cu_load(void *lib)
 #endif
         p = dlsym(lib, "cuFuncGetAttribute");
         memcpy(&cu.FuncGetAttribute, &p, sizeof p);
+        p = dlsym(lib, "cuDevicePrimaryCtxReset_v2");
+        memcpy(&cu.PrimaryCtxReset, &p, sizeof p);
     }
     /* the graph entry points (CUDA 11.4+): optional */
     static const struct {
@@ -245,35 +271,87 @@ static wk_status cu_current(const cu_ctx *c)
             return s_;                        \
     } while (0)
 
+/* Contexts (wick device handles) alive per ordinal: a lost primary context is reset only when
+ * none of wick's is left (cu_ctx_create). */
+#define CU_MAX_ORDINALS 64
+static pthread_mutex_t cu_open_mu = PTHREAD_MUTEX_INITIALIZER;
+static int cu_open[CU_MAX_ORDINALS];
+
+/* c->ctx retained and current, c->stream made and idle. On failure nothing is held. */
+static CUresult cu_ctx_start(cu_ctx *c)
+{
+    CUresult r = cu.PrimaryCtxRetain(&c->ctx, c->dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = cu.CtxSetCurrent(c->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS) {
+        r = cu.StreamQuery(c->stream); /* a fresh stream: only a lost context makes this fail */
+        if (r != CUDA_SUCCESS)
+            cu.StreamDestroy(c->stream);
+    }
+    if (r != CUDA_SUCCESS)
+        cu.PrimaryCtxRelease(c->dev);
+    return r;
+}
+
 static wk_status cu_ctx_create(void **out, int ordinal)
 {
     cu_ctx *c = wk_calloc(1, sizeof *c);
     if (!c)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+    c->ordinal = ordinal;
     CUresult r = cu.DeviceGet(&c->dev, ordinal);
-    if (r == CUDA_SUCCESS)
-        r = cu.PrimaryCtxRetain(&c->ctx, c->dev);
     if (r != CUDA_SUCCESS) {
         wk_free(c);
-        return cu_fail(r, "cuDevicePrimaryCtxRetain");
+        return cu_fail(r, "cuDeviceGet");
     }
-    r = cu.CtxSetCurrent(c->ctx);
-    if (r == CUDA_SUCCESS)
-        r = cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+    const bool counted = ordinal >= 0 && ordinal < CU_MAX_ORDINALS;
+    pthread_mutex_lock(&cu_open_mu);
+    r = cu_ctx_start(c);
+    if (cu_sticky(r)) {
+        /* The primary context is lost to an earlier kernel fault. With no wick handle of the
+         * device left, a reset gives a new one (its old allocations are gone with it); NVIDIA
+         * documents a process restart as the way out, so this may still fail. */
+        const int others = counted ? cu_open[ordinal] : -1;
+        if (others != 0 || !cu.PrimaryCtxReset) {
+            pthread_mutex_unlock(&cu_open_mu);
+            wk_free(c);
+            if (others > 0)
+                return wk_err(WK_ERR_DEVICE, "cuda:%d: its context was lost to a kernel fault (%s) "
+                              "and %d wick handle(s) of it are still open: free their storages "
+                              "and close them, then open it again", ordinal, cu_name(r), others);
+            return cu_fail(r, "opening the device");
+        }
+        const CUresult first = r;
+        r = cu.PrimaryCtxReset(c->dev);
+        if (r == CUDA_SUCCESS)
+            r = cu_ctx_start(c);
+        if (r != CUDA_SUCCESS) {
+            pthread_mutex_unlock(&cu_open_mu);
+            wk_free(c);
+            return wk_err(WK_ERR_DEVICE, "cuda:%d: its context was lost to a kernel fault (%s) and "
+                          "a reset did not recover it (%s): the process must restart, as NVIDIA "
+                          "documents", ordinal, cu_name(first), cu_name(r));
+        }
+    }
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_unlock(&cu_open_mu);
+        wk_free(c);
+        return cu_fail(r, "cuDevicePrimaryCtxRetain / cuStreamCreate");
+    }
+    if (counted)
+        cu_open[ordinal]++;
+    pthread_mutex_unlock(&cu_open_mu);
 #if CUDA_VERSION >= 12000
     int major = 0;
     const char *off = getenv("WICK_EARLY_LAUNCH");
-    c->early = r == CUDA_SUCCESS && cu.LaunchKernelEx && cu.FuncGetAttribute &&
-               !(off && strcmp(off, "0") == 0) &&
+    c->early = cu.LaunchKernelEx && cu.FuncGetAttribute && !(off && strcmp(off, "0") == 0) &&
                cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                                      c->dev) == CUDA_SUCCESS &&
                major >= 9;
 #endif
-    if (r != CUDA_SUCCESS) {
-        cu.PrimaryCtxRelease(c->dev);
-        wk_free(c);
-        return cu_fail(r, "cuStreamCreate");
-    }
     *out = c;
     return WK_OK;
 }
@@ -288,6 +366,10 @@ static void cu_ctx_destroy(void *ctx)
         cu.StreamDestroy(c->stream);
     }
     cu.PrimaryCtxRelease(c->dev);
+    pthread_mutex_lock(&cu_open_mu);
+    if (c->ordinal >= 0 && c->ordinal < CU_MAX_ORDINALS)
+        cu_open[c->ordinal]--;
+    pthread_mutex_unlock(&cu_open_mu);
     wk_free(c);
 }
 
@@ -296,6 +378,8 @@ static wk_status cu_mem_alloc(void *ctx, void **ptr, size_t bytes)
     CU_CURRENT(ctx);
     CUdeviceptr p = 0;
     CUresult r = cu.MemAlloc(&p, bytes);
+    if (cu_sticky(r))
+        return cu_fail(r, "cuMemAlloc");
     if (r != CUDA_SUCCESS)
         return wk_err(r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE,
                       "cuda: cuMemAlloc(%zu bytes): %s", bytes, cu_name(r));
@@ -382,6 +466,8 @@ static wk_status cu_function(void *ctx, void **fn, void *module, const char *nam
     CU_CURRENT(ctx);
     CUfunction f = NULL;
     CUresult r = cu.ModuleGetFunction(&f, module, name);
+    if (cu_sticky(r))
+        return cu_fail(r, "cuModuleGetFunction");
     if (r != CUDA_SUCCESS)
         return wk_err(r == CUDA_ERROR_NOT_FOUND ? WK_ERR_NOT_SUPPORTED : WK_ERR_DEVICE,
                       "cuda: cuModuleGetFunction(\"%.80s\"): %s", name, cu_name(r));
@@ -424,6 +510,8 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
 #endif
         r = cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem,
                             c->stream, args, NULL);
+    if (cu_sticky(r))
+        return cu_fail(r, "cuLaunchKernel");
     if (r != CUDA_SUCCESS)
         return wk_err(r == CUDA_ERROR_OUT_OF_MEMORY ? WK_ERR_OUT_OF_MEMORY : WK_ERR_DEVICE,
                       "cuda: cuLaunchKernel(grid %u,%u,%u block %u,%u,%u shmem %u): %s", grid[0],

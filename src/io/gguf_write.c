@@ -3,9 +3,10 @@
  * they close); tensors are recorded (their bytes referenced, not copied); wk_gguf_writer_write
  * streams header, kv pairs, tensor infos and the data section in llama.cpp's layout: tensors in
  * the order added, each at the next multiple of the alignment, padded with zeros (gguf.cpp
- * insists that offsets follow each other exactly like this). The reader is gguf.c. */
+ * insists that offsets follow each other exactly like this), into a temporary file that then
+ * replaces the destination (atomic_file.c). The reader is gguf.c. */
 #include "wk_core.h"
-#include <stdio.h>
+#include "atomic_file.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -396,61 +397,47 @@ static wk_status no_duplicates(const wk_gguf_writer *w, int is_kv)
 }
 
 /* ------------------------------------------------------------------ the file */
-static int put_zeros(FILE *f, uint64_t n)
-{
-    static const uint8_t zeros[256];
-    while (n > 0) {
-        size_t k = n < sizeof zeros ? (size_t)n : sizeof zeros;
-        if (fwrite(zeros, 1, k, f) != k)
-            return -1;
-        n -= k;
-    }
-    return 0;
-}
-
-static int put_le_file(FILE *f, uint64_t v, size_t n)
+static wk_status put_le_file(wk_atomic_file *f, uint64_t v, size_t n)
 {
     uint8_t b[8];
     le_store(b, v, n);
-    return fwrite(b, 1, n, f) == n ? 0 : -1;
+    return wk_atomic_file_write(f, b, n);
 }
 
 static uint64_t pad_to(uint64_t x, uint64_t a) { return (a - x % a) % a; }
 
-/* Header, kv pairs, tensor infos, padding, data; -1 on a write error. */
-static int write_all(const wk_gguf_writer *w, FILE *f, uint32_t version)
+/* Header, kv pairs, tensor infos, padding, data. The first failure is kept in f (commit
+ * reports it), so the status of each piece need not be checked. */
+static void write_all(const wk_gguf_writer *w, wk_atomic_file *f, uint32_t version)
 {
     const uint64_t a = w->alignment;
     uint64_t pos = 0, off = 0;
-    if (fwrite("GGUF", 1, 4, f) != 4 || put_le_file(f, version, 4) ||
-        put_le_file(f, (uint64_t)w->nt, 8) || put_le_file(f, (uint64_t)w->nkv, 8) ||
-        (w->len && fwrite(w->buf, 1, w->len, f) != w->len))
-        return -1;
+    wk_atomic_file_write(f, "GGUF", 4);
+    put_le_file(f, version, 4);
+    put_le_file(f, (uint64_t)w->nt, 8);
+    put_le_file(f, (uint64_t)w->nkv, 8);
+    wk_atomic_file_write(f, w->buf, w->len);
     pos = 24 + w->len;
     for (int64_t i = 0; i < w->nt; i++) {
         const gw_tensor *t = &w->t[i];
         const char *name = w->names + t->name;
         const size_t len = strlen(name);
-        if (put_le_file(f, len, 8) || fwrite(name, 1, len, f) != len ||
-            put_le_file(f, (uint64_t)t->n_dims, 4))
-            return -1;
+        put_le_file(f, len, 8);
+        wk_atomic_file_write(f, name, len);
+        put_le_file(f, (uint64_t)t->n_dims, 4);
         for (int k = 0; k < t->n_dims; k++)
-            if (put_le_file(f, (uint64_t)t->ne[k], 8))
-                return -1;
-        if (put_le_file(f, (uint64_t)t->qtype, 4) || put_le_file(f, off, 8))
-            return -1;
+            put_le_file(f, (uint64_t)t->ne[k], 8);
+        put_le_file(f, (uint64_t)t->qtype, 4);
+        put_le_file(f, off, 8);
         pos += 8 + len + 4 + 8 * (uint64_t)t->n_dims + 4 + 8;
         off += t->nbytes + pad_to(t->nbytes, a);
     }
-    if (put_zeros(f, pad_to(pos, a)))
-        return -1;
+    wk_atomic_file_zeros(f, pad_to(pos, a));
     for (int64_t i = 0; i < w->nt; i++) {
         const gw_tensor *t = &w->t[i];
-        if ((t->nbytes && fwrite(t->data, 1, (size_t)t->nbytes, f) != t->nbytes) ||
-            put_zeros(f, pad_to(t->nbytes, a)))
-            return -1;
+        wk_atomic_file_write(f, t->data, (size_t)t->nbytes);
+        wk_atomic_file_zeros(f, pad_to(t->nbytes, a));
     }
-    return 0;
 }
 
 wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32_t version)
@@ -473,15 +460,9 @@ wk_status wk_gguf_writer_write(const wk_gguf_writer *w, const char *path, uint32
         if (__builtin_add_overflow(total, n, &total) || __builtin_add_overflow(total, p, &total))
             return wk_err(WK_ERR_OVERFLOW, "wk_gguf_writer_write: data section overflows");
     }
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return wk_err(WK_ERR_IO, "wk_gguf_writer_write: cannot create '%s'", path);
-    int bad = write_all(w, f, version);
-    if (fclose(f) != 0)
-        bad = -1;
-    if (bad) {
-        remove(path);
-        return wk_err(WK_ERR_IO, "wk_gguf_writer_write: write to '%s' failed", path);
-    }
-    return WK_OK;
+    wk_atomic_file *f = NULL;
+    if ((st = wk_atomic_file_open(&f, path, "wk_gguf_writer_write")))
+        return st;
+    write_all(w, f, version);
+    return wk_atomic_file_commit(f);
 }

@@ -7,13 +7,13 @@
  * (Metadata with several keys comes out in insertion order; the Rust writer's order is its hash
  * map's, so only files with at most one metadata key can be compared byte for byte.)
  * jansson's JSON tree uses its own allocator (see safetensors.c); the header bytes and wick's
- * tables go through the allocation hook. */
+ * tables go through the allocation hook. The bytes go to a temporary file that then replaces the
+ * destination (atomic_file.c). */
 #include "wk_core.h"
 #include "st_dtypes.h"
+#include "atomic_file.h"
 #include <jansson.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct stw_tensor {
     char *name;
@@ -270,20 +270,15 @@ wk_status wk_safetensors_writer_write(const wk_safetensors_writer *w, const char
         wk_free(order);
         return s;
     }
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(head, 1, hlen, f) == hlen;
-    for (int64_t i = 0; ok && i < w->nt; i++) {
-        const stw_tensor *t = &w->t[order[i]];
-        ok = t->nbytes == 0 || fwrite(t->data, 1, (size_t)t->nbytes, f) == t->nbytes;
+    wk_atomic_file *f = NULL;
+    s = wk_atomic_file_open(&f, path, "wk_safetensors_writer_write");
+    if (s == WK_OK) {
+        wk_atomic_file_write(f, head, hlen);
+        for (int64_t i = 0; i < w->nt; i++) /* the first failure is kept in f */
+            wk_atomic_file_write(f, w->t[order[i]].data, (size_t)w->t[order[i]].nbytes);
+        s = wk_atomic_file_commit(f);
     }
-    if (f && fclose(f) != 0)
-        ok = 0;
     wk_free(head);
     wk_free(order);
-    if (!ok) {
-        if (f)
-            unlink(path);
-        return wk_err(WK_ERR_IO, "wk_safetensors_writer_write: cannot write '%s'", path);
-    }
-    return WK_OK;
+    return s;
 }

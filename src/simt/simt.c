@@ -8,7 +8,12 @@
  * cmake/simt.cmake, looked up by module name (gpu_module.c passes it as the "image") and kernel
  * name; a launch runs the whole grid before it returns (simt_sched.c), so the stream is always
  * idle. Launches are serialised process-wide (the lanes, the running state and the shared-memory
- * statics are one per process). */
+ * statics are one per process).
+ * A kernel fault is modelled on CUDA's (docs/semantics.md, "Faults"): a launch that touched
+ * memory outside every allocation loses the context of its device (ordinal), shared by every
+ * handle of it like a CUDA primary context: every later call on any of them fails with the
+ * fault's message, and a new context (a wk_device_open once every handle of it is closed)
+ * starts clean. Other hazards fail their launch only. */
 #include "gpu/gpu_driver.h"
 #include "simt_rt.h"
 #include "wk_core.h"
@@ -26,6 +31,36 @@ typedef struct simt_ctx {
 } simt_ctx;
 
 static pthread_mutex_t launch_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the per-device context state that a fault poisons (guarded by slot_mu) */
+typedef struct simt_slot {
+    int open;       /* contexts (device handles) alive */
+    bool lost;      /* a kernel fault happened in one of them */
+    char why[512];  /* its hazard message */
+} simt_slot;
+static simt_slot slots[SIMT_DEVICES];
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* WK_ERR_DEVICE with the fault's message if the context of c's device is lost, else WK_OK. */
+static wk_status lost(const simt_ctx *c, const char *what)
+{
+    pthread_mutex_lock(&slot_mu);
+    const simt_slot *sl = &slots[c->ordinal];
+    wk_status st = WK_OK;
+    if (sl->lost)
+        st = wk_err(WK_ERR_DEVICE, "simt:%d: %s: the device's context was lost to an earlier kernel "
+                    "fault (%s); every call on simt:%d fails until all its storages are freed and "
+                    "handles closed, then wk_device_open gives a new context", c->ordinal, what,
+                    sl->why, c->ordinal);
+    pthread_mutex_unlock(&slot_mu);
+    return st;
+}
+#define LOST(c, what)                          \
+    do {                                       \
+        wk_status s_ = lost((c), (what));      \
+        if (s_ != WK_OK)                       \
+            return s_;                         \
+    } while (0)
 
 static int simt_init(const char **reason)
 {
@@ -52,7 +87,7 @@ static wk_status simt_props(wk_gpu_props *p, int ordinal)
     snprintf(p->name, sizeof p->name, "wick simt (CPU, warp %d)", p->warp_size);
     snprintf(p->arch, sizeof p->arch, "simt%d", p->warp_size);
     snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
-    p->total_mem = WK_SIMT_MEM_BYTES;
+    p->total_mem = wk_simt_mem_total();
     p->sm_count = SIMT_SMS;
     p->smem_block = WK_SIMT_DYN_SHARED;
     return WK_OK;
@@ -60,9 +95,25 @@ static wk_status simt_props(wk_gpu_props *p, int ordinal)
 
 static wk_status simt_ctx_create(void **out, int ordinal)
 {
+    pthread_mutex_lock(&slot_mu);
+    simt_slot *sl = &slots[ordinal];
+    if (sl->lost && sl->open > 0) {
+        const int n = sl->open;
+        pthread_mutex_unlock(&slot_mu);
+        return wk_err(WK_ERR_DEVICE, "simt:%d: the device's context was lost to a kernel fault (%s) "
+                      "and %d handle(s) of it are still open: free their storages and close them, "
+                      "then open it again", ordinal, sl->why, n);
+    }
+    sl->lost = false; /* no handle left: a new context */
+    sl->open++;
+    pthread_mutex_unlock(&slot_mu);
     simt_ctx *c = wk_calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        pthread_mutex_lock(&slot_mu);
+        sl->open--;
+        pthread_mutex_unlock(&slot_mu);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "simt: out of host memory");
+    }
     c->ordinal = ordinal;
     c->warp = simt_warp(ordinal);
     const char *s = getenv("WICK_SIMT_SEED");
@@ -71,11 +122,20 @@ static wk_status simt_ctx_create(void **out, int ordinal)
     return WK_OK;
 }
 
-static void simt_ctx_destroy(void *ctx) { wk_free(ctx); }
+static void simt_ctx_destroy(void *ctx)
+{
+    simt_ctx *c = ctx;
+    if (!c)
+        return;
+    pthread_mutex_lock(&slot_mu);
+    slots[c->ordinal].open--;
+    pthread_mutex_unlock(&slot_mu);
+    wk_free(c);
+}
 
 static wk_status simt_mem_alloc(void *ctx, void **ptr, size_t bytes)
 {
-    (void)ctx;
+    LOST(ctx, "allocation");
     return wk_simt_mem_alloc(ptr, bytes ? bytes : 1);
 }
 
@@ -87,16 +147,16 @@ static void simt_mem_free(void *ctx, void *ptr)
 
 static wk_status simt_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes)
 {
-    (void)ctx;
-    const size_t used = wk_simt_mem_used();
-    *total_bytes = WK_SIMT_MEM_BYTES;
-    *free_bytes = used < WK_SIMT_MEM_BYTES ? WK_SIMT_MEM_BYTES - used : 0;
+    LOST(ctx, "memory info");
+    const size_t used = wk_simt_mem_used(), total = wk_simt_mem_total();
+    *total_bytes = total;
+    *free_bytes = used < total ? total - used : 0;
     return WK_OK;
 }
 
 static wk_status simt_h2d(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    (void)ctx;
+    LOST(ctx, "host-to-device copy");
     wk_status st = wk_simt_mem_check(dst, bytes, "host-to-device copy");
     if (st == WK_OK)
         memcpy(dst, src, bytes);
@@ -105,7 +165,7 @@ static wk_status simt_h2d(void *ctx, void *dst, const void *src, size_t bytes)
 
 static wk_status simt_d2h(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    (void)ctx;
+    LOST(ctx, "device-to-host copy");
     wk_status st = wk_simt_mem_check(src, bytes, "device-to-host copy");
     if (st == WK_OK)
         memcpy(dst, src, bytes);
@@ -114,7 +174,7 @@ static wk_status simt_d2h(void *ctx, void *dst, const void *src, size_t bytes)
 
 static wk_status simt_d2d(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    (void)ctx;
+    LOST(ctx, "device-to-device copy");
     wk_status st = wk_simt_mem_check(src, bytes, "device-to-device copy (source)");
     if (st == WK_OK)
         st = wk_simt_mem_check(dst, bytes, "device-to-device copy (destination)");
@@ -125,7 +185,7 @@ static wk_status simt_d2d(void *ctx, void *dst, const void *src, size_t bytes)
 
 static wk_status simt_memset_zero(void *ctx, void *dst, size_t bytes)
 {
-    (void)ctx;
+    LOST(ctx, "memset");
     wk_status st = wk_simt_mem_check(dst, bytes, "memset");
     if (st == WK_OK)
         memset(dst, 0, bytes);
@@ -134,14 +194,14 @@ static wk_status simt_memset_zero(void *ctx, void *dst, size_t bytes)
 
 static wk_status simt_sync(void *ctx)
 {
-    (void)ctx;
+    LOST(ctx, "synchronize");
     return WK_OK;
 }
 
 /* image: the module's name (see gpu_module.c). */
 static wk_status simt_module_load(void *ctx, void **module, const void *image)
 {
-    (void)ctx;
+    LOST(ctx, "module load");
     for (int i = 0; i < wk_simt_module_count; i++)
         if (strcmp(wk_simt_modules[i].name, (const char *)image) == 0) {
             *module = (void *)&wk_simt_modules[i];
@@ -158,7 +218,7 @@ static void simt_module_unload(void *ctx, void *module)
 
 static wk_status simt_function(void *ctx, void **fn, void *module, const char *name)
 {
-    (void)ctx;
+    LOST(ctx, "function lookup");
     const wk_simt_module *m = module;
     for (const wk_simt_kernel *k = m->kernels; k->name; k++) /* ends with {NULL, NULL} */
         if (strcmp(k->name, name) == 0) {
@@ -173,16 +233,28 @@ static wk_status simt_launch(void *ctx, void *fn, const unsigned grid[3], const 
 {
     (void)flags; /* kernels run one after another here */
     simt_ctx *c = ctx;
+    LOST(c, "launch");
     pthread_mutex_lock(&launch_mu);
     const uint64_t seed = c->seed + 0x9e3779b97f4a7c15ull * ++c->launches;
     wk_status st = wk_simt_launch(fn, grid, block, shmem, args, c->warp, seed);
+    const bool fault = st == WK_ERR_DEVICE && wk_simt_mem_fault;
     pthread_mutex_unlock(&launch_mu);
+    if (fault) {
+        pthread_mutex_lock(&slot_mu);
+        simt_slot *sl = &slots[c->ordinal];
+        if (!sl->lost)
+            snprintf(sl->why, sizeof sl->why, "%s", wk_last_error());
+        sl->lost = true;
+        pthread_mutex_unlock(&slot_mu);
+        st = wk_err(WK_ERR_DEVICE, "%s; the context of simt:%d is lost: every later call on it fails "
+                    "(docs/semantics.md, \"Faults\")", sl->why, c->ordinal);
+    }
     return st;
 }
 
 static wk_status simt_bind(void *ctx, void **stream)
 {
-    (void)ctx;
+    LOST(ctx, "bind");
     *stream = NULL;
     return WK_OK;
 }

@@ -61,6 +61,7 @@ static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char *arena;
 static unsigned char *shadow; /* one byte per 16 */
 static size_t top, used;
+static size_t limit; /* wk_simt_mem_set_limit; 0: the whole arena */
 static block *freel;
 static size_t nfree, capfree;
 
@@ -110,6 +111,12 @@ wk_status wk_simt_mem_alloc(void **ptr, size_t bytes)
     if (!arena_init()) {
         pthread_mutex_unlock(&mem_mu);
         return wk_err(WK_ERR_OUT_OF_MEMORY, "simt: cannot reserve the device arena");
+    }
+    const size_t cap = limit ? limit : WK_SIMT_MEM_BYTES;
+    if (used + need > cap) {
+        pthread_mutex_unlock(&mem_mu);
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "simt: out of device memory (%zu bytes asked, %zu of "
+                      "%zu in use)", bytes, used, cap);
     }
     size_t best = nfree;
     for (size_t i = 0; i < nfree; i++)
@@ -181,6 +188,21 @@ void wk_simt_mem_free(void *ptr)
         if (nfree < capfree) /* else the block is lost to reuse: harmless */
             freel[nfree++] = b;
     }
+    pthread_mutex_unlock(&mem_mu);
+}
+
+size_t wk_simt_mem_total(void)
+{
+    pthread_mutex_lock(&mem_mu);
+    const size_t t = limit ? limit : WK_SIMT_MEM_BYTES;
+    pthread_mutex_unlock(&mem_mu);
+    return t;
+}
+
+void wk_simt_mem_set_limit(size_t bytes)
+{
+    pthread_mutex_lock(&mem_mu);
+    limit = bytes < WK_SIMT_MEM_BYTES ? bytes : 0;
     pthread_mutex_unlock(&mem_mu);
 }
 
@@ -293,6 +315,7 @@ void wk_simt_access(uintptr_t a, size_t n, int write, int atomic, const void *pc
     if (in_arena(a)) {
         const unsigned char *bad = first_bad(a, n);
         if (bad) {
+            wk_simt_mem_fault = 1;
             const unsigned v = shadow[((uintptr_t)bad - (uintptr_t)arena) / 16];
             wk_simt_hazard("%s of %zu bytes at %p: byte %p is %s (pc %p)",
                            write ? "write" : "read", n, (void *)a, (const void *)bad,

@@ -77,10 +77,19 @@ wk_status wk_simt_launch(const wk_simt_kernel *k, const unsigned grid[3], const 
 wk_status wk_simt_mem_alloc(void **ptr, size_t bytes);
 void wk_simt_mem_free(void *ptr);
 size_t wk_simt_mem_used(void);
+/* The device memory: WK_SIMT_MEM_BYTES, or less after wk_simt_mem_set_limit (a test hook, so that
+ * tests can fill the device: tests/test_faults.c). Devices opened later report it as their total
+ * memory; allocations past it fail with WK_ERR_OUT_OF_MEMORY. 0 restores the whole arena. */
+size_t wk_simt_mem_total(void);
+void wk_simt_mem_set_limit(size_t bytes);
 /* WK_OK when [p, p + n) lies inside one live allocation (host-side copies check with it). */
 wk_status wk_simt_mem_check(const void *p, size_t n, const char *what);
 
-/* ---- hazards (simt_sched.c): the first one of the running launch wins. */
+/* ---- hazards (simt_sched.c): the first one of the running launch wins. wk_simt_mem_fault: the
+ * running launch touched memory outside every allocation (set by wk_simt_access, cleared when a
+ * launch starts): the driver then treats the device's context as lost, as CUDA does after an
+ * illegal address (src/simt/simt.c). */
+extern int wk_simt_mem_fault;
 void wk_simt_hazard(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Access checks called by the instrumentation hooks and the atomics (simt_mem.c). */
 void wk_simt_access(uintptr_t a, size_t n, int write, int atomic, const void *pc);

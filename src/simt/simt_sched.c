@@ -75,6 +75,7 @@ static const wk_simt_kernel *run_k;
 static void **run_args;
 static int nthreads;
 static bool hazard, abort_block;
+int wk_simt_mem_fault;
 static char hazard_msg[640];
 #if defined(__x86_64__)
 static void *sched_sp;
@@ -456,6 +457,7 @@ wk_status wk_simt_launch(const wk_simt_kernel *k, const unsigned grid[3], const 
     nthreads = (int)nt;
     wk_simt_warp_size = warp;
     hazard = abort_block = false;
+    wk_simt_mem_fault = 0;
     wk_simt_block_dim = (wk_simt_uint3){block[0], block[1], block[2]};
     wk_simt_grid_dim = (wk_simt_uint3){grid[0], grid[1], grid[2]};
     for (unsigned z = 0; z < grid[2] && !hazard; z++)
