@@ -6,9 +6,10 @@
  * Each layout family maps to a few cases of the op's own families:
  *   dequantize: 3 blocks (contiguous), 1 block with slack bytes after it (offset), n = 0
  *     (empty), 5 blocks (rank1), > 32768 elements (large: the threaded path).
- *   qmatmul: m = 1 (contiguous), m = 8 with a strided x (strided), m = 33 with a transposed x
- *     (transposed), batched (2,3,4,k) with stride-0 dims (broadcast), batched (2,8,k) at an
- *     offset (offset), m = 0 and k = 0 (empty), x of rank 1 (rank1), m = 33, n = 64 (large).
+ *   qmatmul: m = 1 and m = 9 (contiguous), m = 8 with a strided x (strided), m = 33 with a
+ *     transposed x (transposed), batched (2,3,4,k) with stride-0 dims (broadcast), batched
+ *     (2,8,k) = 16 rows at an offset (offset), m = 0 and k = 0 (empty), x of rank 1 (rank1),
+ *     m = 33, 64 and 512 with a longer k (large: the prefill shapes).
  *   qembedding: ids u32 / i64 / u8 in contiguous, strided, transposed, broadcast, offset
  *     layouts with ~10% "none" sentinels, an out-of-range id (strided: a negative i64,
  *     offset: u8 = rows) that must fail with WK_ERR_INDEX_OUT_OF_RANGE, no ids (empty), and a
@@ -212,7 +213,10 @@ static void run_qmatmul(pt_ctx *c, pt_rng *r, const qinfo *qi)
     const int64_t be = ref_qblock_elems(qi->qt);
     const int64_t k = be == 1 ? 40 : be == 32 ? 96 : 512;
     switch (c->fam) {
-    case PF_CONTIG: qmatmul_case(c, r, qi, 2, (const int64_t[]){1, k}, 7); break;
+    case PF_CONTIG:
+        qmatmul_case(c, r, qi, 2, (const int64_t[]){1, k}, 7);
+        qmatmul_case(c, r, qi, 2, (const int64_t[]){9, k}, 7);
+        break;
     case PF_STRIDED: qmatmul_case(c, r, qi, 2, (const int64_t[]){8, k}, 5); break;
     case PF_TRANSPOSED: qmatmul_case(c, r, qi, 2, (const int64_t[]){33, k}, 6); break;
     case PF_BROADCAST: qmatmul_case(c, r, qi, 4, (const int64_t[]){2, 3, 4, k}, 5); break;
@@ -222,7 +226,13 @@ static void run_qmatmul(pt_ctx *c, pt_rng *r, const qinfo *qi)
         qmatmul_case(c, r, qi, 2, (const int64_t[]){3, 0}, 4);
         break;
     case PF_RANK1: qmatmul_case(c, r, qi, 1, (const int64_t[]){k}, 11); break;
-    case PF_LARGE: qmatmul_case(c, r, qi, 2, (const int64_t[]){33, be == 256 ? 4 * be : 4 * k}, 64); break;
+    case PF_LARGE: {
+        const int64_t kl = be == 256 ? 4 * be : 4 * k;
+        qmatmul_case(c, r, qi, 2, (const int64_t[]){33, kl}, 64);
+        qmatmul_case(c, r, qi, 2, (const int64_t[]){64, kl}, 40);
+        qmatmul_case(c, r, qi, 2, (const int64_t[]){512, kl}, 16);
+        break;
+    }
     default: break;
     }
 }
