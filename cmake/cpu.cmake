@@ -39,6 +39,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
     set_source_files_properties(src/cpu/cpu_matmul_bf16.c PROPERTIES COMPILE_OPTIONS
                                 "-mavx512f;-mavx512bw;-mavx512vl;-mavx512bf16;-O3")
   endif()
+  # the product of many rows with F16/BF16 weights on the AMX-BF16 tiles
+  check_c_compiler_flag(-mamx-bf16 WICK_CC_AMXBF16)
+  if(WICK_CC_AMXBF16 AND WICK_CC_AVX512BF16)
+    set_source_files_properties(src/cpu/cpu_fgemm_amx.c PROPERTIES COMPILE_OPTIONS
+                                "-mamx-tile;-mamx-bf16;-mavx512f;-mavx512bw;-mavx512vl;-mavx512bf16;-mf16c;-O3")
+  endif()
 endif()
 # The row-op block kernels and the elementwise row loops are plain C loops meant to vectorise:
 # -O3 (GCC's -O2 cost model leaves loops that need an alias check or a remainder scalar).

@@ -83,6 +83,13 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
 #pragma omp parallel for schedule(static) if (par && nch > 1)
         for (int64_t c = 0; c < nch; c++)
             fn((int)qt, of, xf, (int)rows, w, n, k, c * 16, c * 16 + 16 < n ? c * 16 + 16 : n);
+    } else if (qt != WK_QTYPE_F32 && rows >= 16 && wk_cpu_qdot_path() == WK_QDOT_AMX &&
+               wk_fgemm_amx_ready()) { /* bf16 tiles on split terms */
+        const wk_status st = wk_fgemm_amx((int)qt, of, xf, rows, w, n, k, par);
+        if (st) {
+            wk_host_free(buf);
+            return st;
+        }
     } else if (qt == WK_QTYPE_F32) { /* the CPU's gemm (OpenBLAS), W read in place */
         wk_cpu_gemm(WK_DTYPE_F32, 0, 1, rows, n, k, xf, k, w, k, of, n);
     } else { /* F16 / BF16: a panel of W rows widened to f32, then the gemm on it */

@@ -83,8 +83,10 @@ void wk_qdot_quant_x_avx512(int dt, const void *x, int64_t r0, int64_t r1, int64
 #define WK_QDOT_AMX_ROWS 128
 int wk_qgemm_amx(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch);
 size_t wk_qgemm_amx_scratch(const wk_qdot_job *jb);
-/* 1 when the build has the AMX product and the OS lets this process use the tile data
- * (Linux: arch_prctl ARCH_REQ_XCOMP_PERM, asked once); 0 otherwise. */
+/* 1 when the CPU has AMX tiles and the OS lets this process use the tile data (Linux:
+ * arch_prctl ARCH_REQ_XCOMP_PERM, asked once: cpu_amx.c); 0 otherwise. */
+int wk_cpu_amx_tiles(void);
+/* 1 when the build has the AMX product, the CPU AMX-INT8 and the process the tile data. */
 int wk_qgemm_amx_ready(void);
 /* 1 when the AMX product takes block type qt. */
 int wk_qgemm_amx_takes(int qt);

@@ -22,17 +22,13 @@
  * its terms in the order u = 0, 1, 2, ... and equals the scalar path's bits.
  *
  * Compiled with -mamx-tile -mamx-int8 -mavx512f -mavx512bw -mavx512vl -mf16c (cmake/cpu.cmake);
- * used only when the CPU has AMX-INT8 and Linux granted the process the tile data (arch_prctl
- * ARCH_REQ_XCOMP_PERM, once). Each call loads the tile configuration on its thread and releases
+ * used only when the CPU has AMX-INT8 and the OS granted the process the tile data (cpu_amx.c). Each call loads the tile configuration on its thread and releases
  * the tiles at the end. */
 #include "cpu_qdot.h"
-#if defined(__x86_64__) && defined(__linux__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
+#if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
     defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include "cpu_qdot_avx512.h"
-#include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 const int wk_qgemm_amx_built = 1;
 
@@ -41,31 +37,11 @@ const int wk_qgemm_amx_built = 1;
 #define TILE_B 512 /* bytes of one sub-block's packed weight tile */
 #define SCALES 64  /* floats of one sub-block's scales: dS0, dS1, eN0, eN1 x 16 rows */
 
-/* ---- the permission to use the tile data (Linux) */
-#define ARCH_GET_XCOMP_PERM 0x1022
-#define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
-
-static int g_ready;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void ask(void)
-{
-    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-int8") ||
-        !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl"))
-        return;
-    unsigned long bits = 0;
-    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0 ||
-        syscall(SYS_arch_prctl, ARCH_GET_XCOMP_PERM, &bits) != 0)
-        return;
-    g_ready = (bits >> XFEATURE_XTILEDATA) & 1u;
-}
-
 int wk_qgemm_amx_ready(void)
 {
-    pthread_once(&g_once, ask);
-    return g_ready;
+    return wk_cpu_amx_tiles() && __builtin_cpu_supports("amx-int8") &&
+           __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
 }
 
 int wk_qgemm_amx_takes(int qt)
