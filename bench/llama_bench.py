@@ -4,6 +4,7 @@
   python3 bench/llama_bench.py [--wick build-gpu/wick_llama] [--llama-bench PATH]
                                [--device cuda:0] [--types q4_0,q4_k,q8_0,f16] [--reps 3]
                                [--models /tmp/wick_llama_models] [--log DIR] [--keep]
+                               [--n-layer N] [--threads T] [--llama-args ARGS] [--rt]
 
 For each type: writes a Llama-3-8B-shaped GGUF with random weights (dim 4096, 32 blocks, 32
 heads, 8 KV heads, ffn 14336, vocabulary 128256; tests/models/llama_ref.py bench-model: random
@@ -15,6 +16,10 @@ valid blocks, no float model quantized), then measures
   - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json (the same two tests,
                as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the binary.
 llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
+--device cpu: both on the CPU with --threads T each (OMP_NUM_THREADS; llama-bench -t T, no -ngl);
+--n-layer N cuts the model to its first N blocks (the vocabulary and output stay whole); --rt
+runs every timed program under SCHED_FIFO (chrt -f 50, root) so a shared machine's other work
+cannot take the cores from either.
 --variants adds wick rows per type: f32 (default; every product in f32), tf32
 (WICK_MATMUL_TF32=1: prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16: prefill's
 products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three.
@@ -54,11 +59,19 @@ VARIANTS = {  # wick's run variants: extra arguments, extra environment
 }
 
 
+def prefix(args):
+    """--rt: each timed run under SCHED_FIFO (chrt -f 50): on a machine shared with other work
+    the two programs then get the cores alike (root only)."""
+    return ["chrt", "-f", "50"] if args.rt else []
+
+
 def wick_bench(args, path, log, variant="f32"):
     extra, env = VARIANTS[variant]
     env = {**os.environ, "WICK_MATMUL_TF32": "0", **env}
-    r, _ = log_run([args.wick, path, "--device", args.device, "--bench", f"{args.pp},{args.tg}", "--reps",
-                    str(args.reps)] + extra, log, env=env)
+    if args.threads:
+        env["OMP_NUM_THREADS"] = str(args.threads)
+    r, _ = log_run(prefix(args) + [args.wick, path, "--device", args.device, "--bench",
+                                   f"{args.pp},{args.tg}", "--reps", str(args.reps)] + extra, log, env=env)
     m = re.search(rf"pp{args.pp} ([\d.]+) ± ([\d.]+) tokens/s, tg{args.tg} ([\d.]+) ± ([\d.]+)", r.stdout)
     if r.returncode != 0 or not m:
         return None, (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -68,8 +81,11 @@ def wick_bench(args, path, log, variant="f32"):
 def llama_cpp_bench(args, path, log):
     if not args.llama_bench:
         return None, "no llama-bench given"
-    r, _ = log_run([args.llama_bench, "-m", path, "-p", str(args.pp), "-n", str(args.tg), "-ngl", "99", "-r",
-                    str(args.reps), "-o", "json"], log)
+    dev = ["-t", str(args.threads)] if args.device == "cpu" else ["-ngl", "99"]
+    if args.device == "cpu" and args.llama_args:
+        dev += args.llama_args.split()
+    r, _ = log_run(prefix(args) + [args.llama_bench, "-m", path, "-p", str(args.pp), "-n", str(args.tg)] +
+                   dev + ["-r", str(args.reps), "-o", "json"], log)
     try:
         rows = json.loads(r.stdout)
         pp = [x for x in rows if x["n_prompt"] == args.pp and x["n_gen"] == 0][0]
@@ -95,12 +111,18 @@ def main():
                    help="wick rows per type, of " + ",".join(VARIANTS) + " (default f32)")
     p.add_argument("--pp", type=int, default=512)
     p.add_argument("--tg", type=int, default=128)
+    p.add_argument("--threads", type=int, default=0,
+                   help="--device cpu: threads of both (OMP_NUM_THREADS, llama-bench -t; default: all)")
+    p.add_argument("--llama-args", default="", help="--device cpu: more llama-bench arguments")
+    p.add_argument("--rt", action="store_true", help="run the timed programs under chrt -f 50")
     a = p.parse_args()
+    if a.device == "cpu" and not a.threads:
+        a.threads = os.cpu_count() or 1
     os.makedirs(a.models, exist_ok=True)
     os.makedirs(a.log, exist_ok=True)
     rows, notes = [], []
     for t in a.types.split(","):
-        path = os.path.join(a.models, f"llama8b_{t}.gguf")
+        path = os.path.join(a.models, f"llama8b_{t}" + (f"_{a.n_layer}l" if a.n_layer else "") + ".gguf")
         t0 = time.time()
         if not os.path.exists(path):
             cmd = [sys.executable, REF, "bench-model", "--out", path, "--type", t]
@@ -122,7 +144,9 @@ def main():
         if not a.keep:
             os.remove(path)
     print("\n".join(notes))
-    print(f"\nLlama-3-8B-shaped, random weights, {a.device}, {a.reps} reps (tokens/s, mean ± sd)")
+    where = f"{a.device} ({a.threads} threads)" if a.device == "cpu" else a.device
+    blocks = f", {a.n_layer} blocks" if a.n_layer else ""
+    print(f"\nLlama-3-8B-shaped{blocks}, random weights, {where}, {a.reps} reps (tokens/s, mean ± sd)")
     print(f"| type | wick pp{a.pp} | llama.cpp pp{a.pp} | ratio | wick tg{a.tg} | llama.cpp tg{a.tg} | ratio |")
     print("|---|---|---|---|---|---|---|")
 

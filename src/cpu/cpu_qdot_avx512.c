@@ -57,6 +57,12 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
+        /* each row's stream 4 lines ahead, once per line: 16 short streams (a row of k = 4096
+         * is 36 lines of q4_0) restart too often for the hardware prefetchers (m = 1, q4_0
+         * 14336 x 4096: 14 -> 20 GB/s on 2 cores) */
+        if ((bo + ty.bytes) / 64 != bo / 64 || blk == 0)
+            for (int i = 0; i < 16; i++)
+                _mm_prefetch((const char *)(wr[i] + bo + 256), _MM_HINT_T0);
         __m512 dv, ev = _mm512_setzero_ps();
         if (ty.sgn && ty.sub == 8) { /* q8_k: f32 d */
             uint32_t dd[16];
