@@ -193,6 +193,7 @@ list(REMOVE_DUPLICATES _wick_hip_all_targets)
 foreach(t ${_wick_hip_all_targets})
   list(APPEND _wick_hip_flags --offload-arch=${t})
 endforeach()
+set(_wick_hip_bundle_targets ${_wick_hip_all_targets}) # in the bundles
 
 # Writes a generated file only when its content changes (keeps builds incremental).
 function(_wick_write_if_changed path content)
@@ -299,7 +300,18 @@ ${asm}    \"  .popsection\\n\");
 set_source_files_properties(${c} PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${WICK_KERNEL_HEADERS}")
 target_sources(wick_obj PRIVATE ${c})
 
-# The table src/gpu/gpu_module.c reads.
+# The table src/gpu/gpu_module.c reads, with what the code objects hold (wk_device_code_source).
+set(_wick_table_sass "")
+set(_wick_table_ptx 0)
+set(_wick_table_hip "")
+if(WICK_HAVE_NVCC)
+  string(REPLACE ";" "," _wick_table_sass "${WICK_CUDA_ARCHS}")
+  set(_wick_table_ptx ${_wick_ptx})
+endif()
+if(WICK_HAVE_HIPCC)
+  string(REGEX REPLACE ":[^;]*" "" _wick_table_hip "${_wick_hip_bundle_targets}") # no features
+  string(REPLACE ";" "," _wick_table_hip "${_wick_table_hip}")
+endif()
 if(_wick_nmod EQUAL 0)
   set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}, /* no kernel modules in this build */\n")
 endif()
@@ -316,6 +328,10 @@ const int wk_gpu_embedded_module_count = ${_wick_nmod};
 const wk_gpu_embedded_header wk_gpu_embedded_headers[] = {
 ${_wick_hdr_rows}};
 const int wk_gpu_embedded_header_count = ${_wick_nhdr};
+
+const char wk_gpu_embedded_cuda_sass[] = \"${_wick_table_sass}\";
+const int wk_gpu_embedded_cuda_ptx = ${_wick_table_ptx};
+const char wk_gpu_embedded_hip_targets[] = \"${_wick_table_hip}\";
 ")
 target_sources(wick_obj PRIVATE ${c})
 
@@ -325,7 +341,7 @@ target_sources(wick_obj PRIVATE ${_wick_blobs})
 
 # ---- tests/test_gpu_runtime.c: where libwick.so is, what was built, which targets to expect.
 string(REPLACE ";" "," _wick_cuda_list "${WICK_CUDA_ARCHS}")
-string(REPLACE ";" "," _wick_hip_list "${_wick_hip_all_targets}")
+string(REPLACE ";" "," _wick_hip_list "${_wick_hip_bundle_targets}")
 set(_wick_test_c ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_gpu_runtime.c)
 set_property(SOURCE ${_wick_test_c} APPEND PROPERTY COMPILE_DEFINITIONS
   "WICK_TEST_SHARED_LIB=\"$<TARGET_FILE:wick>\""
