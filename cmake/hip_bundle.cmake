@@ -1,0 +1,63 @@
+# cmake/hip_bundle.cmake: one clang offload bundle of the code objects clang 19 made, one per
+# target (cmake/hip_clang.cmake), optionally merged with the entries of a bundle hipcc made.
+# Run by cmake -P with
+#   BUNDLER  clang-offload-bundler
+#   IN       a bundle whose entries to keep (hipcc --genco output), or empty
+#   OBJS     "<target>=<file>;..." code objects to add
+#   OUT      the bundle
+# Entries are named as hipcc names them (hipv4-amdgcn-amd-amdhsa--<target>), 4096-byte aligned.
+foreach(v BUNDLER OUT)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "hip_bundle.cmake: ${v} not set")
+  endif()
+endforeach()
+set(dir ${OUT}.parts)
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir})
+set(ids "")
+if(IN)
+  execute_process(COMMAND ${BUNDLER} --list --type=o --input=${IN}
+                  OUTPUT_VARIABLE ids RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "hip_bundle.cmake: cannot list ${IN}")
+  endif()
+  string(REGEX REPLACE "\n$" "" ids "${ids}")
+  string(REPLACE "\n" ";" ids "${ids}")
+endif()
+set(targets "")
+set(inputs "")
+foreach(id ${ids})
+  if(id MATCHES "^host-")
+    list(PREPEND targets ${id})
+    list(PREPEND inputs --input=/dev/null)
+    continue()
+  endif()
+  string(REGEX REPLACE "[^A-Za-z0-9_.+-]" "_" f "${id}")
+  execute_process(COMMAND ${BUNDLER} --unbundle --type=o --targets=${id} --input=${IN}
+                          --output=${dir}/${f}.co RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "hip_bundle.cmake: cannot unbundle ${id} from ${IN}")
+  endif()
+  list(APPEND targets ${id})
+  list(APPEND inputs --input=${dir}/${f}.co)
+endforeach()
+if(NOT targets MATCHES "^host-")
+  list(PREPEND targets host-x86_64-unknown-linux)
+  list(PREPEND inputs --input=/dev/null)
+endif()
+foreach(o ${OBJS})
+  string(REGEX MATCH "^([^=]+)=(.*)$" m "${o}")
+  set(id hipv4-amdgcn-amd-amdhsa--${CMAKE_MATCH_1})
+  if(id IN_LIST targets)
+    message(FATAL_ERROR "hip_bundle.cmake: ${CMAKE_MATCH_1} is in ${IN} already")
+  endif()
+  list(APPEND targets ${id})
+  list(APPEND inputs --input=${CMAKE_MATCH_2})
+endforeach()
+string(REPLACE ";" "," tlist "${targets}")
+execute_process(COMMAND ${BUNDLER} --type=o --bundle-align=4096 --targets=${tlist} ${inputs}
+                        --output=${OUT} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hip_bundle.cmake: bundling ${tlist} failed")
+endif()
+file(REMOVE_RECURSE ${dir})
