@@ -143,6 +143,9 @@ wk_status wk_gpu_modules_create(wk_gpu_device *g);
 void wk_gpu_modules_destroy(wk_gpu_device *g);
 /* How the modules of a device were loaded so far (for tests). */
 void wk_gpu_modules_counts(wk_gpu_device *g, int *embedded, int *compiled);
+/* Loads module `module` (kernels/<module>.cu) on dev if it is not loaded yet (bench/gpu_rtc_bench.c
+ * times each module's first use with it). */
+wk_status wk_gpu_module_load_named(wk_device *dev, const char *module);
 /* Loads every module on g now (wk_device_warmup): those no embedded code object fits are
  * compiled (or read from the kernel cache) on up to `threads` threads at once (<= 0: one per
  * CPU), then loaded. Returns the first failure, after trying every module. */

@@ -247,6 +247,19 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
     return st;
 }
 
+wk_status wk_gpu_module_load_named(wk_device *dev, const char *module)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    struct wk_gpu_modules *M = g->modules;
+    const int mi = module_index(module);
+    if (mi < 0)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: no kernel module \"%.64s\" in this build", module);
+    pthread_mutex_lock(&M->mu);
+    wk_status st = M->loaded[mi] ? WK_OK : module_load(g, mi, &M->loaded[mi]);
+    pthread_mutex_unlock(&M->mu);
+    return st;
+}
+
 /* The hot-kernel slots: a kernel looked up once by name is remembered under a small number the
  * caller owns (gpu_impl.h, WK_GPU_SLOT_*), so the next call skips the name and the lock. A
  * slot's function is the same on every later read (a kernel handle lives as long as its
