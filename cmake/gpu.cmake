@@ -394,6 +394,7 @@ function(_wick_gpu_test_deps)
   endif()
   if(WICK_SANITIZE)
     set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
+    set_property(TEST test_rtc_cache APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
   elseif(TARGET test_gpu_runtime)
     # The two vendors' run-time compiles (together about 600 s on one core of the CI machine,
     # nearly all of the test stage) as two tests that ctest -j starts first (COST), side by side:

@@ -629,8 +629,9 @@ static void test_nvrtc(void)
     for (int i = 0; i < wk_gpu_embedded_module_count; i++)
         if (strcmp(wk_gpu_embedded_modules[i].name, "rand") == 0)
             mi = i;
-    if (mi < 0) {
-        printf("skip: NVRTC through the cache (no module rand)\n");
+    if (mi < 0 || (getenv("WICK_TEST_NO_RTC") && strcmp(getenv("WICK_TEST_NO_RTC"), "0") != 0)) {
+        printf("skip: NVRTC through the cache (%s)\n", mi < 0 ? "no module rand"
+                                                           : "WICK_TEST_NO_RTC set");
         return;
     }
     wk_gpu_rtc_set_compiler(NULL);
