@@ -389,8 +389,10 @@ function(_wick_gpu_test_deps)
   endif()
   # the AMD bundles: every expected target, every kernel of the source in each
   if(_wick_have_hip_objs AND WICK_OFFLOAD_BUNDLER AND WICK_LLVM_READELF)
+    find_program(WICK_HOST_CXX NAMES c++ g++ clang++ DOC "host C++ preprocessor (hip_bundle_check)")
     add_test(NAME hip_bundle_check COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/hip_bundle_check.sh
-             ${WICK_GEN_DIR} ${WICK_OFFLOAD_BUNDLER} ${WICK_LLVM_READELF} "${_wick_hip_list}")
+             ${CMAKE_CURRENT_SOURCE_DIR} ${WICK_GEN_DIR} ${WICK_OFFLOAD_BUNDLER}
+             ${WICK_LLVM_READELF} "${_wick_hip_list}" "${WICK_HOST_CXX}")
   endif()
   if(WICK_SANITIZE)
     set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")

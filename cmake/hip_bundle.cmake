@@ -6,6 +6,7 @@
 #   OBJS     "<target>=<file>;..." code objects to add
 #   OUT      the bundle
 # Entries are named as hipcc names them (hipv4-amdgcn-amd-amdhsa--<target>), 4096-byte aligned.
+cmake_minimum_required(VERSION 3.16) # script mode: IN_LIST, list(PREPEND)
 foreach(v BUNDLER OUT)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "hip_bundle.cmake: ${v} not set")

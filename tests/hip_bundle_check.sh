@@ -3,14 +3,16 @@
 # adds it when the build has them). For every module's offload bundle (GEN/<module>.hsaco):
 #   - its entries are exactly the expected targets, each an ELF code object for that gfx target
 #     (the machine in its ELF header), of code object version 4 or later;
-#   - every kernel the source defines is in every target: the kernel descriptors (<name>.kd
-#     symbols) of each entry equal the kernels the simt build found in the same source
-#     (GEN/simt/simt_<module>.cpp, the host compiler's reading of kernels/<module>.cu); without a
-#     simt build, every entry has the same non-empty set as the first.
-# usage: hip_bundle_check.sh GEN BUNDLER READELF TARGETS   (TARGETS: gfx900,gfx906,...)
+#   - every kernel the source defines for AMD is in every target: the kernel descriptors
+#     (<name>.kd symbols) of each entry equal the kernels that the host C++ preprocessor finds in
+#     kernels/<module>.cu read as the simt device reads it, with the AMD side of its #ifs
+#     (-DWK_SIMT -DWK_HIP: WK_KERNEL becomes "wk_simt_kvoid NAME(", cmake/simt_table.cmake);
+#     without a C++ compiler, every entry has the same non-empty set as the first.
+# usage: hip_bundle_check.sh SRC GEN BUNDLER READELF TARGETS [CXX]
+#   SRC the source tree, GEN the build's gen/, TARGETS gfx900,gfx906,..., CXX the host C++ compiler
 set -u
 export LC_ALL=C
-gen=$1 bundler=$2 readelf=$3 targets=$4
+src=$1 gen=$2 bundler=$3 readelf=$4 targets=$5 cxx=${6:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wick-bundle.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 want=$(printf '%s\n' "$targets" | tr ',' '\n' | sed 's/:.*//' | sort -u)
@@ -25,11 +27,13 @@ for b in "$gen"/*.hsaco; do
         bad "$mod: targets $(echo $got) != expected $(echo $want)"
         continue
     fi
-    simt="$gen/simt/simt_$mod.cpp"
     ref=""
-    if [ -f "$simt" ]; then
-        ref=$(sed -n 's/^ *WK_SIMT_ENTRY(\([A-Za-z0-9_]*\)),$/\1/p' "$simt" | sort)
-        [ -n "$ref" ] || { bad "$mod: no kernel in $simt"; continue; }
+    if [ -n "$cxx" ] && [ -f "$src/kernels/$mod.cu" ]; then
+        ref=$("$cxx" -x c++ -std=c++17 -E -DWK_SIMT -DWK_HIP -I"$src/kernels" -I"$src/src/core" \
+                -I"$src/src/simt" -I"$src/include" "$src/kernels/$mod.cu" 2>/dev/null |
+              grep -oE 'wk_simt_kvoid[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\(' |
+              sed -E 's/wk_simt_kvoid[[:space:]]+//; s/[[:space:]]*\($//' | sort -u)
+        [ -n "$ref" ] || { bad "$mod: the preprocessor found no kernel in kernels/$mod.cu"; continue; }
     fi
     first="" n=0 ok=1
     for id in $(printf '%s\n' "$ids" | grep '^hipv4-'); do
@@ -37,7 +41,7 @@ for b in "$gen"/*.hsaco; do
         co="$tmp/$mod.$t.co"
         "$bundler" --unbundle --type=o --targets="$id" --input="$b" --output="$co" || {
             bad "$mod $t: cannot unbundle"; ok=0; continue; }
-        mach=$("$readelf" -h "$co" 2>/dev/null | sed -n 's/^ *Flags: *0x[0-9a-f]*, *\([a-z0-9]*\).*/\1/p')
+        mach=$("$readelf" -h "$co" 2>/dev/null | sed -n 's/^ *Flags: *0x[0-9a-fA-F]*, *\([a-z0-9]*\).*/\1/p')
         abi=$("$readelf" -h "$co" 2>/dev/null | sed -n 's/^ *ABI Version: *\([0-9]*\)/\1/p')
         if [ "$mach" != "${t%%:*}" ]; then
             bad "$mod $t: the code object is for '$mach'"; ok=0
