@@ -27,7 +27,7 @@ set(WICK_CUDA_ARCHS "80;86;89;90" CACHE STRING
 # the embedded source through hipRTC at first use, kept in the kernel cache (configure says so).
 # Every other GPU (RDNA 1, the other RDNA 2 and 3 dies, APUs) runs through hipRTC too; a
 # toolchain that knows it adds it with WICK_HIP_EXTRA_TARGETS. Each target costs about 84 s of
-# clang 19 on a 2-core build (.ci/run; 105 s with hipcc 5.2) and ~0.3 MB compressed in libwick.so.
+# clang 19 on a 2-core build (.ci/run; 105 s with hipcc 5.2) and ~0.5 MB compressed in libwick.so.
 set(WICK_HIP_TARGETS "gfx900;gfx906;gfx908;gfx90a;gfx940;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1200;gfx1201"
     CACHE STRING "gfx targets of the ahead-of-time HIP code object")
 set(WICK_HIP_EXTRA_TARGETS "" CACHE STRING
