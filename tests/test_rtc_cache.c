@@ -19,7 +19,8 @@
  *      several threads at once (the fake compiler sees more than one in flight), a second
  *      process-like start (images freed, state reset) compiles nothing; the public
  *      wk_device_warmup / wk_device_code_source on cpu and simt;
- *   9. the real NVRTC through the cache (module rand for sm_80) where libnvrtc is present.
+ *   9. the real NVRTC (sm_80) and hipRTC (gfx90a) through the cache, module rand, where the
+ *      libraries are present.
  * Every case runs in its own directory under a mkdtemp directory, removed at the end. */
 #include "testlib.h"
 #include "gpu/gpu_driver.h"
@@ -622,43 +623,45 @@ static void test_warmup(void)
     }
 }
 
-/* ------------------------------------------------------------------ 9. the real NVRTC */
-static void test_nvrtc(void)
+/* ------------------------------------------------------------------ 9. the real compilers */
+/* Module rand (the smallest) through the vendor's compiler and the cache, twice: the second is
+ * read from disk and is the same code object. */
+static void test_vendor(wk_backend_kind kind, const char *arch)
 {
+    const char *label = kind == WK_BACKEND_CUDA ? "NVRTC" : "hipRTC";
     int mi = -1;
     for (int i = 0; i < wk_gpu_embedded_module_count; i++)
         if (strcmp(wk_gpu_embedded_modules[i].name, "rand") == 0)
             mi = i;
     if (mi < 0 || (getenv("WICK_TEST_NO_RTC") && strcmp(getenv("WICK_TEST_NO_RTC"), "0") != 0)) {
-        printf("skip: NVRTC through the cache (%s)\n", mi < 0 ? "no module rand"
-                                                           : "WICK_TEST_NO_RTC set");
+        printf("skip: %s through the cache (%s)\n", label,
+               mi < 0 ? "no module rand" : "WICK_TEST_NO_RTC set");
         return;
     }
     wk_gpu_rtc_set_compiler(NULL);
-    const char *dir = case_dir("nvrtc", 1);
+    const char *dir = case_dir(kind == WK_BACKEND_CUDA ? "nvrtc" : "hiprtc", 1);
     use_dir(dir);
     const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
     void *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     int ca = -1, cb = -1;
-    wk_status st = wk_gpu_rtc_build(&a, &na, WK_BACKEND_CUDA, "sm_80", e->name, e->source, &ca);
+    wk_status st = wk_gpu_rtc_build(&a, &na, kind, arch, e->name, e->source, &ca);
     if (st == WK_ERR_NOT_SUPPORTED && strstr(wk_last_error(), "unavailable")) {
-        printf("skip: NVRTC through the cache: %s\n", wk_last_error());
+        printf("skip: %s through the cache: %s\n", label, wk_last_error());
         wk_gpu_rtc_set_compiler(&fake_rtc);
         return;
     }
     TEST_EQ_STATUS(st, WK_OK);
     wk_gpu_rtc_cache_reset();
-    TEST_EQ_STATUS(wk_gpu_rtc_build(&b, &nb, WK_BACKEND_CUDA, "sm_80", e->name, e->source, &cb),
-                   WK_OK);
-    TEST_CHECK(ca == 0 && cb == 1, "cold %d, warm %d", ca, cb);
-    TEST_CHECK(a && b && na == nb && na > 4 && memcmp(a, b, na) == 0 &&
-                   memcmp(a, "\177ELF", 4) == 0,
-               "the cached cubin differs from the compiled one (%zu, %zu bytes)", na, nb);
-    char name[300];
+    TEST_EQ_STATUS(wk_gpu_rtc_build(&b, &nb, kind, arch, e->name, e->source, &cb), WK_OK);
+    TEST_CHECK(ca == 0 && cb == 1, "%s: cold %d, warm %d", label, ca, cb);
+    TEST_CHECK(a && b && na == nb && na > 4 && memcmp(a, b, na) == 0,
+               "%s: the cached code object differs from the compiled one (%zu, %zu bytes)", label,
+               na, nb);
+    char name[300] = "";
     TEST_EQ_INT(count_files(dir, ".wkrtc", name, sizeof name), 1);
-    printf("NVRTC rand.cu for sm_80 through the cache: %zu bytes, entry %s\n", na,
-           strrchr(name, '/') + 1);
+    printf("%s rand.cu for %s through the cache: %zu bytes, entry %s\n", label, arch, na,
+           name[0] ? strrchr(name, '/') + 1 : "(none)");
     wk_free(a);
     wk_free(b);
     wk_gpu_rtc_set_compiler(&fake_rtc);
@@ -683,7 +686,8 @@ int main(void)
     test_processes();
     test_directories();
     test_warmup();
-    test_nvrtc();
+    test_vendor(WK_BACKEND_CUDA, "sm_80");
+    test_vendor(WK_BACKEND_ROCM, "gfx90a:sramecc+:xnack-");
     wk_gpu_rtc_set_compiler(NULL);
     rm_rf(root);
     return testlib_summary();
