@@ -412,8 +412,13 @@ static void evict(const char *dir, const char *keep)
                               strcmp(e->d_name + len - strlen(CACHE_SUFFIX), CACHE_SUFFIX) == 0;
         if ((!is_tmp && !is_entry) || len >= sizeof v->name)
             continue;
-        char path[sizeof C.dir + 200];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char path[sizeof C.dir + sizeof v->name + 1];
+        const size_t dl = strlen(dir);
+        if (dl + 1 + len >= sizeof path)
+            continue;
+        memcpy(path, dir, dl);
+        path[dl] = '/';
+        memcpy(path + dl + 1, e->d_name, len + 1);
         struct stat sb;
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
@@ -432,7 +437,7 @@ static void evict(const char *dir, const char *keep)
             wk_free(v);
             v = w;
         }
-        snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+        memcpy(v[n].name, e->d_name, len + 1); /* len < sizeof name: checked above */
         v[n].size = sb.st_size;
         v[n].mtime = sb.st_mtim;
         total += (unsigned long long)sb.st_size;
