@@ -14,19 +14,24 @@
 
 set(WICK_CUDA_ARCHS "80;86;89;90" CACHE STRING
     "Compute capabilities with SASS in the CUDA fatbin; PTX for the last one's features is added")
-# The AMD targets compiled ahead of time: those AMD's own ROCm builds ship code objects for (the
-# ROCm 5.x rocBLAS/MIOpen and PyTorch ROCm wheels), within what Debian's ROCm 5.2 toolchain knows:
+# The AMD targets compiled ahead of time: those AMD's own ROCm builds ship code objects for (ROCm
+# 5.x/6.x rocBLAS/MIOpen and the PyTorch ROCm wheels) and the families people own today:
 #   gfx900 (Vega 10: MI25, Vega 56/64)      gfx906 (Vega 20: MI50/MI60, Radeon VII)
 #   gfx908 (CDNA 1: MI100)                  gfx90a (CDNA 2: MI210/MI250/MI250X)
-#   gfx940 (CDNA 3, first MI300 stepping)   gfx1030 (RDNA 2: RX 6800/6900, PRO W6800/V620)
-# Every other GPU (RDNA 1, the other RDNA 2 dies, APUs, gfx942 and RDNA 3 on newer ROCm) gets
-# the embedded kernel source compiled by hipRTC at its first use (docs/architecture.md); a newer
-# toolchain can add targets with WICK_HIP_EXTRA_TARGETS. Each target adds ~1.5 minutes of hipcc
-# to a 2-core build (.ci/run) and ~0.5 MB compressed to libwick.so.
-set(WICK_HIP_TARGETS "gfx900;gfx906;gfx908;gfx90a;gfx940;gfx1030"
+#   gfx940 (CDNA 3, first MI300 stepping)   gfx942 (CDNA 3: MI300X, MI300A, MI325X)
+#   gfx1030 (RDNA 2: RX 6800/6900, PRO W6800/V620)
+#   gfx1100 (RDNA 3: RX 7900 XTX/XT/GRE, PRO W7900/W7800)  gfx1101 (RX 7800 XT/7700 XT, W7700)
+#   gfx1102 (RX 7600/7600 XT, W7600)        gfx1200 (RDNA 4: RX 9060 XT)  gfx1201 (RX 9070/XT)
+# Debian's clang 19 builds all of them (cmake/hip_clang.cmake); without it Debian's hipcc 5.2
+# builds the six its device libraries know (not gfx942, gfx11xx, gfx12xx) and the others run
+# the embedded source through hipRTC at first use, kept in the kernel cache (configure says so).
+# Every other GPU (RDNA 1, the other RDNA 2 and 3 dies, APUs) runs through hipRTC too; a
+# toolchain that knows it adds it with WICK_HIP_EXTRA_TARGETS. Each target costs about 84 s of
+# clang 19 on a 2-core build (.ci/run; 105 s with hipcc 5.2) and ~0.5 MB compressed in libwick.so.
+set(WICK_HIP_TARGETS "gfx900;gfx906;gfx908;gfx90a;gfx940;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1200;gfx1201"
     CACHE STRING "gfx targets of the ahead-of-time HIP code object")
 set(WICK_HIP_EXTRA_TARGETS "" CACHE STRING
-    "More gfx targets for a newer ROCm toolchain, e.g. gfx942;gfx1100;gfx1101")
+    "More gfx targets, e.g. gfx1103;gfx1150 (any the AMD compiler in use knows)")
 
 set(WICK_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR}/gen)
 file(MAKE_DIRECTORY ${WICK_GEN_DIR})
@@ -190,9 +195,21 @@ endforeach()
 set(_wick_hip_flags --genco -O3 -ffp-contract=off -std=c++17)
 set(_wick_hip_all_targets ${WICK_HIP_TARGETS} ${WICK_HIP_EXTRA_TARGETS})
 list(REMOVE_DUPLICATES _wick_hip_all_targets)
-foreach(t ${_wick_hip_all_targets})
+set(_wick_hip_by_clang "")
+set(_wick_hip_by_hipcc "")
+if(WICK_HAVE_HIPCC)
+  include(${CMAKE_CURRENT_LIST_DIR}/hip_clang.cmake) # who compiles which target
+endif()
+foreach(t ${_wick_hip_by_hipcc})
   list(APPEND _wick_hip_flags --offload-arch=${t})
 endforeach()
+set(_wick_hip_bundle_targets ${_wick_hip_by_clang} ${_wick_hip_by_hipcc}) # in the bundles
+set(_wick_have_hip_objs OFF)
+if(_wick_hip_bundle_targets)
+  set(_wick_have_hip_objs ON)
+endif()
+find_program(WICK_LLVM_READELF NAMES llvm-readelf-19 llvm-readelf-15 llvm-readelf
+             HINTS /usr/lib/llvm-19/bin /usr/lib/llvm-15/bin DOC "llvm-readelf (tests/hip_bundle_check.sh)")
 
 # Writes a generated file only when its content changes (keeps builds incremental).
 function(_wick_write_if_changed path content)
@@ -250,15 +267,28 @@ foreach(cu ${WICK_KERNEL_SRC})
     string(APPEND _wick_table_decl "extern const unsigned char ${sym}_cuda[], ${sym}_cuda_end[];\n")
     set(cuda_ref "${sym}_cuda, ${sym}_cuda_end")
   endif()
-  if(WICK_HAVE_HIPCC)
+  if(_wick_hip_bundle_targets)
     set(raw ${WICK_GEN_DIR}/${mod}.hsaco)
     set(out ${WICK_GEN_DIR}/${mod}.hsaco.zst)
-    add_custom_command(OUTPUT ${out}
-      COMMAND ${WICK_HIPCC} ${_wick_hip_flags} ${_wick_kinc} -o ${raw} ${cu}
-      COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
-      DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
-      COMMENT "hipcc kernels/${mod}.cu -> ${mod}.hsaco.zst (${_wick_hip_all_targets})"
-      VERBATIM)
+    if(_wick_hip_by_clang) # one command per target, then one bundle
+      _wick_hipclang_module(${mod} ${cu} objs)
+      set(objfiles ${objs})
+      list(TRANSFORM objfiles REPLACE "^[^=]*=" "")
+      add_custom_command(OUTPUT ${out}
+        COMMAND ${CMAKE_COMMAND} -DBUNDLER=${WICK_OFFLOAD_BUNDLER} "-DOBJS=${objs}" -DOUT=${raw}
+                -P ${CMAKE_CURRENT_LIST_DIR}/hip_bundle.cmake
+        COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
+        DEPENDS ${objfiles} ${CMAKE_CURRENT_LIST_DIR}/hip_bundle.cmake
+        COMMENT "bundle ${mod}.hsaco.zst (${_wick_hip_by_clang})"
+        VERBATIM)
+    else()
+      add_custom_command(OUTPUT ${out}
+        COMMAND ${WICK_HIPCC} ${_wick_hip_flags} ${_wick_kinc} -o ${raw} ${cu}
+        COMMAND ${WICK_ZSTD} -q -f -19 -o ${out} ${raw}
+        DEPENDS ${cu} ${WICK_KERNEL_HEADERS} ${CMAKE_CURRENT_LIST_FILE}
+        COMMENT "hipcc kernels/${mod}.cu -> ${mod}.hsaco.zst (${_wick_hip_by_hipcc})"
+        VERBATIM)
+    endif()
     _wick_incbin(asm ${sym}_hip ${out})
     list(APPEND deps ${out})
     list(APPEND _wick_blobs ${out})
@@ -299,7 +329,18 @@ ${asm}    \"  .popsection\\n\");
 set_source_files_properties(${c} PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${WICK_KERNEL_HEADERS}")
 target_sources(wick_obj PRIVATE ${c})
 
-# The table src/gpu/gpu_module.c reads.
+# The table src/gpu/gpu_module.c reads, with what the code objects hold (wk_device_code_source).
+set(_wick_table_sass "")
+set(_wick_table_ptx 0)
+set(_wick_table_hip "")
+if(WICK_HAVE_NVCC)
+  string(REPLACE ";" "," _wick_table_sass "${WICK_CUDA_ARCHS}")
+  set(_wick_table_ptx ${_wick_ptx})
+endif()
+if(_wick_hip_bundle_targets)
+  string(REGEX REPLACE ":[^;]*" "" _wick_table_hip "${_wick_hip_bundle_targets}") # no features
+  string(REPLACE ";" "," _wick_table_hip "${_wick_table_hip}")
+endif()
 if(_wick_nmod EQUAL 0)
   set(_wick_table_rows "    {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}, /* no kernel modules in this build */\n")
 endif()
@@ -316,6 +357,10 @@ const int wk_gpu_embedded_module_count = ${_wick_nmod};
 const wk_gpu_embedded_header wk_gpu_embedded_headers[] = {
 ${_wick_hdr_rows}};
 const int wk_gpu_embedded_header_count = ${_wick_nhdr};
+
+const char wk_gpu_embedded_cuda_sass[] = \"${_wick_table_sass}\";
+const int wk_gpu_embedded_cuda_ptx = ${_wick_table_ptx};
+const char wk_gpu_embedded_hip_targets[] = \"${_wick_table_hip}\";
 ")
 target_sources(wick_obj PRIVATE ${c})
 
@@ -325,12 +370,12 @@ target_sources(wick_obj PRIVATE ${_wick_blobs})
 
 # ---- tests/test_gpu_runtime.c: where libwick.so is, what was built, which targets to expect.
 string(REPLACE ";" "," _wick_cuda_list "${WICK_CUDA_ARCHS}")
-string(REPLACE ";" "," _wick_hip_list "${_wick_hip_all_targets}")
+string(REPLACE ";" "," _wick_hip_list "${_wick_hip_bundle_targets}")
 set(_wick_test_c ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_gpu_runtime.c)
 set_property(SOURCE ${_wick_test_c} APPEND PROPERTY COMPILE_DEFINITIONS
   "WICK_TEST_SHARED_LIB=\"$<TARGET_FILE:wick>\""
   "WICK_TEST_NVCC=$<BOOL:${WICK_HAVE_NVCC}>"
-  "WICK_TEST_HIPCC=$<BOOL:${WICK_HAVE_HIPCC}>"
+  "WICK_TEST_HIPCC=$<BOOL:${_wick_have_hip_objs}>"
   "WICK_TEST_CUDA_ARCHS=\"${_wick_cuda_list}\""
   "WICK_TEST_CUDA_PTX=${_wick_ptx}"
   "WICK_TEST_HIP_TARGETS=\"${_wick_hip_list}\"")
@@ -342,8 +387,16 @@ function(_wick_gpu_test_deps)
   if(TARGET test_gpu_runtime AND TARGET wick)
     add_dependencies(test_gpu_runtime wick)
   endif()
+  # the AMD bundles: every expected target, every kernel of the source in each
+  if(_wick_have_hip_objs AND WICK_OFFLOAD_BUNDLER AND WICK_LLVM_READELF)
+    find_program(WICK_HOST_CXX NAMES c++ g++ clang++ DOC "host C++ preprocessor (hip_bundle_check)")
+    add_test(NAME hip_bundle_check COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/hip_bundle_check.sh
+             ${CMAKE_CURRENT_SOURCE_DIR} ${WICK_GEN_DIR} ${WICK_OFFLOAD_BUNDLER}
+             ${WICK_LLVM_READELF} "${_wick_hip_list}" "${WICK_HOST_CXX}")
+  endif()
   if(WICK_SANITIZE)
     set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
+    set_property(TEST test_rtc_cache APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
   elseif(TARGET test_gpu_runtime)
     # The two vendors' run-time compiles (together about 600 s on one core of the CI machine,
     # nearly all of the test stage) as two tests that ctest -j starts first (COST), side by side:

@@ -226,6 +226,31 @@ WK_API wk_status wk_device_synchronize(wk_device *dev);
 /* 1 if the device implements op for dtype (the dtype of the op's data operand). */
 WK_API int wk_device_supports(const wk_device *dev, wk_op op, wk_dtype dtype);
 
+/* Where a device's kernels come from (docs/architecture.md, "Code objects"). A GPU loads each
+ * kernel module at the first op that needs it; a module compiled at run time is kept on disk
+ * (wk_kernel_cache_info), so a later process loads it instead of compiling it again. */
+typedef enum wk_code_source {
+    WK_CODE_BUILTIN = 0,       /* CPU and simt devices: compiled into the library */
+    WK_CODE_AHEAD_OF_TIME = 1, /* a code object the library embeds for the device's architecture */
+    WK_CODE_DRIVER_JIT = 2,    /* embedded PTX of an older architecture, compiled by the CUDA
+                                  driver at load (kept in the driver's cache, CUDA_CACHE_PATH) */
+    WK_CODE_RUN_TIME = 3       /* the embedded kernel source, compiled by NVRTC or hipRTC at a
+                                  module's first use (or WICK_FORCE_RTC=1 at device open) */
+} wk_code_source;
+WK_API wk_code_source wk_device_code_source(const wk_device *dev);
+/* Loads (and, where the code is compiled at run time, compiles) every kernel module of the
+ * device now, compiling on up to `threads` threads at once (<= 0: one per CPU), instead of at
+ * each module's first use. A no-op on the CPU. A program that calls it at start never waits for
+ * a compiler later; one that does not pays only for the modules its ops use. Returns the first
+ * failure (the other modules are still loaded). */
+WK_API wk_status wk_device_warmup(wk_device *dev, int threads);
+/* The kernel cache of run-time compiled modules: *dir (may be NULL) its directory ("" when it is
+ * off), *note (may be NULL) one line on why it is off or why it could not be written ("" when
+ * all is well). Strings owned by the library, valid until the next call. Read from
+ * WICK_CACHE_DIR, else $XDG_CACHE_HOME/wick, else ~/.cache/wick; WICK_CACHE_DISABLE=1 turns it
+ * off, WICK_CACHE_MAXSIZE (bytes, default 256 MiB) bounds it. */
+WK_API void wk_kernel_cache_info(const char **dir, const char **note);
+
 /* ---------------------------------------------------------------- random numbers */
 /* Philox4x32-10, counter-based: element i of the k-th draw after wk_device_set_seed(seed) is a
  * pure function of (seed, elements drawn before it + i), the same on every backend: uniform

@@ -1144,6 +1144,9 @@ static void test_device(const char *spec)
 
 int main(void)
 {
+    /* the run-time compiles here (NVRTC, hipRTC) go through no kernel cache: each run compiles,
+     * and nothing is left in the user's ~/.cache/wick (tests/test_rtc_cache.c tests the cache) */
+    setenv("WICK_CACHE_DISABLE", "1", 1);
     /* WICK_TEST_RTC=hip: only the hipRTC compile of every module (ctest runs it as
      * test_gpu_runtime_hiprtc beside test_gpu_runtime with WICK_TEST_RTC=cuda: the two vendors'
      * compiles, most of this test's time, then run side by side) */

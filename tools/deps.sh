@@ -7,9 +7,10 @@
 #              build runs (cmake/deps.cmake through cmake/probe), so a look-alike package cannot
 #              fool it
 #   optional:  WICK_DEPS_CLANG=1 adds clang with libFuzzer and libomp (make fuzz, make tsan);
-#              WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev and rocm-device-libs (the AMD code
-#              objects), proven by compiling a kernel; nvcc (the NVIDIA code objects) comes from
-#              the CUDA toolkit, not Debian, and is used when found
+#              WICK_DEPS_HIP=1 adds hipcc, libamdhip64-dev, rocm-device-libs (proven by compiling
+#              a kernel) and clang-19, lld-19, llvm-19 (cmake/hip_clang.cmake: the AMD code
+#              objects of every target); nvcc (the NVIDIA code objects) comes from the CUDA
+#              toolkit, not Debian, and is used when found
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 

@@ -1,6 +1,8 @@
 /* wick.c: the `wick` command.
  *   wick version                              library version
- *   wick devices                              devices of every backend, or why it is unavailable
+ *   wick devices                              devices of every backend, or why it is unavailable;
+ *                                             where each device's kernels come from; the kernel
+ *                                             cache
  *   wick check [--device D] [--op NAME] [-v]  the parity matrix of device D (default: auto)
  *   wick inspect FILE                         a GGUF or safetensors file's metadata and tensors
  *   wick gguf FILE                            the same for a GGUF file (the older name)
@@ -39,6 +41,22 @@ static int cmd_version(void)
     return 0;
 }
 
+static const char *code_source_text(wk_code_source c)
+{
+    switch (c) {
+    case WK_CODE_BUILTIN:
+        return "built into the library";
+    case WK_CODE_AHEAD_OF_TIME:
+        return "ahead of time (code objects embedded for this architecture)";
+    case WK_CODE_DRIVER_JIT:
+        return "embedded PTX, compiled by the CUDA driver at load (its cache: CUDA_CACHE_PATH)";
+    case WK_CODE_RUN_TIME:
+        return "compiled at run time from the embedded source (NVRTC/hipRTC), kept in the kernel "
+               "cache";
+    }
+    return "?";
+}
+
 static int cmd_devices(void)
 {
     for (int k = 0; k < WK_BACKEND_COUNT; k++) {
@@ -65,12 +83,17 @@ static int cmd_devices(void)
             wk_device *dev = NULL;
             st = wk_device_open(&dev, spec);
             if (st == WK_OK)
-                printf("  %-8s %s\n", spec, wk_device_name(dev));
+                printf("  %-8s %s\n  %-8s kernels: %s\n", spec, wk_device_name(dev), "",
+                       code_source_text(wk_device_code_source(dev)));
             else
                 printf("  %-8s cannot open: %s: %s\n", spec, wk_status_string(st), wk_last_error());
             wk_device_close(dev);
         }
     }
+    const char *dir = NULL, *note = NULL;
+    wk_kernel_cache_info(&dir, &note);
+    printf("kernel cache (run-time compiled modules): %s%s%s\n", dir[0] ? dir : "off",
+           note[0] ? ": " : "", note);
     return 0;
 }
 

@@ -105,6 +105,10 @@ struct wk_backend {
     /* The native stream the device's work is ordered on (CUstream / hipStream_t), the device made
      * current in the calling thread. NULL entry: the backend has no stream (the CPU). */
     wk_status (*stream)(wk_device *dev, void **stream);
+    /* Where the device's kernels come from, and loading them all now (wk_device_warmup).
+     * NULL entries: the backend has no kernel modules (the CPU: WK_CODE_BUILTIN, nothing to do). */
+    wk_code_source (*code_source)(const wk_device *dev);
+    wk_status (*warmup)(wk_device *dev, int threads);
 
     /* memory (bytes) */
     wk_status (*alloc)(wk_device *dev, size_t bytes, void **ptr);

@@ -196,6 +196,18 @@ wk_status wk_device_synchronize(wk_device *dev)
     return dev->be->synchronize(dev);
 }
 
+wk_code_source wk_device_code_source(const wk_device *dev)
+{
+    return dev && dev->be->code_source ? dev->be->code_source(dev) : WK_CODE_BUILTIN;
+}
+
+wk_status wk_device_warmup(wk_device *dev, int threads)
+{
+    if (!dev)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_device_warmup: NULL device");
+    return dev->be->warmup ? dev->be->warmup(dev, threads) : WK_OK;
+}
+
 int wk_device_supports(const wk_device *dev, wk_op op, wk_dtype dtype)
 {
     if (!dev || !wk_op_defined(op, dtype))

@@ -235,6 +235,17 @@ static wk_status gpu_memset_zero(wk_device *dev, void *dst, size_t bytes)
     return bytes ? g->drv->memset_zero(g->ctx, dst, bytes) : WK_OK;
 }
 
+/* ---- kernel modules */
+static wk_code_source gpu_code_source(const wk_device *dev)
+{
+    return wk_gpu_code_source(wk_gpu_dev(dev));
+}
+
+static wk_status gpu_warmup(wk_device *dev, int threads)
+{
+    return wk_gpu_modules_warmup(wk_gpu_dev(dev), threads);
+}
+
 /* ---- device facts for the op half */
 int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
 const char *wk_gpu_arch(const wk_device *dev) { return wk_gpu_dev(dev)->props.arch; }
@@ -247,7 +258,7 @@ int wk_gpu_smem_block(const wk_device *dev) { return wk_gpu_dev(dev)->props.smem
         .name = NAME, .kind = KIND, .device_count = PREFIX##_device_count,                   \
         .device_open = PREFIX##_device_open, .device_close = gpu_device_close,               \
         .synchronize = gpu_synchronize, .supports = gpu_supports, .alloc = gpu_alloc,        \
-        .stream = wk_gpu_bind,                                                               \
+        .stream = wk_gpu_bind, .code_source = gpu_code_source, .warmup = gpu_warmup,         \
         .free = gpu_free, .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy,  \
         .memset_zero = gpu_memset_zero, .unary = wk_gpu_unary, .binary = wk_gpu_binary,      \
         .where_cond = wk_gpu_where_cond, .to_dtype = wk_gpu_to_dtype,                        \

@@ -4,15 +4,19 @@
  * object of the device's vendor; each kernel is looked up once and kept in a hash table keyed by
  * (module, name). A per-device mutex makes first calls from many threads at once load a module
  * exactly once. When no embedded code object fits the device (or WICK_FORCE_RTC=1 at device
- * open), the embedded source is compiled at run time (gpu_rtc.c); the compiled image is kept
- * process-wide per (vendor, arch, module), so identical devices compile it once. */
+ * open), the embedded source is compiled at run time (gpu_rtc.c) through the kernel cache on
+ * disk (gpu_rtc_cache.c); the image is kept process-wide per (vendor, arch, module), so
+ * identical devices compile it once. wk_gpu_modules_warmup loads every module at once, the
+ * compiles on several threads. */
 #include "gpu_driver.h"
 #include "wk_core.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct fn_entry {
     uint64_t hash;   /* 0 = empty slot */
@@ -36,72 +40,99 @@ typedef struct rtc_image {
     wk_backend_kind kind;
     char arch[64];
     const char *module;
+    bool ready;     /* false while one thread compiles it (others wait on rtc_cv) */
     void *image;
     size_t size;
 } rtc_image;
 
 static pthread_mutex_t rtc_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rtc_cv = PTHREAD_COND_INITIALIZER;
 static rtc_image *rtc_images;
 static int rtc_devices; /* open GPU devices: the images are freed when the last one closes */
 
-/* image: module e compiled for g's arch (compiled now, or earlier for a device like it). */
+/* image: module e compiled for g's arch (compiled now, read from the kernel cache, or made
+ * earlier for a device like it). One thread compiles a given (vendor, arch, module) while
+ * the others wanting it wait; different modules compile at once (wk_gpu_modules_warmup). */
 static wk_status rtc_get(wk_gpu_device *g, const wk_gpu_embedded *e, const void **image)
 {
-    wk_status st = WK_OK;
     pthread_mutex_lock(&rtc_mu);
-    rtc_image *r = rtc_images;
-    while (r && !(r->kind == g->drv->kind && r->module == e->name &&
-                  strcmp(r->arch, g->props.arch_full) == 0))
-        r = r->next;
-    if (!r) {
-        r = wk_calloc(1, sizeof *r);
-        if (!r) {
-            st = wk_err(WK_ERR_OUT_OF_MEMORY, "%s.cu: out of host memory", e->name);
-        } else {
-            st = wk_gpu_rtc_compile(&r->image, &r->size, g->drv->kind, g->props.arch_full,
-                                    e->name, e->source);
-            if (st != WK_OK) {
-                wk_free(r);
-                r = NULL;
-            } else {
-                r->kind = g->drv->kind;
-                snprintf(r->arch, sizeof r->arch, "%s", g->props.arch_full);
-                r->module = e->name;
-                r->next = rtc_images;
-                rtc_images = r;
-            }
+    for (;;) {
+        rtc_image *r = rtc_images;
+        while (r && !(r->kind == g->drv->kind && r->module == e->name &&
+                      strcmp(r->arch, g->props.arch_full) == 0))
+            r = r->next;
+        if (r && r->ready) {
+            *image = r->image;
+            pthread_mutex_unlock(&rtc_mu);
+            return WK_OK;
         }
+        if (!r)
+            break;
+        pthread_cond_wait(&rtc_cv, &rtc_mu); /* another thread compiles it */
     }
-    if (r)
-        *image = r->image;
+    rtc_image *r = wk_calloc(1, sizeof *r);
+    if (!r) {
+        pthread_mutex_unlock(&rtc_mu);
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "%s.cu: out of host memory", e->name);
+    }
+    r->kind = g->drv->kind;
+    snprintf(r->arch, sizeof r->arch, "%s", g->props.arch_full);
+    r->module = e->name;
+    r->next = rtc_images;
+    rtc_images = r;
+    pthread_mutex_unlock(&rtc_mu);
+
+    void *img = NULL;
+    size_t size = 0;
+    wk_status st = wk_gpu_rtc_build(&img, &size, r->kind, r->arch, e->name, e->source, NULL);
+
+    pthread_mutex_lock(&rtc_mu);
+    if (st == WK_OK) {
+        r->image = img;
+        r->size = size;
+        r->ready = true;
+        *image = img;
+    } else { /* unlinked: a later call tries again (and reports its own error) */
+        rtc_image **pp = &rtc_images;
+        while (*pp != r)
+            pp = &(*pp)->next;
+        *pp = r->next;
+        wk_free(r);
+    }
+    pthread_cond_broadcast(&rtc_cv);
     pthread_mutex_unlock(&rtc_mu);
     return st;
 }
 
-/* Loads embedded module mi on g: its code object, else its source compiled at run time. */
-static wk_status module_load(wk_gpu_device *g, int mi, void **out)
+/* Loads the embedded code object of module mi on g. WK_ERR_NOT_SUPPORTED with *why set when
+ * there is none, none fits, or WICK_FORCE_RTC=1 (then the source is to be compiled). */
+static wk_status module_load_embedded(wk_gpu_device *g, int mi, void **out, char *why, size_t cap)
 {
-    const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
-    if (g->drv->kind == WK_BACKEND_SIMT) /* its modules are compiled in, found by name */
-        return g->drv->module_load(g->ctx, out, e->name);
     const void *obj = NULL;
     size_t obj_size = 0;
-    char why[320];
-    wk_status got = g->force_rtc ? WK_OK : wk_gpu_embedded_image(&obj, &obj_size, g->drv->kind, mi);
-    if (got != WK_OK)
-        return got;
-    if (g->force_rtc)
-        snprintf(why, sizeof why, "WICK_FORCE_RTC=1");
-    else if (!obj)
-        snprintf(why, sizeof why, "no embedded %s code object", g->drv->name);
-    else {
-        wk_status st = g->drv->module_load(g->ctx, out, obj);
-        if (st != WK_ERR_NOT_SUPPORTED) {
-            g->modules->embedded += st == WK_OK;
-            return st;
-        }
-        snprintf(why, sizeof why, "%s", wk_last_error()); /* no code object fits the device */
+    if (g->force_rtc) {
+        snprintf(why, cap, "WICK_FORCE_RTC=1");
+        return WK_ERR_NOT_SUPPORTED;
     }
+    wk_status st = wk_gpu_embedded_image(&obj, &obj_size, g->drv->kind, mi);
+    if (st != WK_OK)
+        return st;
+    if (!obj) {
+        snprintf(why, cap, "no embedded %s code object", g->drv->name);
+        return WK_ERR_NOT_SUPPORTED;
+    }
+    st = g->drv->module_load(g->ctx, out, obj);
+    if (st == WK_ERR_NOT_SUPPORTED)
+        snprintf(why, cap, "%s", wk_last_error()); /* no code object fits the device */
+    else if (st == WK_OK)
+        g->modules->embedded++;
+    return st;
+}
+
+/* Loads module mi on g from its source compiled at run time (why: why not the embedded one). */
+static wk_status module_load_rtc(wk_gpu_device *g, int mi, void **out, const char *why)
+{
+    const wk_gpu_embedded *e = &wk_gpu_embedded_modules[mi];
     if (!e->source || !e->source[0])
         return wk_err(WK_ERR_NOT_SUPPORTED, "%s: module %s: %s, and no source to compile",
                       g->props.arch, e->name, why);
@@ -119,6 +150,16 @@ static wk_status module_load(wk_gpu_device *g, int mi, void **out)
                       g->props.name, g->props.arch, why, msg);
     }
     return WK_OK;
+}
+
+/* Loads embedded module mi on g: its code object, else its source compiled at run time. */
+static wk_status module_load(wk_gpu_device *g, int mi, void **out)
+{
+    if (g->drv->kind == WK_BACKEND_SIMT) /* its modules are compiled in, found by name */
+        return g->drv->module_load(g->ctx, out, wk_gpu_embedded_modules[mi].name);
+    char why[320];
+    wk_status st = module_load_embedded(g, mi, out, why, sizeof why);
+    return st == WK_ERR_NOT_SUPPORTED ? module_load_rtc(g, mi, out, why) : st;
 }
 
 /* ---- the kernel table */
@@ -206,6 +247,19 @@ wk_status wk_gpu_function(wk_gpu_fn *fn, wk_device *dev, const char *module, con
     return st;
 }
 
+wk_status wk_gpu_module_load_named(wk_device *dev, const char *module)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    struct wk_gpu_modules *M = g->modules;
+    const int mi = module_index(module);
+    if (mi < 0)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "gpu: no kernel module \"%.64s\" in this build", module);
+    pthread_mutex_lock(&M->mu);
+    wk_status st = M->loaded[mi] ? WK_OK : module_load(g, mi, &M->loaded[mi]);
+    pthread_mutex_unlock(&M->mu);
+    return st;
+}
+
 /* The hot-kernel slots: a kernel looked up once by name is remembered under a small number the
  * caller owns (gpu_impl.h, WK_GPU_SLOT_*), so the next call skips the name and the lock. A
  * slot's function is the same on every later read (a kernel handle lives as long as its
@@ -287,6 +341,159 @@ void wk_gpu_modules_destroy(wk_gpu_device *g)
         wk_gpu_embedded_release();
     }
     pthread_mutex_unlock(&rtc_mu);
+}
+
+/* ---- warm-up: every module now, the run-time compiles on several threads */
+typedef struct warm_state {
+    wk_gpu_device *g;
+    const int *todo;   /* module indices to compile */
+    int n;
+    atomic_int next;
+    wk_status *st;     /* per todo entry */
+    char (*msg)[512];
+} warm_state;
+
+static void *warm_worker(void *p)
+{
+    warm_state *w = p;
+    for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        const void *image = NULL;
+        w->st[i] = rtc_get(w->g, &wk_gpu_embedded_modules[w->todo[i]], &image);
+        if (w->st[i] != WK_OK)
+            snprintf(w->msg[i], sizeof w->msg[i], "%s", wk_last_error());
+    }
+    return NULL;
+}
+
+static int online_cpus(void)
+{
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n < 256 ? n : 256) : 1;
+}
+
+wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
+{
+    struct wk_gpu_modules *M = g->modules;
+    const int n = wk_gpu_embedded_module_count;
+    wk_status first = WK_OK;
+    char first_msg[700] = "";
+    int *todo = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *todo);
+    char (*why)[320] = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *why);
+    wk_status *st = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *st);
+    char (*msg)[512] = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *msg);
+    if (!todo || !why || !st || !msg) {
+        wk_free(todo);
+        wk_free(why);
+        wk_free(st);
+        wk_free(msg);
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: warm-up: out of host memory", g->drv->name);
+    }
+    /* 1. what an embedded code object serves, loaded now; the rest listed */
+    int nt = 0;
+    pthread_mutex_lock(&M->mu);
+    for (int mi = 0; mi < n; mi++) {
+        if (M->loaded[mi])
+            continue;
+        wk_status s;
+        if (g->drv->kind == WK_BACKEND_SIMT)
+            s = module_load(g, mi, &M->loaded[mi]);
+        else
+            s = module_load_embedded(g, mi, &M->loaded[mi], why[nt], sizeof why[nt]);
+        if (s == WK_ERR_NOT_SUPPORTED && g->drv->kind != WK_BACKEND_SIMT)
+            todo[nt++] = mi;
+        else if (s != WK_OK && first == WK_OK) {
+            first = s;
+            snprintf(first_msg, sizeof first_msg, "%s", wk_last_error());
+        }
+    }
+    pthread_mutex_unlock(&M->mu);
+    /* 2. the sources compiled (or read from the kernel cache) on several threads, no lock held */
+    if (nt > 0) {
+        int t = threads > 0 ? threads : online_cpus();
+        t = t < nt ? t : nt;
+        warm_state w = {g, todo, nt, 0, st, msg};
+        pthread_t tid[256];
+        int started = 0;
+        for (; started < t - 1 && started < 256; started++)
+            if (pthread_create(&tid[started], NULL, warm_worker, &w) != 0)
+                break; /* fewer threads: the rest is done here */
+        warm_worker(&w);
+        for (int i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
+    }
+    /* 3. the compiled images loaded (rtc_get finds them ready) */
+    pthread_mutex_lock(&M->mu);
+    for (int i = 0; i < nt; i++) {
+        const int mi = todo[i];
+        wk_status s = st[i];
+        if (s == WK_OK && !M->loaded[mi])
+            s = module_load_rtc(g, mi, &M->loaded[mi], why[i]);
+        else if (s != WK_OK)
+            wk_err(s, "module %s on %s (%s): %s; run-time compilation: %s",
+                   wk_gpu_embedded_modules[mi].name, g->props.name, g->props.arch, why[i], msg[i]);
+        if (s != WK_OK && first == WK_OK) {
+            first = s;
+            snprintf(first_msg, sizeof first_msg, "%s", wk_last_error());
+        }
+    }
+    pthread_mutex_unlock(&M->mu);
+    wk_free(todo);
+    wk_free(why);
+    wk_free(st);
+    wk_free(msg);
+    return first == WK_OK ? WK_OK : wk_err(first, "%s", first_msg);
+}
+
+/* ---- where the kernels come from */
+/* 1 if token `t` is an element of the comma-separated `list`. */
+static bool list_has(const char *list, const char *t)
+{
+    const size_t n = strlen(t);
+    for (const char *p = list; p && *p;) {
+        const char *c = strchr(p, ',');
+        const size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && strncmp(p, t, n) == 0)
+            return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+/* What the embedded code objects offer g's architecture (the vendors' rules: a cubin of sm_XY
+ * runs on sm_XZ with Z >= Y; PTX of compute_N is compiled by the driver for any arch >= N; an
+ * AMD bundle entry serves exactly its gfx target). */
+static wk_code_source predicted_source(const wk_gpu_device *g)
+{
+    if (g->drv->kind == WK_BACKEND_CUDA) {
+        int cc = 0;
+        if (sscanf(g->props.arch, "sm_%d", &cc) != 1)
+            return WK_CODE_RUN_TIME;
+        for (const char *p = wk_gpu_embedded_cuda_sass; p && *p;) {
+            const int a = atoi(p);
+            if (a > 0 && a / 10 == cc / 10 && a <= cc)
+                return WK_CODE_AHEAD_OF_TIME;
+            p = strchr(p, ',');
+            p = p ? p + 1 : NULL;
+        }
+        return wk_gpu_embedded_cuda_ptx > 0 && wk_gpu_embedded_cuda_ptx <= cc ? WK_CODE_DRIVER_JIT
+                                                                              : WK_CODE_RUN_TIME;
+    }
+    return list_has(wk_gpu_embedded_hip_targets, g->props.arch) ? WK_CODE_AHEAD_OF_TIME
+                                                                : WK_CODE_RUN_TIME;
+}
+
+wk_code_source wk_gpu_code_source(wk_gpu_device *g)
+{
+    if (g->drv->kind == WK_BACKEND_SIMT)
+        return WK_CODE_BUILTIN;
+    if (g->force_rtc)
+        return WK_CODE_RUN_TIME;
+    int emb = 0, comp = 0;
+    wk_gpu_modules_counts(g, &emb, &comp);
+    if (comp > 0) /* what happened beats what was expected */
+        return WK_CODE_RUN_TIME;
+    const wk_code_source p = predicted_source(g);
+    return p == WK_CODE_RUN_TIME && emb > 0 ? WK_CODE_AHEAD_OF_TIME : p;
 }
 
 void wk_gpu_modules_counts(wk_gpu_device *g, int *embedded, int *compiled)

@@ -1,7 +1,10 @@
 /* gpu_rtc.c: run-time compilation of the embedded kernel sources, for devices that no embedded
  * code object fits (or when WICK_FORCE_RTC=1): NVRTC on CUDA, hipRTC on ROCm.
  * The two libraries have the same shape of API (hipRTC mirrors NVRTC), so one implementation
- * serves both; they are opened with dlopen at first use, like the drivers. Needs no device. */
+ * serves both; they are opened with dlopen at first use, like the drivers. Needs no device.
+ * A compile is two steps behind wk_gpu_rtc_compiler (gpu_driver.h): prepare (the options and the
+ * compiler's identity, which key the persistent cache of gpu_rtc_cache.c) and compile. */
+#define _GNU_SOURCE /* dladdr */
 #include "gpu_driver.h"
 #include "wk_core.h"
 #include <dlfcn.h>
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* NVRTC and hipRTC entry points (result enums are ints; programs are opaque pointers). */
 typedef struct rtc_api {
@@ -25,6 +29,7 @@ typedef struct rtc_api {
     const char *(*GetErrorString)(int r);
     int (*GetNumSupportedArchs)(int *n); /* NVRTC >= 11.2, optional */
     int (*GetSupportedArchs)(int *archs);
+    int (*Version)(int *major, int *minor); /* nvrtcVersion / hiprtcVersion, optional */
 } rtc_api;
 
 typedef struct rtc_lib {
@@ -36,6 +41,7 @@ typedef struct rtc_lib {
     rtc_api api;
     bool ok;
     char reason[256];
+    char identity[200]; /* "NVRTC 13.0 /path/libnvrtc.so.13.0.48 (bytes, mtime)": the cache key's */
 } rtc_lib;
 
 static const char *const nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
@@ -45,9 +51,9 @@ static const char *const hiprtc_names[] = {"libhiprtc.so", "libhiprtc.so.6", "li
                                            "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
                                            "/opt/rocm/lib/libhiprtc.so", NULL};
 static rtc_lib nvrtc = {"NVRTC", nvrtc_names, "nvrtc", "GetCUBINSize", "GetCUBIN",
-                        PTHREAD_ONCE_INIT, {0}, false, ""};
+                        PTHREAD_ONCE_INIT, {0}, false, "", ""};
 static rtc_lib hiprtc = {"hipRTC", hiprtc_names, "hiprtc", "GetCodeSize", "GetCode",
-                         PTHREAD_ONCE_INIT, {0}, false, ""};
+                         PTHREAD_ONCE_INIT, {0}, false, "", ""};
 
 /* NVRTC has no C library headers: the kernels' #include <stdint.h> is served by this stand-in.
  * hipRTC defines the fixed-width types itself (int64_t as long long), so there only the limit
@@ -73,6 +79,28 @@ static void *rtc_sym(void *lib, const char *prefix, const char *name)
     char full[64];
     snprintf(full, sizeof full, "%s%s", prefix, name);
     return dlsym(lib, full);
+}
+
+/* The compiler's identity for the run-time compiled kernel cache (gpu_rtc_cache.c): its version
+ * and the file the library was loaded from, with that file's size and time, so that an updated
+ * library (a patch release keeps major.minor) never serves another's code. */
+static void rtc_identify(rtc_lib *L)
+{
+    int major = 0, minor = 0;
+    if (L->api.Version)
+        (void)L->api.Version(&major, &minor);
+    Dl_info info;
+    const char *file = "?";
+    struct stat sb;
+    memset(&sb, 0, sizeof sb);
+    void *sym = NULL;
+    memcpy(&sym, &L->api.CreateProgram, sizeof sym);
+    if (dladdr(sym, &info) && info.dli_fname) {
+        file = info.dli_fname;
+        (void)stat(file, &sb);
+    }
+    snprintf(L->identity, sizeof L->identity, "%s %d.%d %.120s (%lld bytes, %lld)", L->label, major,
+             minor, file, (long long)sb.st_size, (long long)sb.st_mtime);
 }
 
 static void rtc_load(rtc_lib *L)
@@ -106,6 +134,7 @@ static void rtc_load(rtc_lib *L)
         {&L->api.GetErrorString, "GetErrorString", true},
         {&L->api.GetNumSupportedArchs, "GetNumSupportedArchs", false},
         {&L->api.GetSupportedArchs, "GetSupportedArchs", false},
+        {&L->api.Version, "Version", false},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *p = rtc_sym(lib, L->prefix, syms[i].name);
@@ -116,6 +145,7 @@ static void rtc_load(rtc_lib *L)
         }
         memcpy(syms[i].dst, &p, sizeof p);
     }
+    rtc_identify(L);
     L->ok = true;
 }
 
@@ -162,37 +192,59 @@ static void rtc_log(const rtc_api *a, void *prog, char *buf, size_t cap)
     wk_free(log);
 }
 
-static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
-                             const char *name, const char *src, bool optimise)
+static rtc_lib *rtc_open(wk_backend_kind kind)
 {
     rtc_lib *L = kind == WK_BACKEND_CUDA ? &nvrtc : &hiprtc;
     pthread_once(&L->once, kind == WK_BACKEND_CUDA ? nvrtc_once : hiprtc_once);
-    if (!L->ok)
-        return wk_err(WK_ERR_NOT_SUPPORTED, "%s.cu: run-time compilation unavailable: %s", name,
-                      L->reason);
-    const rtc_api *a = &L->api;
+    return L;
+}
 
-    /* Options: no contraction (every backend rounds the same way), C++17 like the AOT build. */
-    char arch_opt[96];
-    bool exact = true, ptx = false;
-    if (kind == WK_BACKEND_CUDA) {
+/* The options of job (no contraction, so every backend rounds the same way; C++17 like the AOT
+ * build) and the compiler's identity. */
+static wk_status rtc_prepare(wk_gpu_rtc_job *job)
+{
+    rtc_lib *L = rtc_open(job->kind);
+    if (!L->ok)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "%s.cu: run-time compilation unavailable: %s",
+                      job->module, L->reason);
+    job->ptx = false;
+    job->nopt = 0;
+    if (job->kind == WK_BACKEND_CUDA) {
         int want = 0;
-        if (sscanf(arch, "sm_%d", &want) != 1 || want <= 0)
-            return wk_err(WK_ERR_INTERNAL, "%s.cu: bad CUDA arch \"%s\"", name, arch);
-        int cc = nvrtc_pick_arch(a, want, &exact);
+        bool exact = true;
+        if (sscanf(job->arch, "sm_%d", &want) != 1 || want <= 0)
+            return wk_err(WK_ERR_INTERNAL, "%s.cu: bad CUDA arch \"%s\"", job->module, job->arch);
+        int cc = nvrtc_pick_arch(&L->api, want, &exact);
         if (cc <= 0)
-            return wk_err(WK_ERR_NOT_SUPPORTED, "%s.cu: NVRTC supports no arch <= %s", name, arch);
-        ptx = !exact;
-        snprintf(arch_opt, sizeof arch_opt, "-arch=%s_%d", ptx ? "compute" : "sm", cc);
+            return wk_err(WK_ERR_NOT_SUPPORTED, "%s.cu: NVRTC supports no arch <= %s", job->module,
+                          job->arch);
+        job->ptx = !exact;
+        snprintf(job->arch_opt, sizeof job->arch_opt, "-arch=%s_%d", job->ptx ? "compute" : "sm",
+                 cc);
+        const char *o[] = {job->arch_opt, "-fmad=false", "-std=c++17", "-DWK_RTC=1",
+                           "-G"}; /* -G: NVVM without its optimiser (wk_gpu_rtc_check only) */
+        job->nopt = job->optimise ? 4 : 5;
+        memcpy(job->opts, o, sizeof(char *) * (size_t)job->nopt);
     } else {
-        snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", arch);
+        snprintf(job->arch_opt, sizeof job->arch_opt, "--offload-arch=%s", job->arch);
+        const char *o[] = {job->arch_opt, job->optimise ? "-O3" : "-O0", "-ffp-contract=off",
+                           "-std=c++17", "-DWK_RTC=1"};
+        job->nopt = 5;
+        memcpy(job->opts, o, sizeof o);
     }
-    /* -G: NVVM without its optimiser (wk_gpu_rtc_check only) */
-    const char *cuda_opts[] = {arch_opt, "-fmad=false", "-std=c++17", "-DWK_RTC=1", "-G"};
-    const char *hip_opts[] = {arch_opt, optimise ? "-O3" : "-O0", "-ffp-contract=off", "-std=c++17",
-                              "-DWK_RTC=1"};
-    const char *const *opts = kind == WK_BACKEND_CUDA ? cuda_opts : hip_opts;
-    int nopt = kind == WK_BACKEND_CUDA ? (optimise ? 4 : 5) : 5;
+    snprintf(job->compiler, sizeof job->compiler, "%s", L->identity);
+    return WK_OK;
+}
+
+/* Compiles a prepared job (rtc_prepare). */
+static wk_status rtc_run(const wk_gpu_rtc_job *job, void **image, size_t *size)
+{
+    rtc_lib *L = rtc_open(job->kind);
+    if (!L->ok)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "%s.cu: run-time compilation unavailable: %s",
+                      job->module, L->reason);
+    const rtc_api *a = &L->api;
+    const char *name = job->module, *arch = job->arch;
 
     /* Headers by name: the embedded kernels/<x>.h and fpconv.h, plus the stdint.h stand-in. */
     int nh = wk_gpu_embedded_header_count;
@@ -219,13 +271,13 @@ static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
     snprintf(file, sizeof file, "%.70s.cu", name);
     void *prog = NULL;
     wk_status st = WK_OK;
-    int r = a->CreateProgram(&prog, src, file, nh, hsrc, hname);
+    int r = a->CreateProgram(&prog, job->source, file, nh, hsrc, hname);
     wk_free(hsrc);
     wk_free(hname);
     if (r != 0)
         return wk_err(WK_ERR_DEVICE, "%s: %sCreateProgram: %s", file, L->prefix,
                       a->GetErrorString(r));
-    r = a->CompileProgram(prog, nopt, opts);
+    r = a->CompileProgram(prog, job->nopt, job->opts);
     if (r != 0) {
         char log[1024];
         rtc_log(a, prog, log, sizeof log);
@@ -234,8 +286,8 @@ static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
         a->DestroyProgram(&prog);
         return st;
     }
-    int (*get_size)(void *, size_t *) = ptx ? a->GetPTXSize : a->GetCodeSize;
-    int (*get)(void *, char *) = ptx ? a->GetPTX : a->GetCode;
+    int (*get_size)(void *, size_t *) = job->ptx ? a->GetPTXSize : a->GetCodeSize;
+    int (*get)(void *, char *) = job->ptx ? a->GetPTX : a->GetCode;
     size_t n = 0;
     char *code = NULL;
     if (!get_size || !get || get_size(prog, &n) != 0 || n == 0) {
@@ -253,6 +305,17 @@ static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
     }
     a->DestroyProgram(&prog);
     return st;
+}
+
+const wk_gpu_rtc_compiler wk_gpu_rtc_vendor = {"NVRTC/hipRTC", rtc_prepare, rtc_run};
+
+static wk_status rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,
+                             const char *name, const char *src, bool optimise)
+{
+    wk_gpu_rtc_job job = {.kind = kind, .arch = arch, .module = name, .source = src,
+                          .optimise = optimise};
+    wk_status st = rtc_prepare(&job);
+    return st != WK_OK ? st : rtc_run(&job, image, size);
 }
 
 wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, const char *arch,

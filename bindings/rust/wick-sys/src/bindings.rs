@@ -586,6 +586,33 @@ extern "C" {
         dtype: wk_dtype,
     ) -> ::std::os::raw::c_int;
 }
+impl wk_code_source {
+    pub const WK_CODE_BUILTIN: wk_code_source = wk_code_source(0);
+}
+impl wk_code_source {
+    pub const WK_CODE_AHEAD_OF_TIME: wk_code_source = wk_code_source(1);
+}
+impl wk_code_source {
+    pub const WK_CODE_DRIVER_JIT: wk_code_source = wk_code_source(2);
+}
+impl wk_code_source {
+    pub const WK_CODE_RUN_TIME: wk_code_source = wk_code_source(3);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct wk_code_source(pub ::std::os::raw::c_uint);
+extern "C" {
+    pub fn wk_device_code_source(dev: *const wk_device) -> wk_code_source;
+}
+extern "C" {
+    pub fn wk_device_warmup(dev: *mut wk_device, threads: ::std::os::raw::c_int) -> wk_status;
+}
+extern "C" {
+    pub fn wk_kernel_cache_info(
+        dir: *mut *const ::std::os::raw::c_char,
+        note: *mut *const ::std::os::raw::c_char,
+    );
+}
 extern "C" {
     pub fn wk_device_set_seed(dev: *mut wk_device, seed: u64) -> wk_status;
 }
