@@ -54,8 +54,8 @@ target_compile_options(wick_tokenizer PRIVATE ${WICK_WARNINGS})
 target_include_directories(wick_tokenizer PUBLIC examples PRIVATE ${WICK_PCRE2_INCLUDE_DIR})
 target_link_libraries(wick_tokenizer PUBLIC wick ${WICK_PCRE2_LIBRARY})
 
-add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c
-               examples/llama_text.c)
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_arch.c
+               examples/llama_util.c examples/llama_text.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
 target_link_libraries(wick_llama PRIVATE wick wick_tokenizer m)
 find_package(Python3 COMPONENTS Interpreter)
