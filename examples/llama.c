@@ -1,5 +1,6 @@
-/* llama.c: a Llama-architecture decoder for GGUF files as llama.cpp writes them, on wick's public
- * API only (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
+/* llama.c: a decoder for GGUF files of the Llama family as llama.cpp writes them (llama, qwen2,
+ * qwen3, gemma2, gemma3: what each changes is in llama_arch.c), on wick's public API only
+ * (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
  *
  * Build: with the project (cmake/examples.cmake) -> build/wick_llama.
  * Run:   wick_llama MODEL.gguf --prompt "Once upon a time" -n 32 [--device cuda:0]
@@ -23,7 +24,10 @@
  * ggml's NORMAL rope mode applies, which rotates ADJACENT pairs (x[2i], x[2i+1]) by pos * theta_i,
  * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1;
  * positions divided by llama.rope.scaling.factor under "linear" scaling).
- * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md.
+ * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md. The other families
+ * keep Hugging Face's rows and rotate halves (wk_rope), and add their own steps in functions of
+ * their own: qkv_family (Qwen2's biases, q/k norms), attention_family (Gemma's soft-capping and
+ * sliding windows), post_norm, embed_scale, softcap (Gemma), GEGLU in mlp_part.
  * Tensor parallel (--devices A,B,...; llama_model.h, docs/llama.md): each device (rank) holds a
  * share of the heads, of the ffn columns and of the vocabulary; the products of Wo and Wd are
  * partial sums, added over the ranks by wk_comm_all_reduce (include/wick_comm.h). This one
