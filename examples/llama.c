@@ -1,5 +1,6 @@
-/* llama.c: a Llama-architecture decoder for GGUF files as llama.cpp writes them, on wick's public
- * API only (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
+/* llama.c: a decoder for GGUF files of the Llama family as llama.cpp writes them (llama, qwen2,
+ * qwen3, gemma2, gemma3: what each changes is in llama_arch.c), on wick's public API only
+ * (include/wick.h). Runs unchanged on the CPU, CUDA and ROCm (--device).
  *
  * Build: with the project (cmake/examples.cmake) -> build/wick_llama.
  * Run:   wick_llama MODEL.gguf --prompt "Once upon a time" -n 32 [--device cuda:0]
@@ -23,7 +24,10 @@
  * ggml's NORMAL rope mode applies, which rotates ADJACENT pairs (x[2i], x[2i+1]) by pos * theta_i,
  * theta_i = base^(-2i/head_dim) (divided by rope_freqs[i] when that tensor exists, Llama 3.1;
  * positions divided by llama.rope.scaling.factor under "linear" scaling).
- * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md.
+ * That is wick's rope_i (interleaved), not wick_rope (halves): docs/llama.md. The other families
+ * keep Hugging Face's rows and rotate halves (wk_rope), and add their own steps in functions of
+ * their own: qkv_family (Qwen2's biases, q/k norms), attention_family (Gemma's soft-capping and
+ * sliding windows), post_norm, embed_scale, softcap (Gemma), GEGLU in mlp_part.
  * Tensor parallel (--devices A,B,...; llama_model.h, docs/llama.md): each device (rank) holds a
  * share of the heads, of the ffn columns and of the vocabulary; the products of Wo and Wd are
  * partial sums, added over the ranks by wk_comm_all_reduce (include/wick_comm.h). This one
@@ -96,6 +100,32 @@ static wk_storage *binary(wk_op op, const wk_storage *a, const wk_storage *b, co
     return out;
 }
 
+/* Gemma: the embeddings times sqrt(dim) (an f32 factor, as llama.cpp); nothing otherwise. */
+static void embed_scale(const model *m, wk_storage **x, int64_t T)
+{
+    if (!m->fam.embd_scale)
+        return;
+    wk_storage *y = NULL;
+    const wk_layout lx = lay2(T, m->dim);
+    CK(wk_affine(&y, *x, &lx, (double)sqrtf((float)m->dim), 0.0));
+    wk_storage_free(*x);
+    *x = y;
+}
+
+/* x (n elements) -> c tanh(x / c), c = cap; frees x. */
+static wk_storage *softcap(wk_storage *x, int64_t n, double cap)
+{
+    wk_storage *t = NULL, *y = NULL;
+    const wk_layout l = lay1(n);
+    CK(wk_affine(&t, x, &l, 1.0 / cap, 0.0));
+    wk_storage_free(x);
+    CK(wk_unary(&y, WK_OP_TANH, t, &l));
+    wk_storage_free(t);
+    CK(wk_affine(&t, y, &l, cap, 0.0));
+    wk_storage_free(y);
+    return t;
+}
+
 /* Columns [off, off + width) of a row-major (T, stride) activation: a view, no copy. */
 typedef struct cols {
     const wk_storage *s;
@@ -108,7 +138,8 @@ typedef struct table {
     int64_t off, stride;
 } table;
 
-/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd) with the tables c, s. */
+/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd) with the tables c, s; rope
+ * (halves) for the NEOX families (Qwen, Gemma: their converters do not permute Wq/Wk). */
 static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, table c, table s)
 {
     const int64_t hd = m->hd, half = hd / 2;
@@ -117,7 +148,10 @@ static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, table c, t
     const wk_layout lx = view(4, xd, xs, x.off);
     const wk_layout lc = view(2, cd, cst, c.off), ls = view(2, cd, sst, s.off);
     wk_storage *out = NULL;
-    CK(wk_rope_i(&out, x.s, &lx, c.s, &lc, s.s, &ls));
+    if (m->fam.rope_neox)
+        CK(wk_rope(&out, x.s, &lx, c.s, &lc, s.s, &ls));
+    else
+        CK(wk_rope_i(&out, x.s, &lx, c.s, &lc, s.s, &ls));
     return out;
 }
 
@@ -167,6 +201,71 @@ static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_
  * never materialised), so there every step uses it. */
 #define FUSED_ATTN_MAX_T 16
 
+/* Gemma's attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows
+ * of block b's cache, for the features the fused op lacks: on a local block query t (position
+ * pos+t) sees only keys j with pos+t - j < W (the window, W = fam.swa), and with soft-capping
+ * the scores become c tanh(s / c) before the softmax. Keys before k0 = pos+1-W are outside
+ * every query's window and are not read. Where the window binds no query beyond that and
+ * nothing is capped (one-token steps, prompts within the window) this is the fused op over
+ * rows [k0, L) (on GPUs for at most FUSED_ATTN_MAX_T queries, as attention() decides); else
+ * matmul, soft-cap (wk_affine, tanh, wk_affine), window and causal mask, softmax, matmul.
+ * Returns (H, T, hd); frees qr. */
+static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
+{
+    const int64_t KV = m->n_kv, H = m->n_head, hd = m->hd, G = H / KV, ctx = m->ctx;
+    const int64_t W = b->swa ? m->fam.swa : 0;
+    const int64_t k0 = W && m->pos + 1 > W ? m->pos + 1 - W : 0, n = L - k0;
+    const double cap = m->fam.attn_softcap;
+    wk_storage *o = NULL;
+    const int binds = W && T > 1 && m->pos + T > W; /* a later query's window starts after k0 */
+    if (cap == 0 && !binds &&
+        (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU)) {
+        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, n, hd};
+        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
+        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, k0 * hd);
+        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
+        wk_storage_free(qr);
+        return o;
+    }
+    /* scores (KV, G*T, n) = q (KV, G*T, hd) @ K^T (KV, hd, n) over cache rows [k0, L) */
+    const wk_layout lq = lay3(KV, G * T, hd), ls = lay3(KV, G * T, n);
+    const int64_t kd[3] = {KV, hd, n}, ks[3] = {ctx * hd, 1, hd};
+    const wk_layout lkt = view(3, kd, ks, k0 * hd);
+    wk_storage *sc = NULL, *p = NULL;
+    CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
+    wk_storage_free(qr);
+    if (cap > 0)
+        sc = softcap(sc, KV * G * T * n, cap);
+    if (T > 1) { /* query t sees keys k0 + j with pos+t - W < k0 + j <= pos+t */
+        float *mask = malloc((size_t)(T * n) * sizeof *mask);
+        wk_storage *ms = NULL, *masked = NULL;
+        if (!mask)
+            die("out of memory");
+        for (int64_t i = 0; i < T; i++)
+            for (int64_t j = 0; j < n; j++) {
+                const int64_t back = m->pos + i - (k0 + j); /* how far the key lies back */
+                mask[i * n + j] = back >= 0 && (!W || back < W) ? 0.0f : -INFINITY;
+            }
+        CK(wk_storage_from_host(&ms, m->dev, WK_DTYPE_F32, mask, (size_t)(T * n)));
+        free(mask);
+        const int64_t d4[4] = {KV, G, T, n}, s4[4] = {0, 0, n, 1};
+        const wk_layout l4 = lay(4, d4), lm = view(4, d4, s4, 0);
+        CK(wk_binary(&masked, WK_OP_ADD, sc, &l4, ms, &lm));
+        wk_storage_free(ms);
+        wk_storage_free(sc);
+        sc = masked;
+    }
+    CK(wk_softmax_last_dim(&p, sc, &ls));
+    wk_storage_free(sc);
+    /* o (KV, G*T, hd) = p (KV, G*T, n) @ V (KV, n, hd) */
+    const int64_t vd[3] = {KV, n, hd}, vs[3] = {ctx * hd, hd, 1};
+    const wk_layout lvv = view(3, vd, vs, k0 * hd);
+    CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
+    wk_storage_free(p);
+    return o;
+}
+
+
 /* Appends the T new rows k (KV, T, hd) and v (columns of a (T, stride) matrix) to block b's
  * cache at rows pos.. (positions from the host: prefill). */
 static void cache_write(model *m, block *b, const wk_storage *kr, cols v, int64_t T)
@@ -193,8 +292,8 @@ static void cache_write(model *m, block *b, const wk_storage *kr, cols v, int64_
 /* One decode step (T = 1) of block b with the position in device memory (m->step): q and k
  * rotated by the gathered rope row, k and v scattered into cache row pos, attention over the
  * first pos + 1 rows. When k's columns follow q's in one row (stacked Wq|Wk|Wv), one rope
- * rotates q and k together with the unscaled tables and the attention applies 1/sqrt(hd);
- * else q takes the scaled tables. Returns (1, H*hd). */
+ * rotates q and k together with the unscaled tables and the attention applies the query scale
+ * (1/sqrt(hd)); else q takes the scaled tables. Returns (1, H*hd). */
 static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
 {
     const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, half = hd / 2, ctx = m->ctx;
@@ -225,7 +324,7 @@ static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
     const int64_t qd4[4] = {1, H, 1, hd}, cd4[4] = {1, KV, ctx, hd};
     const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1}, nd[1] = {1}, ns[1] = {1};
     const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0), ln = view(1, nd, ns, 2);
-    const float scale = joint ? (float)(1.0 / sqrt((double)hd)) : 1.0f;
+    const float scale = joint ? (float)m->attn_scale : 1.0f;
     CK(wk_decode_attention_lens(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, m->step, &ln, scale, 1));
     wk_storage_free(qr);
     return o; /* (H, 1, hd) is (1, H*hd) already */
@@ -239,16 +338,22 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
         return attention_step(m, b, q, k, v);
     const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, ctx = m->ctx, half = hd / 2;
     const int64_t L = m->pos + T; /* keys after this step */
-    /* (1, H, T, hd), heads of a kv group adjacent; already scaled by 1/sqrt(hd) */
-    const table c = {m->cos, m->pos * half, half}, s = {m->sin, m->pos * half, half};
-    const table qc = {m->qcos, m->pos * half, half}, qs = {m->qsin, m->pos * half, half};
+    /* (1, H, T, hd), heads of a kv group adjacent; already scaled by the query scale. Local
+     * blocks of Gemma 3 have tables of their own. */
+    const int own = b->swa && m->lcos;
+    const table c = {own ? m->lcos : m->cos, m->pos * half, half};
+    const table s = {own ? m->lsin : m->sin, m->pos * half, half};
+    const table qc = {own ? m->lqcos : m->qcos, m->pos * half, half};
+    const table qs = {own ? m->lqsin : m->qsin, m->pos * half, half};
     wk_storage *qr = rope(m, q, T, H, qc, qs);
     wk_storage *kr = rope(m, k, T, KV, c, s); /* (KV, T, hd) */
     cache_write(m, b, kr, v, T);
     wk_storage_free(kr);
 
     wk_storage *o = NULL, *ot = NULL;
-    if (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU) {
+    if (m->fam.host_pos) { /* sliding windows, soft-capping */
+        o = attention_family(m, b, qr, T, L);
+    } else if (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU) {
         /* the fused op over the cache's first L rows */
         const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, L, hd};
         const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
@@ -269,6 +374,55 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
     return ot;
 }
 
+/* x (T, n) + bias read from element off of b (broadcast over the rows); frees x. */
+static wk_storage *add_bias(wk_storage *x, int64_t T, int64_t n, const wk_storage *bias,
+                            int64_t off)
+{
+    wk_storage *y = NULL;
+    const int64_t d[2] = {T, n}, st[2] = {0, 1};
+    const wk_layout lx = lay2(T, n), lb = view(2, d, st, off);
+    CK(wk_binary(&y, WK_OP_ADD, x, &lx, bias, &lb));
+    wk_storage_free(x);
+    return y;
+}
+
+/* rms_norm over each head of the (T, heads * hd) columns c, weight w (hd): contiguous. */
+static wk_storage *head_norm(const model *m, cols c, int64_t T, int64_t heads,
+                             const wk_storage *w)
+{
+    const int64_t d[3] = {T, heads, m->hd}, st[3] = {c.stride, m->hd, 1};
+    const wk_layout lc = view(3, d, st, c.off);
+    return rmsnorm(c.s, &lc, w, m->hd, m->eps);
+}
+
+/* What a family changes in the projections q, k, v of T tokens before rope: Qwen2's biases
+ * (added to the product(s) *q (stacked: one add over the q|k|v row), *k, *v, which are replaced),
+ * then Qwen3's and Gemma 3's per-head norms of q and k (new storages *qn, *kn, which the column
+ * views then read). */
+static void qkv_family(const model *m, const block *b, int64_t T, wk_storage **q,
+                       wk_storage **k, wk_storage **v, cols *cq, cols *ck, cols *cv,
+                       wk_storage **qn, wk_storage **kn)
+{
+    const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
+    if (b->bqkv && !*k) { /* stacked: q, k, v are columns of one (T, qd + 2 kvd) product */
+        *q = add_bias(*q, T, qd + 2 * kvd, b->bqkv, 0);
+        cq->s = ck->s = cv->s = *q;
+    } else if (b->bqkv) {
+        *q = add_bias(*q, T, qd, b->bqkv, 0);
+        *k = add_bias(*k, T, kvd, b->bqkv, qd);
+        *v = add_bias(*v, T, kvd, b->bqkv, qd + kvd);
+        cq->s = *q;
+        ck->s = *k;
+        cv->s = *v;
+    }
+    if (b->q_norm) {
+        *qn = head_norm(m, *cq, T, m->n_head, b->q_norm);
+        *kn = head_norm(m, *ck, T, m->n_kv, b->k_norm);
+        *cq = (cols){*qn, 0, qd};
+        *ck = (cols){*kn, 0, kvd};
+    }
+}
+
 /* The attention half of one transformer block on h (T, dim) = rms_norm(x) * attn_norm: attention
  * over this rank's heads, times this rank's columns of Wo. Returns (T, dim): the block's
  * attention output on one device, this rank's partial sum of it under tensor parallelism. */
@@ -286,10 +440,14 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
     } else {
         cq.stride = qd + 2 * kvd;
     }
+    wk_storage *qn = NULL, *kn = NULL;
+    qkv_family(m, b, T, &q, &k, &v, &cq, &ck_, &cv, &qn, &kn);
     wk_storage *a = attention(m, b, cq, ck_, cv, T);
     wk_storage_free(q);
     wk_storage_free(k);
     wk_storage_free(v);
+    wk_storage_free(qn);
+    wk_storage_free(kn);
     const wk_layout la = lay2(T, qd);
     wk_storage *o = linear(m, a, &la, &b->wo);
     wk_storage_free(a);
@@ -297,7 +455,7 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
 }
 
 /* The MLP half on h (T, dim) = rms_norm(x1) * ffn_norm: (silu(h Wg^T) * h Wu^T) Wd^T over this
- * rank's ffn columns. Returns (T, dim) (a partial sum, as attn_part). */
+ * rank's ffn columns (gelu for Gemma). Returns (T, dim) (a partial sum, as attn_part). */
 static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t F = b->ffn;
@@ -308,11 +466,11 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     if (b->wu.w)
         u = linear(m, h, &lx, &b->wu);
     const wk_layout lf = lay2(T, F);
-    if (m->fuse) { /* silu(gate) * up in one op */
-        CK(wk_binary(&gu, WK_OP_SWIGLU, g, &lg, u ? u : g, &lu));
+    if (m->fuse) { /* silu(gate) * up in one op (Gemma: gelu) */
+        CK(wk_binary(&gu, m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU, g, &lg, u ? u : g, &lu));
     } else {
         wk_storage *sg = NULL;
-        CK(wk_unary(&sg, WK_OP_SILU, g, &lg));
+        CK(wk_unary(&sg, m->fam.geglu ? WK_OP_GELU : WK_OP_SILU, g, &lg));
         CK(wk_binary(&gu, WK_OP_MUL, sg, &lf, u ? u : g, &lu));
         wk_storage_free(sg);
     }
@@ -376,6 +534,23 @@ static void add_norm(llama *L, wk_storage **x, wk_storage **p, wk_storage **h, i
     }
 }
 
+/* Gemma's post-norms: p[i] <- rms_norm(p[i]) * w(block) on every rank, after the all_reduce
+ * (the norm needs the whole sum); nothing for the other families. */
+static void post_norm(llama *L, wk_storage **p, int64_t l, int ffn, int64_t T)
+{
+    for (int i = 0; i < L->n; i++) {
+        const model *m = &L->r[i];
+        const block *b = &m->b[l];
+        const wk_storage *w = ffn ? b->post_ffn_norm : b->post_attn_norm;
+        if (!w)
+            return;
+        const wk_layout lx = lay2(T, m->dim);
+        wk_storage *y = rmsnorm(p[i], &lx, w, m->dim, m->eps);
+        wk_storage_free(p[i]);
+        p[i] = y;
+    }
+}
+
 /* One transformer block, every rank: x[i] (T, dim) is each rank's copy of the residual stream
  * (equal on every rank), h[i] = rms_norm(x[i]) * attn_norm of block l; on return x[i] has the
  * block added and h[i] is normed for what follows (the next block's attn_norm, or output_norm
@@ -388,10 +563,12 @@ static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **h, w
     for (int i = 0; i < L->n; i++)
         p[i] = attn_part(&L->r[i], &L->r[i].b[l], h[i], T);
     all_reduce(L, p, count);
+    post_norm(L, p, l, 0, T);
     add_norm(L, x, p, h, 2 * l + 1, T);
     for (int i = 0; i < L->n; i++)
         p[i] = mlp_part(&L->r[i], &L->r[i].b[l], h[i], T);
     all_reduce(L, p, count);
+    post_norm(L, p, l, 1, T);
     add_norm(L, x, p, h, 2 * l + 2, T);
 }
 
@@ -401,7 +578,10 @@ static wk_storage *logits_dev(const model *m, const wk_storage *h, int64_t T, in
 {
     const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
     const wk_layout lh = view(2, d, s, (T - rows) * m->dim);
-    return linear(m, h, &lh, &m->out);
+    wk_storage *lg = linear(m, h, &lh, &m->out);
+    if (m->fam.final_softcap > 0) /* Gemma 2 */
+        lg = softcap(lg, rows * m->out.n, m->fam.final_softcap);
+    return lg;
 }
 
 /* Copies rank m's logits lg (rows, out.n) into their columns of logits (rows, vocab), host. */
@@ -451,13 +631,15 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
             const wk_layout lr = lay2(m->ctx, 2 * m->hd); /* rope_rows: (ctx, 4 * hd/2) */
             CK(wk_qembedding(&x[i], WK_DTYPE_F32, m->step, &lid, m->embd.w, m->embd.qt,
                              m->vocab, m->dim));
-            CK(wk_index_select(&m->rows, m->rope_rows, &lr, m->step, &lpos, 0));
-            continue;
+            if (!m->fam.host_pos) /* else attention() takes the host position */
+                CK(wk_index_select(&m->rows, m->rope_rows, &lr, m->step, &lpos, 0));
+        } else {
+            CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
+            CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
+                             m->dim));
+            wk_storage_free(sid);
         }
-        CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
-        CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
-                         m->dim));
-        wk_storage_free(sid);
+        embed_scale(m, &x[i], T);
     }
     for (int i = 0; i < L->n; i++) {
         const model *m = &L->r[i];
@@ -850,6 +1032,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (wk_device_backend(devs[i]) == WK_BACKEND_CPU)
             L.graph = 0;
+    if (L.graph && m->fam.host_pos) {
+        fprintf(stderr, "llama: %s attention (sliding window, soft-capping) takes host positions: "
+                "decode steps run eagerly\n", m->fam.name);
+        L.graph = 0;
+    }
     char where[256];
     if (n > 1)
         snprintf(where, sizeof where, "%s (tensor parallel, %s)", o.devices,
@@ -857,12 +1044,13 @@ int main(int argc, char **argv)
     else
         snprintf(where, sizeof where, "%s", wk_device_name(m->dev));
     fprintf(stderr,
-            "llama: %s on %s: dim %lld, %lld blocks, %lld heads (%lld kv), ffn %lld, vocab %lld, "
-            "ctx %lld, weights %s, decode %s, %s, loaded in %.2f s\n",
-            o.path, where, (long long)m->dim, (long long)m->n_layer, (long long)(m->n_head * n),
-            (long long)(m->n_kv * n), (long long)meta_int(g, "llama.feed_forward_length", 0, 1),
-            (long long)m->vocab, (long long)m->ctx, wk_qtype_name(m->b[0].wq.qt),
-            L.graph ? "graph replay" : "eager", o.fuse ? "fused add+norm, swiglu" : "unfused",
+            "llama: %s on %s: %s, dim %lld, %lld blocks, %lld heads (%lld kv) of %lld, ffn %lld, "
+            "vocab %lld, ctx %lld, weights %s, decode %s, %s, loaded in %.2f s\n",
+            o.path, where, m->fam.name, (long long)m->dim, (long long)m->n_layer,
+            (long long)(m->n_head * n), (long long)(m->n_kv * n), (long long)m->hd,
+            (long long)m->n_ff, (long long)m->vocab, (long long)m->ctx,
+            wk_qtype_name(m->b[0].wq.qt), L.graph ? "graph replay" : "eager",
+            !o.fuse ? "unfused" : m->fam.geglu ? "fused add+norm, geglu" : "fused add+norm, swiglu",
             now_s() - t0);
     llama_text tx;
     if (o.bench_pp > 0) {

@@ -1,6 +1,7 @@
-/* llama_load.c: reads a Llama GGUF into one model per device (examples/llama_model.h): the whole
- * network on one device, or rank r's share of it under tensor parallelism (--devices). Weights
- * stay in their file type as raw bytes; a share of a matrix is a range of its rows (any row
+/* llama_load.c: reads a GGUF of the Llama family (llama, qwen2, qwen3, gemma2, gemma3;
+ * llama_arch.c) into one model per device (examples/llama_model.h): the whole network on one
+ * device, or rank r's share of it under tensor parallelism (--devices). Weights stay in their
+ * file type as raw bytes; a share of a matrix is a range of its rows (any row
  * count: rows of a block type are independent) and of its columns (whole blocks only). */
 #include "llama_model.h"
 #include "llama_util.h"
@@ -137,12 +138,63 @@ static wk_storage *load_vector(model *m, const wk_gguf *g, const char *name, int
     return f;
 }
 
-/* Rope tables for positions [0, ctx): angle(p, i) = p * base^(-2i/hd) / freq_factor[i]. */
+/* Rope tables for positions [0, ctx): angle(p, i) = p * scale * base^(-2i/hd) / factors[i]
+ * (factors: NULL, or rope_freqs); *c, *s = cos, sin; *qc, *qs the same times m->attn_scale.
+ * rows (optional): the (ctx, 4 * hd/2) rows of c | s | qc | qs side by side (decode steps). */
+static void rope_tables(model *m, double base, double scale, const float *factors,
+                        wk_storage **cs, wk_storage **ss, wk_storage **qcs, wk_storage **qss,
+                        wk_storage **rows_out)
+{
+    const int64_t half = m->hd / 2;
+    float *c = malloc((size_t)(m->ctx * half) * sizeof *c);
+    float *s = malloc((size_t)(m->ctx * half) * sizeof *s);
+    if (!c || !s)
+        die("out of memory");
+    for (int64_t p = 0; p < m->ctx; p++)
+        for (int64_t i = 0; i < half; i++) {
+            double theta = pow(base, -2.0 * (double)i / (double)m->hd);
+            if (factors)
+                theta /= factors[i];
+            const double a = (double)p * scale * theta;
+            c[p * half + i] = (float)cos(a);
+            s[p * half + i] = (float)sin(a);
+        }
+    CK(wk_storage_from_host(cs, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
+    CK(wk_storage_from_host(ss, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    const float qscale = (float)m->attn_scale;
+    if (rows_out) {
+        float *rows = malloc((size_t)(m->ctx * 4 * half) * sizeof *rows);
+        if (!rows)
+            die("out of memory");
+        for (int64_t p = 0; p < m->ctx; p++)
+            for (int64_t i = 0; i < half; i++) {
+                float *r = rows + p * 4 * half + i;
+                r[0] = c[p * half + i];
+                r[half] = s[p * half + i];
+                r[2 * half] = c[p * half + i] * qscale;
+                r[3 * half] = s[p * half + i] * qscale;
+            }
+        CK(wk_storage_from_host(rows_out, m->dev, WK_DTYPE_F32, rows,
+                                (size_t)(m->ctx * 4 * half)));
+        free(rows);
+    }
+    for (int64_t i = 0; i < m->ctx * half; i++) {
+        c[i] *= qscale;
+        s[i] *= qscale;
+    }
+    CK(wk_storage_from_host(qcs, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
+    CK(wk_storage_from_host(qss, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
+    free(c);
+    free(s);
+}
+
+/* The rope tables of every block: rope_base, rope_scale and (Llama only, as llama.cpp) the
+ * rope_freqs divisors; a second set for the local blocks when their rope differs. */
 static void build_rope(model *m, const wk_gguf *g)
 {
     const int64_t half = m->hd / 2;
     float *factors = NULL;
-    const int64_t fi = find_tensor(g, "rope_freqs.weight", 0);
+    const int64_t fi = m->fam.id == ARCH_LLAMA ? find_tensor(g, "rope_freqs.weight", 0) : -1;
     if (fi >= 0) {
         wk_gguf_tensor_info ti;
         CK(wk_gguf_tensor_info_get(&ti, g, fi));
@@ -153,53 +205,60 @@ static void build_rope(model *m, const wk_gguf *g)
             die("out of memory");
         memcpy(factors, wk_gguf_tensor_data(g, fi), (size_t)half * sizeof *factors);
     }
-    float *c = malloc((size_t)(m->ctx * half) * sizeof *c);
-    float *s = malloc((size_t)(m->ctx * half) * sizeof *s);
-    if (!c || !s)
-        die("out of memory");
-    for (int64_t p = 0; p < m->ctx; p++)
-        for (int64_t i = 0; i < half; i++) {
-            double theta = pow(m->rope_base, -2.0 * (double)i / (double)m->hd);
-            if (factors)
-                theta /= factors[i];
-            const double a = (double)p * m->rope_scale * theta;
-            c[p * half + i] = (float)cos(a);
-            s[p * half + i] = (float)sin(a);
-        }
-    CK(wk_storage_from_host(&m->cos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(&m->sin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
-    float *rows = malloc((size_t)(m->ctx * 4 * half) * sizeof *rows);
-    if (!rows)
-        die("out of memory");
-    const float scale = (float)(1.0 / sqrt((double)m->hd));
-    for (int64_t p = 0; p < m->ctx; p++)
-        for (int64_t i = 0; i < half; i++) {
-            float *r = rows + p * 4 * half + i;
-            r[0] = c[p * half + i];
-            r[half] = s[p * half + i];
-            r[2 * half] = c[p * half + i] * scale;
-            r[3 * half] = s[p * half + i] * scale;
-        }
-    for (int64_t i = 0; i < m->ctx * half; i++) {
-        c[i] *= scale;
-        s[i] *= scale;
-    }
-    CK(wk_storage_from_host(&m->qcos, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(&m->qsin, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(&m->rope_rows, m->dev, WK_DTYPE_F32, rows,
-                            (size_t)(m->ctx * 4 * half)));
+    rope_tables(m, m->rope_base, m->rope_scale, factors, &m->cos, &m->sin, &m->qcos, &m->qsin,
+                &m->rope_rows);
+    int local = 0;
+    for (int64_t l = 0; l < m->n_layer; l++)
+        local |= m->b[l].swa;
+    if (local && (m->lrope_base != m->rope_base || m->lrope_scale != m->rope_scale))
+        rope_tables(m, m->lrope_base, m->lrope_scale, NULL, &m->lcos, &m->lsin, &m->lqcos,
+                    &m->lqsin, NULL);
     CK(wk_storage_zeros(&m->step, m->dev, WK_DTYPE_U32, 3));
-    free(rows);
-    free(c);
-    free(s);
     free(factors);
 }
-
 
 /* Rank r's part [r * n / R, (r + 1) * n / R) of n units (as even as integers allow). */
 static int64_t part_start(int64_t n, int r, int R)
 {
     return n * r / R;
+}
+
+/* The family's extra weights of block l (llama_model.h): this rank's rows of the q, k, v biases
+ * stacked into one vector (qn + 2 kvn; copied on the device, whatever the file's float type), the
+ * per-head q/k norms, the post-norms; and whether the block is a local one. */
+static void load_block_extras(model *m, const wk_gguf *g, int64_t l, int64_t H, int64_t KV)
+{
+    block *b = &m->b[l];
+    const family *f = &m->fam;
+    const int64_t hd = m->hd, qn = m->n_head * hd, kvn = m->n_kv * hd;
+    char nn[96];
+    b->swa = family_block_is_swa(m, g, l);
+    if (f->qkv_bias) {
+        static const char *const key[3] = {"attn_q", "attn_k", "attn_v"};
+        const int64_t n[3] = {H * hd, KV * hd, KV * hd}, mine[3] = {qn, kvn, kvn};
+        CK(wk_storage_alloc_uninit(&b->bqkv, m->dev, WK_DTYPE_F32, (size_t)(qn + 2 * kvn)));
+        int64_t off = 0;
+        for (int i = 0; i < 3; i++) {
+            snprintf(nn, sizeof nn, "blk.%lld.%s.bias", (long long)l, key[i]);
+            wk_storage *full = load_vector(m, g, nn, n[i]);
+            CK(wk_copy2d(b->bqkv, full, 1, (size_t)mine[i], (size_t)n[i], (size_t)mine[i],
+                         (size_t)(m->rank * mine[i]), (size_t)off));
+            wk_storage_free(full);
+            off += mine[i];
+        }
+    }
+    if (f->qk_norm) {
+        snprintf(nn, sizeof nn, "blk.%lld.attn_q_norm.weight", (long long)l);
+        b->q_norm = load_vector(m, g, nn, hd);
+        snprintf(nn, sizeof nn, "blk.%lld.attn_k_norm.weight", (long long)l);
+        b->k_norm = load_vector(m, g, nn, hd);
+    }
+    if (f->post_norms) {
+        snprintf(nn, sizeof nn, "blk.%lld.post_attention_norm.weight", (long long)l);
+        b->post_attn_norm = load_vector(m, g, nn, m->dim);
+        snprintf(nn, sizeof nn, "blk.%lld.post_ffw_norm.weight", (long long)l);
+        b->post_ffn_norm = load_vector(m, g, nn, m->dim);
+    }
 }
 
 /* Block l's weights for this rank: its heads of Wq/Wk/Wv/Wo, its ffn columns of Wg/Wu/Wd. */
@@ -251,6 +310,7 @@ static void load_block(model *m, const wk_gguf *g, int64_t l, int64_t H, int64_t
     const size_t cache = (size_t)(m->n_kv * m->ctx * hd);
     CK(wk_storage_zeros(&b->kc, m->dev, WK_DTYPE_F32, cache));
     CK(wk_storage_zeros(&b->vc, m->dev, WK_DTYPE_F32, cache));
+    load_block_extras(m, g, l, H, KV);
 }
 
 void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int rank, int nranks)
@@ -260,25 +320,16 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
     m->dev = dev;
     m->rank = rank;
     m->nranks = nranks;
-    const int64_t ai = wk_gguf_find_key(g, "general.architecture");
-    if (ai >= 0) {
-        wk_gguf_value v;
-        const char *s;
-        uint64_t len;
-        CK(wk_gguf_kv_value(&v, g, ai));
-        CK(wk_gguf_get_string(&s, &len, v));
-        if (len != 5 || memcmp(s, "llama", 5) != 0)
-            die("general.architecture is \"%.*s\", not \"llama\"", (int)len, s);
-    }
-    m->dim = meta_int(g, "llama.embedding_length", 0, 1);
-    m->n_layer = meta_int(g, "llama.block_count", 0, 1);
-    m->n_head = meta_int(g, "llama.attention.head_count", 0, 1);
-    m->n_kv = meta_int(g, "llama.attention.head_count_kv", m->n_head, 0);
-    const int64_t ffn = meta_int(g, "llama.feed_forward_length", 0, 1);
-    m->eps = (float)meta_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5);
-    m->rope_base = meta_float(g, "llama.rope.freq_base", 10000.0);
+    family_read(m, g);
+    m->dim = meta_int(g, arch_key(m, "embedding_length"), 0, 1);
+    m->n_layer = meta_int(g, arch_key(m, "block_count"), 0, 1);
+    m->n_head = meta_int(g, arch_key(m, "attention.head_count"), 0, 1);
+    m->n_kv = meta_int(g, arch_key(m, "attention.head_count_kv"), m->n_head, 0);
+    const int64_t ffn = meta_int(g, arch_key(m, "feed_forward_length"), 0, 1);
+    m->eps = (float)meta_float(g, arch_key(m, "attention.layer_norm_rms_epsilon"), 1e-5);
+    m->rope_base = meta_float(g, arch_key(m, "rope.freq_base"), 10000.0);
     m->rope_scale = 1.0;
-    const int64_t si = wk_gguf_find_key(g, "llama.rope.scaling.type");
+    const int64_t si = wk_gguf_find_key(g, arch_key(m, "rope.scaling.type"));
     if (si >= 0) { /* "none", or "linear" (positions divided by the factor); YaRN is refused */
         wk_gguf_value v;
         const char *st;
@@ -286,26 +337,30 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
         CK(wk_gguf_kv_value(&v, g, si));
         CK(wk_gguf_get_string(&st, &len, v));
         if (len == 6 && !memcmp(st, "linear", 6))
-            m->rope_scale = 1.0 / meta_float(g, "llama.rope.scaling.factor", 1.0);
+            m->rope_scale = 1.0 / meta_float(g, arch_key(m, "rope.scaling.factor"), 1.0);
         else if (!(len == 4 && !memcmp(st, "none", 4)))
             die("rope scaling \"%.*s\" is not supported (only none and linear)", (int)len, st);
     }
     if (m->dim <= 0 || m->n_layer <= 0 || m->n_head <= 0 || m->n_kv <= 0 || ffn <= 0 ||
-        m->n_head % m->n_kv != 0 || m->dim % m->n_head != 0)
+        m->n_head % m->n_kv != 0 ||
+        (wk_gguf_find_key(g, arch_key(m, "attention.key_length")) < 0 && m->dim % m->n_head))
         die("bad hyperparameters: dim %lld, blocks %lld, heads %lld, kv heads %lld, ffn %lld",
             (long long)m->dim, (long long)m->n_layer, (long long)m->n_head, (long long)m->n_kv,
             (long long)ffn);
-    m->hd = meta_int(g, "llama.attention.key_length", m->dim / m->n_head, 0);
-    if (meta_int(g, "llama.attention.value_length", m->hd, 0) != m->hd || m->hd % 2 != 0 ||
-        meta_int(g, "llama.rope.dimension_count", m->hd, 0) != m->hd)
+    m->hd = meta_int(g, arch_key(m, "attention.key_length"), m->dim / m->n_head, 0);
+    if (meta_int(g, arch_key(m, "attention.value_length"), m->hd, 0) != m->hd || m->hd % 2 != 0 ||
+        meta_int(g, arch_key(m, "rope.dimension_count"), m->hd, 0) != m->hd)
         die("head size %lld: partial rope or key/value lengths that differ are not supported",
             (long long)m->hd);
+    m->n_ff = ffn;
+    family_finish(m, g);
     wk_gguf_tensor_info ti;
     CK(wk_gguf_tensor_info_get(&ti, g, find_tensor(g, "token_embd.weight", 1)));
     m->vocab = ti.dims[0];
-    if (meta_int(g, "llama.vocab_size", m->vocab, 0) != m->vocab)
-        die("llama.vocab_size disagrees with token_embd.weight (%lld rows)", (long long)m->vocab);
-    m->ctx = ctx > 0 ? ctx : meta_int(g, "llama.context_length", 4096, 0);
+    if (meta_int(g, arch_key(m, "vocab_size"), m->vocab, 0) != m->vocab)
+        die("%s disagrees with token_embd.weight (%lld rows)", arch_key(m, "vocab_size"),
+            (long long)m->vocab);
+    m->ctx = ctx > 0 ? ctx : meta_int(g, arch_key(m, "context_length"), 4096, 0);
     if (ctx <= 0 && m->ctx > 4096)
         m->ctx = 4096;
 
@@ -325,7 +380,7 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
         die("%s does not run qembedding on %s", wk_device_name(dev), wk_qtype_name(m->embd.qt));
     m->v0 = part_start(m->vocab, rank, nranks);
     const slice sv = {m->v0, part_start(m->vocab, rank + 1, nranks) - m->v0, 0, m->dim};
-    const int tied = find_tensor(g, "output.weight", 0) < 0;
+    const int tied = m->fam.tied || find_tensor(g, "output.weight", 0) < 0;
     if (tied && nranks == 1)
         m->out = m->embd; /* shares the storage (freed once) */
     else
@@ -354,6 +409,9 @@ void model_free(model *m)
             wk_storage_free(w[i]->w);
         wk_storage_free(b->kc);
         wk_storage_free(b->vc);
+        wk_storage *extra[5] = {b->bqkv, b->q_norm, b->k_norm, b->post_attn_norm, b->post_ffn_norm};
+        for (int i = 0; i < 5; i++)
+            wk_storage_free(extra[i]);
     }
     free(m->b);
     if (m->out.w != m->embd.w)
@@ -364,6 +422,10 @@ void model_free(model *m)
     wk_storage_free(m->sin);
     wk_storage_free(m->qcos);
     wk_storage_free(m->qsin);
+    wk_storage_free(m->lcos);
+    wk_storage_free(m->lsin);
+    wk_storage_free(m->lqcos);
+    wk_storage_free(m->lqsin);
     wk_storage_free(m->rope_rows);
     wk_storage_free(m->step);
 }

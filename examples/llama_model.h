@@ -21,6 +21,13 @@ typedef struct qweight {   /* W (n, k) as raw GGUF bytes in a u8 storage */
 
 typedef struct block {
     wk_storage *attn_norm, *ffn_norm; /* f32 (dim) */
+    /* What some families add (NULL where the family has none; llama_arch.c):
+     * bqkv: the q|k|v biases of this rank's rows, f32 (qn + 2 kvn) (Qwen2);
+     * q_norm, k_norm: per-head RMSNorm weights, f32 (head_dim) (Qwen3, Gemma 3);
+     * post_attn_norm, post_ffn_norm: norms of each sublayer's output before the residual add,
+     * f32 (dim) (Gemma 2, Gemma 3). */
+    wk_storage *bqkv, *q_norm, *k_norm, *post_attn_norm, *post_ffn_norm;
+    int swa;                          /* a sliding-window (local) block */
     /* When Wq, Wk, Wv share a type they are stacked into one matrix in wq (rows qd + 2 kvd;
      * wk.w and wv.w NULL), and likewise Wg, Wu into wg (2 ffn rows; wu.w NULL): one qmatmul
      * instead of three (two), whose outputs are read through column views. */
@@ -29,7 +36,27 @@ typedef struct block {
     wk_storage *kc, *vc;              /* KV cache: f32 (n_kv, ctx, head_dim) */
 } block;
 
+/* The architecture (general.architecture) and what it changes in the Llama block
+ * (llama_arch.c; docs/llama.md, "Families"). */
+typedef enum arch_id { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GEMMA2, ARCH_GEMMA3 } arch_id;
+typedef struct family {
+    arch_id id;
+    char name[16];          /* general.architecture: also the prefix of its metadata keys */
+    int rope_neox;          /* rope rotates halves (x[i], x[i + hd/2]): wk_rope; else wk_rope_i */
+    int qkv_bias, qk_norm, post_norms;
+    int geglu;              /* the gate is gelu (tanh approximation), not silu */
+    int embd_scale;         /* the embeddings are multiplied by sqrt(dim) */
+    int tied;               /* the output matrix is always token_embd (Gemma 2) */
+    double attn_softcap;    /* scores s -> c tanh(s / c) before the softmax; 0: none */
+    double final_softcap;   /* the same on the logits; 0: none */
+    int64_t swa;            /* the sliding window of local blocks (keys, the query's included);
+                             * 0: every block global */
+    int host_pos;           /* decode steps need host positions (windows, soft-capping): no
+                             * graph replay, no device-position attention_step */
+} family;
+
 typedef struct model {
+    family fam;
     wk_device *dev;
     wk_comm *comm;                    /* NULL on one device */
     int rank, nranks;
@@ -42,7 +69,14 @@ typedef struct model {
     wk_storage *out_norm;
     block *b;
     wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
-    wk_storage *qcos, *qsin;          /* the same times 1/sqrt(hd): rope(q) / sqrt(hd) at once */
+    wk_storage *qcos, *qsin;          /* the same times attn_scale: rope(q) * attn_scale at once */
+    /* the local (sliding-window) blocks' tables when their rope differs (Gemma 3's own base,
+     * no scaling), else NULL: those blocks use cos..qsin (host positions only: fam.host_pos) */
+    wk_storage *lcos, *lsin, *lqcos, *lqsin;
+    double lrope_base, lrope_scale;   /* the local blocks' rope (= rope_base, rope_scale but in
+                                       * Gemma 3, and where <arch>.rope.freq_base_swa says) */
+    double attn_scale;                /* the query scale: 1/sqrt(hd), or Gemma's */
+    int64_t n_ff;                     /* the network's ffn width */
     /* Decode steps (one token) take their position from device memory, so that one captured
      * graph serves every step: step = {token id, pos, pos + 1} (u32), written before each step;
      * rope_rows (ctx, 4 * hd/2) = the rows of cos | sin | qcos | qsin side by side, of which a
@@ -54,6 +88,18 @@ typedef struct model {
     wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
     int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each */
 } model;
+
+/* llama_arch.c: fills m->fam from general.architecture and the family's metadata keys; dies
+ * naming an architecture this example does not run. */
+void family_read(model *m, const wk_gguf *g);
+/* After the hyperparameters (dim, heads, hd, blocks, rope) are read: m->attn_scale and the
+ * local blocks' rope (lrope_base, lrope_scale). */
+void family_finish(model *m, const wk_gguf *g);
+/* "<arch>.<key>" for the model's architecture (a static buffer: use before the next call). */
+const char *arch_key(const model *m, const char *key);
+/* Whether block l is a sliding-window block (the family's pattern, or the file's
+ * <arch>.attention.sliding_window_pattern). */
+int family_block_is_swa(const model *m, const wk_gguf *g, int64_t l);
 
 /* Reads hyperparameters and rank `rank` of `nranks` of the weights onto dev; ctx <= 0 means
  * llama.context_length (capped at 4096). Dies with the reason when the file is not a Llama

@@ -3,7 +3,7 @@
 
   llama_ref.py test   --bin build/wick_llama --dir build/models/llama [--device cpu] [--types ..]
   llama_ref.py greedy --bin build/wick_llama --dir build/models/llama [--device cuda:0]
-  llama_ref.py bench-model --out FILE.gguf --type q4_0     (the Llama-3-8B-shaped random model)
+  llama_ref.py bench-model --out FILE.gguf --type q4_0 [--arch qwen3]   (8B-shaped random model)
 
 `test` builds (once; cached in --dir by this script's hash) a small Llama model with random
 weights from a fixed seed: dim 256, 3 blocks, 4 heads of 64, 2 KV heads (GQA), ffn 512, vocabulary
@@ -260,7 +260,7 @@ def tied_output(i):
 
 
 def add_meta(w, cfg, name):
-    hd = cfg["dim"] // cfg["n_head"]
+    hd = cfg.get("hd", cfg["dim"] // cfg["n_head"])
     w.add_name(f"wick-test-llama-{name}")
     w.add_context_length(cfg["ctx"])
     w.add_embedding_length(cfg["dim"])
@@ -576,6 +576,20 @@ def reference_logits(d, t, seq):
 # ----------------------------------------------------------------------------- the 8B bench model
 SHAPE_8B = dict(dim=4096, n_layer=32, n_head=32, n_kv=8, ffn=14336, vocab=128256, ctx=8192,
                 eps=1e-5, rope_base=500000.0)
+# The 8B-class shapes of the other families (their Hugging Face configs): hd = head_dim.
+BENCH_SHAPES = {
+    "llama": SHAPE_8B,  # Llama-3-8B
+    "qwen2": dict(dim=3584, n_layer=28, n_head=28, n_kv=4, ffn=18944, vocab=152064, ctx=32768,
+                  eps=1e-6, rope_base=1e6),  # Qwen2.5-7B (q/k/v biases, untied)
+    "qwen3": dict(dim=4096, n_layer=36, n_head=32, n_kv=8, hd=128, ffn=12288, vocab=151936,
+                  ctx=40960, eps=1e-6, rope_base=1e6),  # Qwen3-8B (q/k norms, untied)
+    "gemma2": dict(dim=3584, n_layer=42, n_head=16, n_kv=8, hd=256, ffn=14336, vocab=256000,
+                   ctx=8192, eps=1e-6, rope_base=10000.0, window=4096, attn_softcap=50.0,
+                   final_softcap=30.0),  # Gemma-2-9B (tied)
+    "gemma3": dict(dim=2560, n_layer=34, n_head=8, n_kv=4, hd=256, ffn=10240, vocab=262144,
+                   ctx=131072, eps=1e-6, rope_base=1e6, rope_local=10000.0, rope_linear=8.0,
+                   window=1024),  # Gemma-3-4B (tied; q/k norms; 5 local blocks of every 6)
+}
 FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9,
              "q2_k": 10, "q3_k": 12, "q4_k": 15, "q5_k": 17, "q6_k": 18, "bf16": 32}
 
@@ -589,19 +603,38 @@ def random_f16(n, k, rng):
     return r.view(np.float16)
 
 
+def add_family_meta(w, cfg, arch):
+    """The keys llama.cpp's converter writes for the other families (family_ref.py)."""
+    if "hd" in cfg:
+        w.add_key_length(cfg["hd"])
+        w.add_value_length(cfg["hd"])
+    if "attn_softcap" in cfg:
+        w.add_attn_logit_softcapping(cfg["attn_softcap"])
+        w.add_final_logit_softcapping(cfg["final_softcap"])
+    if "window" in cfg:
+        w.add_sliding_window(cfg["window"])
+    if "rope_local" in cfg:
+        w.add_rope_freq_base_swa(cfg["rope_local"])
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(cfg["rope_linear"])
+
+
 def cmd_bench_model(args):
-    """A Llama-3-8B-shaped GGUF with random weights of one type. Quantized types: random valid
-    blocks (scales from a small calibration, codes random bytes); f16: random bits. No 8B float
-    matrix is ever quantized, so generation takes seconds, not hours."""
-    cfg, t = dict(SHAPE_8B), args.type
+    """An 8B-class GGUF of one family (--arch; Llama-3-8B by default) with random weights of one
+    type. Quantized types: random valid blocks (scales from a small calibration, codes random
+    bytes); f16: random bits. No 8B float matrix is ever quantized, so generation takes seconds,
+    not hours. Norm weights are ones (Gemma's: the file's 1 + w with w = 0), biases zeros."""
+    arch, t = args.arch, args.type
+    cfg = dict(BENCH_SHAPES[arch])
     if args.n_layer:
         cfg["n_layer"] = args.n_layer
     rng = np.random.default_rng(args.seed)
     d, f, v = cfg["dim"], cfg["ffn"], cfg["vocab"]
-    hd = d // cfg["n_head"]
+    hd = cfg.get("hd", d // cfg["n_head"])
     qd, kvd = cfg["n_head"] * hd, cfg["n_kv"] * hd
-    w = gguf.GGUFWriter(args.out, "llama")
+    w = gguf.GGUFWriter(args.out, arch)
     add_meta(w, cfg, t)
+    add_family_meta(w, cfg, arch)
     if t in FILE_TYPE:
         w.add_file_type(FILE_TYPE[t])
     unit = {}
@@ -617,7 +650,8 @@ def cmd_bench_model(args):
     ones = np.ones(d, np.float32)
     weight("token_embd.weight", v, d, 1.0)
     w.add_tensor("output_norm.weight", ones)
-    weight("output.weight", v, d, 1.0 / np.sqrt(d))
+    if arch in ("llama", "qwen2", "qwen3"):  # Gemma ties the output to token_embd
+        weight("output.weight", v, d, 1.0 / np.sqrt(d))
     for i in range(cfg["n_layer"]):
         w.add_tensor(f"blk.{i}.attn_norm.weight", ones)
         w.add_tensor(f"blk.{i}.ffn_norm.weight", ones)
@@ -625,11 +659,20 @@ def cmd_bench_model(args):
                            ("attn_output", d, qd), ("ffn_gate", f, d), ("ffn_up", f, d),
                            ("ffn_down", d, f)):
             weight(f"blk.{i}.{name}.weight", n, k, 1.0 / np.sqrt(k))
+        if arch == "qwen2":
+            for name, n in (("attn_q", qd), ("attn_k", kvd), ("attn_v", kvd)):
+                w.add_tensor(f"blk.{i}.{name}.bias", np.zeros(n, np.float32))
+        if arch in ("qwen3", "gemma3"):
+            w.add_tensor(f"blk.{i}.attn_q_norm.weight", np.ones(hd, np.float32))
+            w.add_tensor(f"blk.{i}.attn_k_norm.weight", np.ones(hd, np.float32))
+        if arch in ("gemma2", "gemma3"):
+            w.add_tensor(f"blk.{i}.post_attention_norm.weight", ones)
+            w.add_tensor(f"blk.{i}.post_ffw_norm.weight", ones)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    print(f"wrote {args.out} ({os.path.getsize(args.out) / 2**30:.2f} GiB, {t})")
+    print(f"wrote {args.out} ({os.path.getsize(args.out) / 2**30:.2f} GiB, {arch} {t})")
     return 0
 
 
@@ -650,6 +693,9 @@ def main():
     s.add_argument("--type", required=True, choices=["f16"] + sorted(BLOCKS))
     s.add_argument("--seed", type=int, default=8)
     s.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
+    s.add_argument("--arch", default="llama", choices=sorted(BENCH_SHAPES),
+                   help="the family's 8B-class shape (Llama-3-8B, Qwen2.5-7B, Qwen3-8B, "
+                        "Gemma-2-9B, Gemma-3-4B)")
     a = p.parse_args()
     return {"test": cmd_test, "greedy": cmd_greedy, "bench-model": cmd_bench_model}[a.cmd](a)
 
