@@ -71,7 +71,7 @@ def main():
         print(f"| {'implementation':<34} | {'sentences/s':>12} | {'ratio':>6} |")
         print(f"| {'wick (examples/minilm --bench)':<34} | {w:>12.1f} | {w / p:>5.2f}x |")
         print(f"| {'sentence-transformers, torch eager':<34} | {p:>12.1f} | {1.0:>5.2f}x |")
-        print(f"goal >= 1.0x: {'met' if w / p >= 1.0 else 'not met'}")
+        print(f"goal >= 1.5x: {'met' if w / p >= 1.5 else 'not met'}")
         return
     w = wick_rate(a.wick_minilm, a.model_dir, a.batch, a.tokens, a.iters, a.device)
     wg = wick_rate(a.wick_minilm, a.model_dir, a.batch, a.tokens, a.iters, a.device, graph=True)
