@@ -15,8 +15,9 @@
  * is one tile lane's chain over k, so the bits do not depend on the thread count or on the other
  * rows.
  *
- * W is packed per call, 32 weight rows (two tiles of 16) at a time and all of k, into the layout
- * tdpbf16ps reads (tile row q = elements 2q, 2q + 1 of the 16 weight rows); x is split once per
+ * W is packed per call, 32 weight rows (two tiles of 16) by 4096 elements of k at a time, into
+ * the layout tdpbf16ps reads (tile row q = elements 2q, 2q + 1 of the 16 weight rows), the f32
+ * sums kept between the chunks of k (stored and loaded exactly); x is split once per
  * call into two row-major bf16 arrays (rows padded to a multiple of 16, k to one of 32, with
  * zeros). Compiled with -mamx-tile -mamx-bf16 -mavx512f -mavx512bw -mavx512vl -mavx512bf16
  * -mf16c (cmake/cpu.cmake); used only where the CPU has AMX-BF16 and AVX512-BF16 and the OS
@@ -32,7 +33,8 @@
 
 const int wk_fgemm_amx_built = 1;
 
-#define ITEM 32 /* weight rows per work item: two panels of 16 */
+#define ITEM 32     /* weight rows per work item: two panels of 16 */
+#define KCHUNK 4096 /* elements of k per packed chunk: 2 x 2 x 4096 x 16 x 2 B = 512 KiB */
 
 int wk_fgemm_amx_ready(void)
 {
@@ -107,15 +109,16 @@ static void split_x(const float *x, int64_t k, int64_t kp, int64_t r0, int64_t r
         }
 }
 
-/* weight rows [j0, j0 + 16) (rows >= j1 zero) -> the chunks' hi and lo tiles at bh, bl (each
- * chunk 16 rows of 64 bytes, chunk c at 512 c elements); lo not written for BF16 */
-static void pack(int qt, const void *w, int64_t k, int64_t kp, int64_t j0, int64_t j1,
+/* weight rows [j0, j0 + 16) (rows >= j1 zero), elements [k0, k0 + kc) -> the chunks' hi and lo
+ * tiles at bh, bl (each 32-element chunk 16 rows of 64 bytes, chunk c at 512 c elements); lo
+ * not written for BF16 */
+static void pack(int qt, const void *w, int64_t k, int64_t k0, int64_t kc, int64_t j0, int64_t j1,
                  uint16_t *bh, uint16_t *bl)
 {
-    for (int64_t c = 0; c < kp / 32; c++) {
+    for (int64_t c = 0; c < kc / 32; c++) {
         __m512i H[16], L[16];
         for (int i = 0; i < 16; i++) {
-            const int64_t j = j0 + i, e = 32 * c;
+            const int64_t j = j0 + i, e = k0 + 32 * c;
             const int64_t cnt = j < j1 ? (k - e < 32 ? k - e : 32) : 0;
             const __mmask32 m = (__mmask32)(cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u);
             const __m512i raw = _mm512_maskz_loadu_epi16(m, (const uint16_t *)w + (j < j1 ? j : j0) * k + e);
@@ -140,48 +143,62 @@ static void pack(int qt, const void *w, int64_t k, int64_t kp, int64_t j0, int64
     }
 }
 
-/* out rows [0, rows) x weight rows [j0, j1) (at most 32) */
-static void item(int qt, float *out, int64_t rows, int64_t n, int64_t kp, const uint16_t *xh,
-                 const uint16_t *xl, int64_t j0, int64_t j1, uint16_t *bh, uint16_t *bl,
-                 float *cbuf)
+/* out rows [0, rows) x weight rows [j0, j1) (at most 32), k in chunks of KCHUNK: each chunk's
+ * tiles packed (bh, bl) and run for every 16 rows of x, the f32 sums kept in acc (prow x 32,
+ * tile rows of 128 bytes) between the chunks, exactly (a tile stores and loads f32 as it is) */
+static void item(int qt, float *out, int64_t rows, int64_t n, const void *w, int64_t k, int64_t kp,
+                 const uint16_t *xh, const uint16_t *xl, int64_t j0, int64_t j1, uint16_t *bh,
+                 uint16_t *bl, float *acc)
 {
     const int lo = qt == WK_QTYPE_F16;
-    const int64_t nc = kp / 32, chunk = 512 * nc; /* bf16 elements of a panel's packed tiles */
     const int two = j1 - j0 > 16;
     const int64_t lda = kp * 2; /* bytes */
-    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-        _tile_zero(0);
-        _tile_zero(1);
-        for (int64_t c = 0; c < nc; c++) {
-            _tile_loadd(2, xh + r0 * kp + 32 * c, lda);
-            _tile_loadd(3, xl + r0 * kp + 32 * c, lda);
-            _tile_loadd(4, bh + 512 * c, 64);
-            _tile_dpbf16ps(0, 2, 4); /* x_hi w_hi */
-            _tile_dpbf16ps(0, 3, 4); /* x_lo w_hi */
-            if (lo) {
-                _tile_loadd(5, bl + 512 * c, 64);
-                _tile_dpbf16ps(0, 2, 5); /* x_hi w_lo */
+    for (int64_t k0 = 0; k0 < kp; k0 += KCHUNK) {
+        const int64_t kc = kp - k0 < KCHUNK ? kp - k0 : KCHUNK, nc = kc / 32;
+        const int64_t chunk = 512 * nc; /* bf16 elements of a panel's packed tiles */
+        for (int64_t p = j0; p < j1; p += 16)
+            pack(qt, w, k, k0, kc, p, p + 16 < j1 ? p + 16 : j1, bh + (p - j0) * kc,
+                 bl + (p - j0) * kc);
+        for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+            float *a = acc + r0 * ITEM;
+            if (k0 == 0) {
+                _tile_zero(0);
+                _tile_zero(1);
+            } else {
+                _tile_loadd(0, a, ITEM * 4);
+                _tile_loadd(1, a + 16, ITEM * 4);
             }
-            if (two) {
-                _tile_loadd(6, bh + chunk + 512 * c, 64);
-                _tile_dpbf16ps(1, 2, 6);
-                _tile_dpbf16ps(1, 3, 6);
+            const uint16_t *ah = xh + r0 * kp + k0, *al = xl + r0 * kp + k0;
+            for (int64_t c = 0; c < nc; c++) {
+                _tile_loadd(2, ah + 32 * c, lda);
+                _tile_loadd(3, al + 32 * c, lda);
+                _tile_loadd(4, bh + 512 * c, 64);
+                _tile_dpbf16ps(0, 2, 4); /* x_hi w_hi */
+                _tile_dpbf16ps(0, 3, 4); /* x_lo w_hi */
                 if (lo) {
-                    _tile_loadd(7, bl + chunk + 512 * c, 64);
-                    _tile_dpbf16ps(1, 2, 7);
+                    _tile_loadd(5, bl + 512 * c, 64);
+                    _tile_dpbf16ps(0, 2, 5); /* x_hi w_lo */
+                }
+                if (two) {
+                    _tile_loadd(6, bh + chunk + 512 * c, 64);
+                    _tile_dpbf16ps(1, 2, 6);
+                    _tile_dpbf16ps(1, 3, 6);
+                    if (lo) {
+                        _tile_loadd(7, bl + chunk + 512 * c, 64);
+                        _tile_dpbf16ps(1, 2, 7);
+                    }
                 }
             }
+            _tile_stored(0, a, ITEM * 4);
+            _tile_stored(1, a + 16, ITEM * 4);
         }
-        _tile_stored(0, cbuf, 64);
-        _tile_stored(1, cbuf + 256, 64);
-        const int live = (int)(rows - r0 < 16 ? rows - r0 : 16);
-        for (int p = 0; p < 1 + two; p++) {
-            const int64_t pj = j0 + 16 * p;
-            const int64_t w = j1 - pj < 16 ? j1 - pj : 16;
-            const __mmask16 m = (__mmask16)(w >= 16 ? 0xFFFF : (1u << w) - 1u);
-            for (int i = 0; i < live; i++)
-                _mm512_mask_storeu_ps(out + (r0 + i) * n + pj, m, _mm512_loadu_ps(cbuf + 256 * p + 16 * i));
-        }
+    }
+    for (int p = 0; p < 1 + two; p++) {
+        const int64_t pj = j0 + 16 * p;
+        const int64_t wd = j1 - pj < 16 ? j1 - pj : 16;
+        const __mmask16 m = (__mmask16)(wd >= 16 ? 0xFFFF : (1u << wd) - 1u);
+        for (int64_t i = 0; i < rows; i++)
+            _mm512_mask_storeu_ps(out + i * n + pj, m, _mm512_loadu_ps(acc + i * ITEM + 16 * p));
     }
 }
 
@@ -189,8 +206,10 @@ wk_status wk_fgemm_amx(int qt, float *out, const float *x, int64_t rows, const v
                        int64_t k, int par)
 {
     const int64_t kp = (k + 31) / 32 * 32, prow = (rows + 15) / 16 * 16;
+    const int64_t kcmax = kp < KCHUNK ? kp : KCHUNK;
     const int nt = par ? omp_get_max_threads() : 1;
-    const size_t per = (size_t)(2 * kp * ITEM) + 16 * 32 * 2 + 64; /* bf16: hi, lo; cbuf */
+    /* per thread (in bf16 units): the chunk's hi and lo tiles of 32 rows, the f32 sums */
+    const size_t per = (size_t)(2 * kcmax * ITEM) + (size_t)(prow * ITEM) * 2 + 64;
     const size_t xb = (size_t)(prow * kp);
     uint16_t *buf = wk_host_alloc((2 * xb + (size_t)nt * per) * sizeof(uint16_t) + 128);
     if (!buf)
@@ -208,16 +227,13 @@ wk_status wk_fgemm_amx(int qt, float *out, const float *x, int64_t rows, const v
     {
         uint16_t *b = (uint16_t *)(((uintptr_t)(scratch + (size_t)omp_get_thread_num() * per) + 63) &
                                    ~(uintptr_t)63);
-        uint16_t *bh = b, *bl = b + kp * ITEM;
-        float *cbuf = (float *)(bl + kp * ITEM);
+        uint16_t *bh = b, *bl = b + kcmax * ITEM;
+        float *acc = (float *)(bl + kcmax * ITEM);
         config();
 #pragma omp for schedule(static)
         for (int64_t it = 0; it < nit; it++) {
             const int64_t j0 = it * ITEM, j1 = j0 + ITEM < n ? j0 + ITEM : n;
-            for (int64_t p = j0; p < j1; p += 16)
-                pack(qt, w, k, kp, p, p + 16 < j1 ? p + 16 : j1, bh + (p - j0) * kp,
-                     bl + (p - j0) * kp);
-            item(qt, out, rows, n, kp, xh, xl, j0, j1, bh, bl, cbuf);
+            item(qt, out, rows, n, w, k, kp, xh, xl, j0, j1, bh, bl, acc);
         }
         _tile_release();
     }
