@@ -235,12 +235,6 @@ static wk_status gpu_memset_zero(wk_device *dev, void *dst, size_t bytes)
     return bytes ? g->drv->memset_zero(g->ctx, dst, bytes) : WK_OK;
 }
 
-/* ---- device facts for the op half */
-int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
-const char *wk_gpu_arch(const wk_device *dev) { return wk_gpu_dev(dev)->props.arch; }
-int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_count; }
-int wk_gpu_smem_block(const wk_device *dev) { return wk_gpu_dev(dev)->props.smem_block; }
-
 /* ---- the two vtables: the same functions, a different driver behind device_count/open */
 #define WK_GPU_BACKEND(NAME, KIND, PREFIX)                                                   \
     {                                                                                        \
