@@ -53,16 +53,21 @@ def main():
             files[m.group(1)] = o
     if not files:
         sys.exit("call_cycles: no objects of src/ given")
-    defs, uses = {}, {}
-    for f, o in files.items():
-        out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
-        uses[f] = set()
-        for line in out.splitlines():
-            p = line.split()
-            if len(p) == 2 and p[0] == "U":
-                uses[f].add(p[1])
-            elif len(p) == 3 and p[1] in "TDBR":
-                defs.setdefault(p[2], f)
+    defs, uses = {}, {f: set() for f in files}
+    of = {o: f for f, o in files.items()}
+    # one nm for every object (-A: each line starts with the object's path and a colon)
+    out = subprocess.run(["nm", "-A"] + list(files.values()), capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        path, _, rest = line.rpartition(".o:")
+        f = of.get(path + ".o")
+        p = rest.split()
+        if f is None:
+            continue
+        if len(p) == 2 and p[0] == "U":
+            uses[f].add(p[1])
+        elif len(p) == 3 and p[1] in "TDBR":
+            defs.setdefault(p[2], f)
     edges = {f: {defs[s] for s in us if s in defs and defs[s] != f} for f, us in uses.items()}
     bad = 0
     for folder in ACYCLIC:
