@@ -1,4 +1,4 @@
-/* gpu_bench_host.c: where the host time of one small op goes (docs/performance.md, "Small ops").
+/* gpu_bench_host.c: where the host time of one small op goes (docs/performance.md, "Decode step").
  * Not a test; uses the library's internal headers to time each step of the path
  * wk_binary -> launch separately on a GPU device (one step in a loop of 100000, ns per step):
  *   checks      wk_check_pair + wk_check_same_dims + wk_check_op (the front end's argument checks)

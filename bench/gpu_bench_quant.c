@@ -1,21 +1,23 @@
 /* gpu_bench_quant.c: quantized matmul, dequantize and the dense GEMM beside them on one device,
  * for docs/performance.md (not a test).
  *   build: part of `make` (target wick_gpu_bench_quant); run:
- *   build/wick_gpu_bench_quant [--device D] [--variants old,w,f,b,m,k,s,v,t]
+ *   build/wick_gpu_bench_quant [--device D] [--variants default,warp,warp2,...]
  *                              [--types q4_0,q8_0,..|all] [--rows 1,8]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
  *   - matvec rows (m = 1 and 8, or those of --rows, 1..8; x f32) for W (n, k) = (4096, 14336),
- *     (14336, 4096), (4096, 4096), every block type and F16/BF16 (kernels/qmv.cu pmv; "old": W
- *     converted to f32 per call, then the GEMM), each matvec variant of kernels/quant.cu /
- *     qmv.cu (selected by the environment variable WICK_QMV, set here between measurements):
+ *     (14336, 4096), (4096, 4096), every block type and F16/BF16 (kernels/qmv.cu pmv, measured
+ *     once), each matvec kernel of kernels/qmv.cu named in --variants (default: "default", the
+ *     one src/gpu/gpu_quant.c qmv_pick takes, then warp, warp2, warp4, split, stream, chunks,
+ *     mma, rowpair; selected by the environment variable WICK_QMV, set here between
+ *     measurements; a kernel that cannot run a case runs qmv_pick's fallback):
  *     time per call (wick_qmatmul:
  *     activation quantization, the product, output allocation), effective bandwidth = weight
  *     bytes / time as % of the device-to-device copy bandwidth measured here (clone of 1 GiB:
  *     2 GiB moved); "cold": each call uses the next of several weight copies whose total exceeds
  *     256 MiB (more than the L2 of any current GPU: no call finds its weights in L2), "warm": one
- *     weight buffer reused (as ggml's test-backend-ops perf measures). Each variant's output is
- *     compared with the first variant's (normalised MSE; the variants differ only in float
+ *     weight buffer reused (as ggml's test-backend-ops perf measures). Each kernel's output is
+ *     compared with the first one's (normalised MSE; the kernels differ only in float
  *     summation order, so anything above 1e-8 is reported as MISMATCH);
  *   - batched rows (m = 512, x bf16; Q4_0 Q8_0 Q4_K Q6_K at 14336 x 4096): TFLOP/s (2 m n k)
  *     beside wick's dense bf16 matmul of the same shape;
@@ -187,7 +189,8 @@ static int want_type(const char *list, wk_qtype qt)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0", *types = "all";
-    char variants[128] = "old,w,f,b,m,k,s,v,t", rowlist[64] = "1,8";
+    char variants[128] = "default,warp,warp2,warp4,split,stream,chunks,mma,rowpair";
+    char rowlist[64] = "1,8";
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--device") == 0)
             spec = argv[i + 1];
@@ -250,17 +253,10 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 const int plain = qt == WK_QTYPE_F16 || qt == WK_QTYPE_BF16;
-                int plain_new = 0;
                 for (int vi = 0; vi < nv; vi++) {
-                    /* float weights have one matvec kernel (measured under the first variant
-                     * named other than old); "old" is W converted to f32, then the GEMM */
-                    if (plain && strcmp(vl[vi], "old") != 0 && plain_new++)
+                    if (plain && vi > 0) /* float weights have one matvec kernel */
                         continue;
                     setenv("WICK_QMV", vl[vi], 1);
-                    if (plain && strcmp(vl[vi], "old") == 0)
-                        setenv("WICK_PMV_OFF", "1", 1);
-                    else
-                        unsetenv("WICK_PMV_OFF");
                     wk_storage *o;
                     CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
                     CHECK(wk_storage_to_host(vi ? got : first, no, o));
@@ -276,12 +272,11 @@ int main(int argc, char **argv)
                            wk_qtype_name(qt), (long long)n, (long long)k, (long long)m, vl[vi],
                            tc * 1e6, tw * 1e6, pc, pw, e, e > 1e-8 ? " MISMATCH" : "");
                     snprintf(lines[nl++], 200,
-                             "%-6s %5lldx%-5lld m=%lld %-3s cold %7.1f us %4.0f%% | warm %7.1f us %4.0f%%  nmse/first %.1e%s",
+                             "%-6s %5lldx%-5lld m=%lld %-7s cold %7.1f us %4.0f%% | warm %7.1f us %4.0f%%  nmse/first %.1e%s",
                              wk_qtype_name(qt), (long long)n, (long long)k, (long long)m, vl[vi],
                              tc * 1e6, pc, tw * 1e6, pw, e, e > 1e-8 ? " MISMATCH" : "");
                 }
                 unsetenv("WICK_QMV");
-                unsetenv("WICK_PMV_OFF");
                 free(first);
                 free(got);
                 wk_storage_free(c.x);

@@ -8,7 +8,7 @@ torch.nn.functional.scaled_dot_product_attention(is_causal=True) with the flash 
 (k and v repeated to 32 heads beforehand, untimed: the flash backend takes equal head counts),
 timed the same way (best of 3 trials of 5 calls after a warm-up, CUDA events). TFLOP/s count
 the causal half, 4 L^2 D / 2 per head; the ratio is torch ms / wick ms.
-    --variants "default,WICK_ATTN_FLASH=p2": wick run once per variant (an environment setting,
+    --variants "default,WICK_ATTN_FLASH=1buf": wick run once per variant (an environment setting,
     "default" for none), one column pair (ms, ratio) each beside the same torch time."""
 import os, subprocess, sys
 

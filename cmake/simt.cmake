@@ -145,20 +145,20 @@ function(_wick_simt_tests)
                          ENVIRONMENT "WICK_TEST_DEVICES=simt:1;WICK_TEST_QUICK=1;WICK_TEST_GEMM_DTYPES=f16,bf16"
                          TIMEOUT 1800 COST 1000)
   endif()
-  # The implicit-GEMM convolutions (kernels/conv.cu conv_mc*, conv_mcn*) against im2col, the
-  # portable GEMM and float64, with 32- and 64-lane warps.
-  add_test(NAME test_conv_mc_simt COMMAND test_conv_mc)
-  set_tests_properties(test_conv_mc_simt PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:0,simt:1")
+  # The implicit-GEMM convolution (kernels/conv.cu conv_nhwc_*) against the portable GEMM and
+  # float64, with 32- and 64-lane warps.
+  add_test(NAME test_conv_nhwc_simt COMMAND test_conv_nhwc)
+  set_tests_properties(test_conv_nhwc_simt PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:0,simt:1")
   # The convolutions' other forward paths, which the parity shapes (few positions per image)
   # do not take by default: im2col with a strided batch of GEMMs per chunk (src/gpu/gpu_conv.c
-  # conv_merge), 32 lanes; and im2col instead of the implicit GEMM for f16 / bf16, 64 lanes.
+  # conv_merge), 32 lanes; and im2col where the implicit GEMM would run, 64 lanes.
   set(_conv_ops conv1d,conv2d,conv_transpose1d,conv_transpose2d)
   add_test(NAME wick_check_conv_batched COMMAND wick_cli check --device simt:0 --op ${_conv_ops})
   set_tests_properties(wick_check_conv_batched PROPERTIES ENVIRONMENT "WICK_CONV=batched")
   add_test(NAME wick_check_conv_im2col COMMAND wick_cli check --device simt:1 --op ${_conv_ops})
   set_tests_properties(wick_check_conv_im2col PROPERTIES ENVIRONMENT "WICK_CONV=im2col")
   set_tests_properties(test_simt_hazards wick_check_simt64 test_qmv_simt64
-                       test_conv_mc_simt wick_check_conv_batched wick_check_conv_im2col
+                       test_conv_nhwc_simt wick_check_conv_batched wick_check_conv_im2col
                        PROPERTIES TIMEOUT 1800)
   set_tests_properties(wick_check_simt64 PROPERTIES COST 1000) # the longest: start it first
   if(TEST wick_check_simt32)

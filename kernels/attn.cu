@@ -674,12 +674,12 @@ ATTN_MMA(f16, 0, 1) ATTN_MMA(f16, 0, 2) ATTN_MMA(f16, 0, 3) ATTN_MMA(f16, 0, 4)
 ATTN_MMA(bf16, 1, 1) ATTN_MMA(bf16, 1, 2) ATTN_MMA(bf16, 1, 3) ATTN_MMA(bf16, 1, 4)
 #endif /* !WK_HIP */
 
-/* Register budgets: the blocks of 1 and 4 queries are compiled to fit 2 blocks per
- * multiprocessor on NVIDIA (128 registers: 16 warps streaming, a few spills for 4 queries), those
- * of 8 keep their registers (one block); "4w" is the 4-query kernel without the cap (one block of
- * 8 warps, no spills) that also double-buffers the K row (KPF: the next ATTN_KB chunks loaded
- * before the current ones are used): gpu_attn.c picks it with WICK_ATTN_OCC=1 (benchmarks
- * compare the two). */
+/* Register budgets: the block of 1 query is compiled to fit 2 blocks per multiprocessor on
+ * NVIDIA (128 registers: 16 warps streaming); those of 4 and 8 keep their registers (one block
+ * of 8 warps, no spills), and the 4-query one double-buffers the K row (KPF: the next ATTN_KB
+ * chunks loaded before the current ones are used; the register-capped 4-query kernel it replaced
+ * spilled and was slower at every length on the H200: docs/performance.md, "Decode
+ * attention"). */
 #define ATTN_PART(QN, QD, KN, KD, QB, KPF, SUF, KERNEL)                                         \
     KERNEL attn_part_##QN##_##KN##_##SUF(const void *q, const void *k, const void *v, float *po, \
                                          float *pm, float *pl, attn_geom g, float scale,        \
@@ -692,8 +692,7 @@ ATTN_MMA(bf16, 1, 1) ATTN_MMA(bf16, 1, 2) ATTN_MMA(bf16, 1, 3) ATTN_MMA(bf16, 1,
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
     ATTN_PART(QN, QD, KN, KD, 1, false, 1, WK_KERNEL_MINB(2))                                   \
-    ATTN_PART(QN, QD, KN, KD, 4, false, 4, WK_KERNEL_MINB(2))                                   \
-    ATTN_PART(QN, QD, KN, KD, 4, true, 4w, WK_KERNEL)                                           \
+    ATTN_PART(QN, QD, KN, KD, 4, true, 4, WK_KERNEL)                                            \
     ATTN_PART(QN, QD, KN, KD, 8, false, 8, WK_KERNEL)
 #define ATTN_KV(QN, QD)                                                                         \
     ATTN_QB(QN, QD, f32, WK_DT_F32) ATTN_QB(QN, QD, f16, WK_DT_F16)                             \

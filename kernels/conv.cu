@@ -25,8 +25,8 @@
  *       the CPU's (src/cpu/cpu_conv.c adds the taps in the same order into a zeroed buffer), no
  *       atomics. Grid: x over output positions, y over output channels, z = image.
  *   conv_zero(nbytes, p): p[0 .. nbytes) = 0 (an empty sum: no input channels or pixels).
- *   conv_mc<cfg>_<dt>: the forward convolution as an implicit GEMM on the matrix units (below);
- *   conv_mcn<cfg>_<dt>: the same over an NHWC copy of x, both operands by cp.async (below). */
+ *   conv_nhwc_<tile>_<dt>: the forward convolution as an implicit GEMM on the matrix units over
+ *   an NHWC copy of x, both operands by cp.async (below). */
 #include "gpu.h"
 
 /* All fields int64 so host and device agree on the layout without padding questions. */
@@ -229,22 +229,17 @@ WK_KERNEL conv_zero(int64_t nbytes, void *p)
 }
 
 /* ---------------------------------------------------------------- implicit GEMM, matrix units
- *   conv_mc<cfg>_<dt>(g, x, w, out, a)   (dt f16 / bf16; cfg "l": 128 x 128 block tiles, "m":
- *   64 x 128, for C_out / groups <= 64)
- *       out[n][gr Cog + co][p] = sum over k of w[(gr Cog + co) wrs + k] xh[n][gr][k][p]: the
- *       forward convolution without the column matrix. k = (ci, kh, kw) over the group's Cig
- *       channels, p = (oh, ow); xh = x at channel gr Cig + ci, row oh sh - ph + kh dh, column
- *       ow sw - pw + kw dw (x read through its strides), zero in the padding. Grid: x over
- *       tiles of 128 positions, y over (group, tiles of C_out), z = image.
- *   The pipeline is gemm_c's (kernels/mc.h, matmul.cu): the weight tile (rows of k, 16-byte
- *   aligned rows: the host checks) arrives by cp.async; the column tile is gathered into
- *   registers while the previous tile is multiplied and stored to its stage after it, each
- *   thread owning 4 positions 32 apart (lanes along p: coalesced reads of x) and 4 k rows 8
- *   apart, whose (ci, kh, kw) advance by counters (no division per tile). The products and
- *   their order along k are those of gemm_c / gemm_t over the explicit columns: with the
- *   portable GEMM the two paths agree bit for bit (tests/test_conv_mc.c).
- *   NVIDIA sm_80+ and the simt device only (as matmul.cu's matrix-unit kernels; AMD takes
- *   im2col + the FMA GEMM). */
+ *   conv_nhwc_<BM>x128_<dt>(g, x, w, out, a)   (dt f16 / bf16; BM = 128, or 64 for C_out /
+ *   groups <= 64: the C_out rows of a block tile, 128 positions)
+ *       out[n][gr Cog + co][p] = sum over k of w'[(gr Cog + co) wrs + k] xh[n][gr][k][p]: the
+ *       forward convolution without the column matrix, k = (kh, kw, c) over the group's Cig
+ *       channels, p = (oh, ow); xh = the NHWC copy of x at channel gr Cig + c, row oh sh - ph +
+ *       kh dh, column ow sw - pw + kw dw, zero in the padding. Grid: x over tiles of 128
+ *       positions, y over (group, tiles of C_out), z = image.
+ *   The pipeline is gemm_pipe's (kernels/mc.h, matmul.cu). NVIDIA sm_80+ and the simt device
+ *   only (as matmul.cu's matrix-unit kernels; AMD takes im2col + the FMA GEMM). (An NCHW form
+ *   that gathered the columns from x in registers ran at 0.34x cuDNN on the H200, half this
+ *   one's speed, and was removed: docs/performance.md, "Matmul and convolutions".) */
 #if !defined(WK_HIP)
 #include "mc.h"
 
@@ -257,145 +252,14 @@ struct wk_cv_args {
 
 WK_SHARED_DYN(uint16_t, cv_dyn);
 
-/* One thread's share of the column tile: PT positions (lane + 32 q), RT k rows (kr + 8 r). */
-template <int PT, int RT> struct cv_gather {
-    int64_t pofs[PT];  /* x offset of the position's top-left tap (ih0 xs2 + iw0 xs3) */
-    int ih0[PT], iw0[PT];
-    const uint16_t *rp[RT]; /* x at the row's (ci, kh dh, kw dw) */
-    int ci[RT], kh[RT], kw[RT];
-    int dci, dkh, dkw; /* one tile (MC_BK k) in counter steps */
-
-    __device__ __forceinline__ void init(const wk_conv_geom &g, const uint16_t *x, int64_t P,
-                                         int64_t n0, int64_t kk)
-    {
-        const int lane = (int)threadIdx.x & 31, kr = (int)threadIdx.x >> 5;
-#pragma unroll
-        for (int q = 0; q < PT; q++) {
-            const int64_t p = n0 + lane + 32 * q;
-            const int64_t oh = p / g.wo, ow = p - oh * g.wo;
-            ih0[q] = p < P ? (int)(oh * g.sh - g.ph) : -(1 << 30); /* past P: out of every row */
-            iw0[q] = (int)(ow * g.sw - g.pw);
-            pofs[q] = (int64_t)ih0[q] * g.xs[2] + (int64_t)iw0[q] * g.xs[3];
-        }
-        dci = (int)(MC_BK / kk);
-        const int rem = (int)(MC_BK % kk);
-        dkh = rem / (int)g.kw;
-        dkw = rem % (int)g.kw;
-#pragma unroll
-        for (int r = 0; r < RT; r++) {
-            const int k = kr + 8 * r, t = k % (int)kk;
-            ci[r] = k / (int)kk;
-            kh[r] = t / (int)g.kw;
-            kw[r] = t % (int)g.kw;
-            rp[r] = x + ci[r] * g.xs[1] + kh[r] * g.dh * g.xs[2] + kw[r] * g.dw * g.xs[3];
-        }
-    }
-    /* v <- the thread's elements of the current tile (zeros outside x or past K), then the
-     * counters move to the next tile. */
-    __device__ __forceinline__ void load(uint16_t (&v)[RT][PT], const wk_conv_geom &g,
-                                         const uint16_t *x, int64_t cig)
-    {
-#pragma unroll
-        for (int r = 0; r < RT; r++) {
-            const int dh = kh[r] * (int)g.dh, dw = kw[r] * (int)g.dw;
-#pragma unroll
-            for (int q = 0; q < PT; q++) {
-                const int ih = ih0[q] + dh, iw = iw0[q] + dw;
-                const bool in = ci[r] < cig && (unsigned)ih < (unsigned)g.h &&
-                                (unsigned)iw < (unsigned)g.w;
-                v[r][q] = in ? rp[r][pofs[q]] : (uint16_t)0;
-            }
-            kw[r] += dkw;
-            const int cw = kw[r] >= (int)g.kw;
-            kw[r] -= cw ? (int)g.kw : 0;
-            kh[r] += dkh + cw;
-            const int chh = kh[r] >= (int)g.kh;
-            kh[r] -= chh ? (int)g.kh : 0;
-            ci[r] += dci + chh;
-            rp[r] = x + ci[r] * g.xs[1] + kh[r] * g.dh * g.xs[2] + kw[r] * g.dw * g.xs[3];
-        }
-    }
-    /* the stage's column tile ([k][p], rows of BN / 8 chunks) <- v */
-    template <int CB>
-    __device__ __forceinline__ void store(uint16_t *s, const uint16_t (&v)[RT][PT]) const
-    {
-        const int lane = (int)threadIdx.x & 31, kr = (int)threadIdx.x >> 5;
-#pragma unroll
-        for (int r = 0; r < RT; r++)
-#pragma unroll
-            for (int q = 0; q < PT; q++)
-                s[mc_off<CB>(kr + 8 * r, lane + 32 * q)] = v[r][q];
-    }
-};
-
-template <int D, int BM>
-WK_DEV void cv_body(const wk_conv_geom &g, const uint16_t *x, const uint16_t *w, uint16_t *out,
-                    const wk_cv_args &a)
-{
-    enum { BN = 128, WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8, SA = BM * MC_BK,
-           SB = BN * MC_BK, CA = MC_BK / 8, CB = BN / 8, PT = BN / 32,
-           RT = MC_BK * BN / WK_BLOCK / PT };
-    const int64_t P = g.ho * g.wo, kk = g.kh * g.kw, K = a.cig * kk;
-    const int64_t gr = blockIdx.y / a.mtiles, m0 = (int64_t)(blockIdx.y % a.mtiles) * BM;
-    const int64_t n0 = (int64_t)blockIdx.x * BN, z = blockIdx.z;
-    const uint16_t *const xa = w + (gr * a.cog + m0) * a.wrs;
-    const uint16_t *const xi = x + z * g.xs[0] + gr * a.cig * g.xs[1];
-    const int na = (int)(a.cog - m0 < BM ? a.cog - m0 : BM);
-    const int wi = (int)threadIdx.x >> 5, wm = (wi >> 2) * WM, wn = (wi & 3) * WN;
-
-    float acc[FM][FN][4];
-    wk_mma_zero(acc);
-
-    const int64_t tiles = (K + MC_BK - 1) / MC_BK, kfull = K / MC_BK;
-    mc_src<BM, 1> sa;
-    sa.init(xa, a.wrs, 1);
-    cv_gather<PT, RT> gb;
-    gb.init(g, xi, P, n0, kk);
-    uint16_t v[RT][PT];
-#pragma unroll
-    for (int s = 0; s < MC_ST - 1; s++) {
-        if (s < tiles) {
-            sa.issue(cv_dyn + s * (SA + SB), na == BM && s < kfull, xa, a.wrs, 1, na, K,
-                     s * MC_BK);
-            gb.load(v, g, xi, a.cig);
-            gb.template store<CB>(cv_dyn + s * (SA + SB) + SA, v);
-        }
-        wk_cp_async_commit();
-    }
-    int rs = 0, ws = MC_ST - 1; /* the stage to multiply, the stage to fill */
-    for (int64_t t = 0; t < tiles; t++) {
-        wk_cp_async_wait<MC_ST - 2>(); /* weight tile t has landed (this thread's copies) */
-        __syncthreads();               /* column tile t stored, step t - 1's stage free */
-        const int64_t tn = t + MC_ST - 1;
-        const bool more = tn < tiles;
-        if (more) {
-            sa.issue(cv_dyn + ws * (SA + SB), na == BM && tn < kfull, xa, a.wrs, 1, na, K,
-                     tn * MC_BK);
-            gb.load(v, g, xi, a.cig);
-        }
-        wk_cp_async_commit();
-        mc_tile<D == WK_DT_BF16, CA, CB, 1, 0, FM, FN>(acc, cv_dyn + rs * (SA + SB),
-                                                  cv_dyn + rs * (SA + SB) + SA, wm, wn);
-        if (more)
-            gb.template store<CB>(cv_dyn + ws * (SA + SB) + SA, v);
-        rs = rs + 1 == MC_ST ? 0 : rs + 1;
-        ws = ws + 1 == MC_ST ? 0 : ws + 1;
-    }
-    wk_cp_async_wait<0>();
-
-    typedef typename wk_t<D>::S S;
-    S *const cz = (S *)out + z * g.co * P + gr * a.cog * P;
-    mc_store<D, FM, FN>(acc, cz, P, a.cog, P, m0 + wm, n0 + wn);
-}
-
-/* The NHWC form, conv_mcn<cfg>_<dt>(g, x, w, out, a): x is an [N][H][W][C] copy (g.ci = C) and
- * w a [C_out][KH][KW][C/G] copy (row stride a.wrs = KH KW C/G), both made by the host; k runs
- * in (kh, kw, c) order and C/G is a multiple of 32, so a k tile is 32 channels of one tap and
- * each position's share of it one 64-byte run of x. The column tile then arrives by cp.async as
- * the weight tile does (four 16-byte copies per position, zero-filled in the padding and past
- * P), staged [position][k]: no gather in registers, nothing on the critical path but the
- * products. Each thread owns 2 of the tile's 512 chunks (position c / 4, channels c % 4 * 8)
- * and keeps its positions' top-left taps; only the tap and channel offset move per tile. */
+/* x is an [N][H][W][C] copy (g.ci = C) and w a [C_out][KH][KW][C/G] copy (row stride a.wrs =
+ * KH KW C/G), both made by the host; k runs in (kh, kw, c) order and C/G is a multiple of 32,
+ * so a k tile is 32 channels of one tap and each position's share of it one 64-byte run of x.
+ * The column tile then arrives by cp.async as the weight tile does (four 16-byte copies per
+ * position, zero-filled in the padding and past P), staged [position][k]: no gather in
+ * registers, nothing on the critical path but the products. Each thread owns 2 of the tile's
+ * 512 chunks (position c / 4, channels c % 4 * 8) and keeps its positions' top-left taps; only
+ * the tap and channel offset move per tile. */
 struct cvn_src {
     int ih0[2], iw0[2], col[2], so[2];
     int kh, kw;
@@ -488,23 +352,13 @@ WK_DEV void cvn_body(const wk_conv_geom &g, const uint16_t *x, const uint16_t *w
 }
 
 #define CV_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL conv_mcl_##NAME(wk_conv_geom g, const void *x, const void *w, void *out,         \
-                              wk_cv_args a)                                                    \
-    {                                                                                          \
-        cv_body<DT, 128>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);     \
-    }                                                                                          \
-    WK_KERNEL conv_mcm_##NAME(wk_conv_geom g, const void *x, const void *w, void *out,         \
-                              wk_cv_args a)                                                    \
-    {                                                                                          \
-        cv_body<DT, 64>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);      \
-    }                                                                                          \
-    WK_KERNEL_MINB(2) conv_mcnl_##NAME(wk_conv_geom g, const void *x, const void *w,           \
-                                       void *out, wk_cv_args a)                                \
+    WK_KERNEL_MINB(2) conv_nhwc_128x128_##NAME(wk_conv_geom g, const void *x, const void *w,   \
+                                               void *out, wk_cv_args a)                        \
     {                                                                                          \
         cvn_body<DT, 128>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);    \
     }                                                                                          \
-    WK_KERNEL conv_mcnm_##NAME(wk_conv_geom g, const void *x, const void *w, void *out,        \
-                               wk_cv_args a)                                                   \
+    WK_KERNEL conv_nhwc_64x128_##NAME(wk_conv_geom g, const void *x, const void *w, void *out, \
+                                      wk_cv_args a)                                            \
     {                                                                                          \
         cvn_body<DT, 64>(g, (const uint16_t *)x, (const uint16_t *)w, (uint16_t *)out, a);     \
     }

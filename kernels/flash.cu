@@ -2,7 +2,8 @@
  * host side src/gpu/gpu_flash.c, which takes wk_decode_attention / _lens calls whose q, k and v
  * are all f16 or all bf16, D 64 or 128, Lq >= 64, rows aligned for 16-byte loads.
  *
- *   flash_<dt>_<D>[_<variant>](q, k, v, out, g, scale)
+ *   flash_<dt>_<D>(q, k, v, out, g, scale), flash_<dt>_64_2buf (the same with two shared buffers
+ *   each for K and V, two blocks per SM: below)
  *       grid (Hq, ceil(Lq / BR), B), blocks of 256 threads = 8 groups of 32 lanes ("warps";
  *       a 64-lane wave holds two, gpu.h's matrix-unit note), BR = 128 MI query rows per block.
  *       Warp w owns the MI groups of 16 query rows from r0 = BR (gridDim.y - 1 - blockIdx.y) +
@@ -24,11 +25,9 @@
  *           1, 2), m' = max(m, tile max), the row's sum l (f32 p) and accumulators O rescaled by
  *           2^(m - m'), p = 2^(s - m');
  *         O += P V with P as A fragments straight from the S accumulators (the C layout of two
- *           adjacent 16 x 8 tiles is the A layout of one 16 x 16): P rounded once to the dtype
- *           (NT = 1, the default, as FlashAttention), or (NT = 2, variant p2) in two 16-bit
- *           terms P_hi = P rounded, P_lo = (P - P_hi) rounded, so P carries about 16 bits (bf16)
- *           or 22 (f16) instead of 8 or 11 and the result stays within the f32 attention's
- *           bound. docs/semantics.md derives the bound of each.
+ *           adjacent 16 x 8 tiles is the A layout of one 16 x 16): P rounded once to the dtype,
+ *           as FlashAttention does (docs/semantics.md derives the bound; P in two 16-bit terms
+ *           kept the f32 path's bound and cost 13-17% of the time on the H200: removed).
  *       Finally O / l, rounded once to the dtype, rows < Lq stored. Every group runs the same
  *       trip count and reaches every shuffle and barrier; the shuffles stay inside a 32-lane
  *       group; tiles past a wave's last row skip the arithmetic, not the copies and barriers.
@@ -46,16 +45,6 @@ struct flash_geom {
 #define FL_BC 64  /* keys per tile (the default; BC of flash_body) */
 #define FL_PAD 8
 
-/* Two 16-bit terms of a and b (hi: a, b rounded; lo: the remainders rounded), packed in pairs
- * (the lower index in the low half, as the fragments hold them). */
-template <int BF> WK_DEV void fl_split(float a, float b, uint32_t *hi, uint32_t *lo)
-{
-    float ah, bh;
-    *hi = fl_pack2<BF>(a, b);
-    fl_widen2<BF>(*hi, &ah, &bh);
-    *lo = fl_pack2<BF>(a - ah, b - bh);
-}
-
 /* Issues the 16-byte copies of one tile of 64 rows (keys k0 ..) of K or V into s (rows of LD):
  * thread x copies chunk (x mod D / 8) of rows x / (D / 8) + i (2048 / D), i < D / 32; rows past
  * Lk are zero-filled (src: the operand's base, valid but not read). */
@@ -72,15 +61,16 @@ WK_DEV void flash_stage(uint16_t *s, const uint16_t *base, int64_t stride, int64
     }
 }
 
-/* NT: the terms of P in O += P V: 1 (P rounded once to the dtype, as FlashAttention) or 2
- * (P_hi + P_lo: the f32 path's bound). MI: row groups of 16 per warp (block rows 128 MI): each
- * K or V fragment read from shared memory feeds MI products. BC: keys per tile (32, 64 or 128).
- * ST: shared buffers for each of K and V (1 or 2). */
-template <int DT, int D, int NT, int MI, int BC, int ST>
+/* ST: shared buffers for each of K and V (1 or 2). MI: row groups of 16 per warp (each K or V
+ * fragment read from shared memory feeds MI products) and BC: keys per tile are fixed at 1 and
+ * 64, the values measured fastest (32 rows per warp and tiles of 128 keys lost on the H200 and
+ * were removed: docs/performance.md, "Prefill"). */
+template <int DT, int D, int ST>
 WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restrict__ k,
                        const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
                        const flash_geom &g, float scale)
 {
+    enum { MI = 1, BC = FL_BC };
     enum { BF = DT == WK_DT_BF16, LD = D + FL_PAD, KC = D / 16, DN = D / 8, BR = FL_BR * MI };
     __shared__ uint16_t Ks[ST][BC * LD] __attribute__((aligned(16)));
     __shared__ uint16_t Vs[ST][BC * LD] __attribute__((aligned(16)));
@@ -267,24 +257,16 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
         if (skip)
             continue;
 
-        /* O += P V, 16 keys per product; P rounded to the dtype (NT = 1) or in two terms */
+        /* O += P V, 16 keys per product; P rounded to the dtype */
 #pragma unroll
         for (int kk = 0; kk < BC / 16; kk++) {
-            uint32_t ph[MI][4], pl[MI][4];
+            uint32_t ph[MI][4];
 #pragma unroll
             for (int mi = 0; mi < MI; mi++) {
-                if (NT == 2) {
-                    const float(*sa)[4] = s[mi] + 2 * kk, (*sb)[4] = s[mi] + 2 * kk + 1;
-                    fl_split<BF>(sa[0][0], sa[0][1], &ph[mi][0], &pl[mi][0]);
-                    fl_split<BF>(sa[0][2], sa[0][3], &ph[mi][1], &pl[mi][1]);
-                    fl_split<BF>(sb[0][0], sb[0][1], &ph[mi][2], &pl[mi][2]);
-                    fl_split<BF>(sb[0][2], sb[0][3], &ph[mi][3], &pl[mi][3]);
-                } else {
-                    ph[mi][0] = fl_pack2<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
-                    ph[mi][1] = fl_pack2<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
-                    ph[mi][2] = fl_pack2<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
-                    ph[mi][3] = fl_pack2<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
-                }
+                ph[mi][0] = fl_pack2<BF>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+                ph[mi][1] = fl_pack2<BF>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+                ph[mi][2] = fl_pack2<BF>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+                ph[mi][3] = fl_pack2<BF>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
             }
 #pragma unroll
             for (int j = 0; j < DN; j += 2) {
@@ -295,10 +277,6 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
                 for (int mi = 0; mi < MI; mi++) {
                     wk_mma_16816<BF>(o[mi][j], ph[mi], b0);
                     wk_mma_16816<BF>(o[mi][j + 1], ph[mi], b1);
-                    if (NT == 2) {
-                        wk_mma_16816<BF>(o[mi][j], pl[mi], b0);
-                        wk_mma_16816<BF>(o[mi][j + 1], pl[mi], b1);
-                    }
                 }
             }
         }
@@ -327,29 +305,23 @@ WK_DEV void flash_body(const uint16_t *__restrict__ q, const uint16_t *__restric
     }
 }
 
-#define FLASH(DN_, DT, D, NT, MI, SUF, KERNEL, BC, ST)                                         \
+#define FLASH(DN_, DT, D, SUF, KERNEL, ST)                                                     \
     KERNEL flash_##DN_##_##D##SUF(const void *q, const void *k, const void *v, void *out,       \
                                   flash_geom g, float scale)                                    \
     {                                                                                           \
-        flash_body<DT, D, NT, MI, BC, ST>((const uint16_t *)q, (const uint16_t *)k,             \
-                                      (const uint16_t *)v, (uint16_t *)out, g, scale);          \
+        flash_body<DT, D, ST>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v,    \
+                              (uint16_t *)out, g, scale);                                       \
     }
-FLASH(f16, WK_DT_F16, 64, 1, 1, , WK_KERNEL, 64, 1)
-FLASH(f16, WK_DT_F16, 128, 1, 1, , WK_KERNEL, 64, 1)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, , WK_KERNEL, 64, 1)
-FLASH(bf16, WK_DT_BF16, 128, 1, 1, , WK_KERNEL, 64, 1)
-FLASH(f16, WK_DT_F16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
-FLASH(f16, WK_DT_F16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
-FLASH(bf16, WK_DT_BF16, 64, 2, 1, _p2, WK_KERNEL, 64, 1)
-FLASH(bf16, WK_DT_BF16, 128, 2, 1, _p2, WK_KERNEL, 64, 1)
-/* D 64's default on NVIDIA and the simt device (gpu_flash.c): two buffers each for K and V (one
- * barrier per tile) in two blocks per SM. On the H200 it runs at 0.77-0.97x PyTorch's flash
- * backend where the one-buffer D 64 kernel above runs at 0.58-0.77x (which stays for AMD and
- * WICK_ATTN_FLASH_VARIANT=base); at D 128 two blocks per SM would spill. The other variants
- * measured beside it lost and were removed: two blocks per SM alone, 32 rows per warp (MI 2),
- * tiles of 128 keys, and two buffers alone (docs/performance.md). Not compiled for AMD, to
- * keep CI's six gfx builds short. */
+FLASH(f16, WK_DT_F16, 64, , WK_KERNEL, 1)
+FLASH(f16, WK_DT_F16, 128, , WK_KERNEL, 1)
+FLASH(bf16, WK_DT_BF16, 64, , WK_KERNEL, 1)
+FLASH(bf16, WK_DT_BF16, 128, , WK_KERNEL, 1)
+/* D 64's default on NVIDIA and the simt device (gpu_flash.c flash_pick): two buffers each for K
+ * and V (one barrier per tile) in two blocks per SM. On the H200 it ran at 0.77-0.97x PyTorch's
+ * flash backend where the one-buffer D 64 kernel above ran at 0.58-0.77x (which stays for AMD
+ * and for WICK_ATTN_FLASH=1buf); at D 128 two blocks per SM would spill. Not compiled for AMD,
+ * to keep CI's six gfx builds short. */
 #if !defined(WK_HIP)
-FLASH(f16, WK_DT_F16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
-FLASH(bf16, WK_DT_BF16, 64, 1, 1, _s2m2, WK_KERNEL_MINB(2), 64, 2)
+FLASH(f16, WK_DT_F16, 64, _2buf, WK_KERNEL_MINB(2), 2)
+FLASH(bf16, WK_DT_BF16, 64, _2buf, WK_KERNEL_MINB(2), 2)
 #endif

@@ -848,7 +848,7 @@ template <int BF> WK_DEV void wk_mfma_16x16x16(float *d, uint64_t a, uint64_t b)
 /* The shared-memory address of p (a pointer into shared memory), for ldmatrix and cp.async.
  * By the compiler's intrinsic, not inline cvta: it knows p's shared origin, so the kernels'
  * address arithmetic stays in 32-bit shared offsets (with cvta in asm every fragment address
- * was computed as a 64-bit generic pointer first: six instructions per ldmatrix in gemm_cx). */
+ * was computed as a 64-bit generic pointer first: six instructions per ldmatrix in gemm_pipe_128x256). */
 WK_DEV uint32_t wk_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 /* r[i] <- matrix i of four 8 x 8 matrices of 16-bit values: lane 8i + j gives the address of
  * row j of matrix i (16 bytes, 16-byte aligned); lane (g, t) receives row g, columns 2t..2t+1

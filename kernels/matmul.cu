@@ -1,17 +1,20 @@
 /* matmul.cu: wick's portable tiled GEMM (module "matmul"), the same source for NVIDIA and AMD.
  * It serves where no vendor BLAS is present, and everywhere with WICK_GEMM=portable.
  *
- *   gemm_<cfg>_<dt>(a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, c_bs, ldc, M, N, K, amode, bmode)
+ *   gemm_<unit>_<tile>_<dt>(a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, c_bs, ldc, M, N, K,
+ *                           amode, bmode)
  *       for batch z = blockIdx.z: C_z (M x N, row stride ldc) = A_z (M x K) @ B_z (K x N), where
  *       element (r, k) of A_z is a[z*a_bs + r*a_rs + k*a_cs] (any strides >= 0, no copies), the
  *       same for B; C_z starts at c + z*c_bs. Accumulation in f32 (f64 for f64), one rounding on
  *       store. The host chunks the grid (grid.y <= 65535 row tiles, grid.z <= 65535 batches) by
  *       moving the pointers.
- *   cfg "l": block tile 128 x 128, 8 x 8 outputs per thread (large problems);
- *   cfg "s": block tile 64 x 64, 4 x 4 outputs per thread (small problems: more blocks).
- *   dt: f32, f64, f16, bf16, f8e4m3 (the 8-bit type reaches only this kernel).
+ *   Units (src/gpu/gpu_matmul.c mm_pick chooses): fma (the FMA units, every dtype, here), mma
+ *   and pipe (NVIDIA's matrix units and the simt device; f16, bf16, f8e4m3: below), mfma (CDNA's
+ *   matrix units and the simt device with 64-lane warps; f16, bf16: at the end).
+ *   dt: f32, f64, f16, bf16, f8e4m3 (the 8-bit type reaches only these kernels).
  *
- * Scheme (a block of 256 threads = 16 x 16, BK = 8):
+ * gemm_fma_<tile>: tile 128x128 (8 x 8 outputs per thread, large problems) or 64x64 (4 x 4,
+ * small problems: more blocks). Scheme (a block of 256 threads = 16 x 16, BK = 8):
  *   - the A tile (BM x BK) and the B tile (BK x BN) are staged in shared memory, both k-major
  *     (As[k][m], Bs[k][n]) so that a thread reads its outputs' operands as short vectors;
  *   - each operand tile is read by every thread as V = BM*BK/256 consecutive elements, along
@@ -222,8 +225,8 @@ WK_DEV void mm_gemm(const typename wk_t<D>::S *__restrict__ a, int64_t a_bs, int
         int64_t K, int amode, int bmode
 #define MM_PASS a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, c_bs, ldc, M, N, K, amode, bmode
 #define MM_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL gemm_l_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 128>(MM_PASS); }                       \
-    WK_KERNEL gemm_s_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 64>(MM_PASS); }
+    WK_KERNEL gemm_fma_128x128_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 128>(MM_PASS); }             \
+    WK_KERNEL gemm_fma_64x64_##NAME(MM_ARGS(DT)) { mm_gemm<DT, 64>(MM_PASS); }
 
 MM_KERNELS(f32, WK_DT_F32)
 MM_KERNELS(f64, WK_DT_F64)
@@ -231,12 +234,12 @@ MM_KERNELS(f16, WK_DT_F16)
 MM_KERNELS(bf16, WK_DT_BF16)
 MM_KERNELS(f8e4m3, WK_DT_F8E4M3) /* matmul only (docs/semantics.md); no vendor path */
 
-/* The 32-lane matrix-unit kernels below (gemm_t*, gemm_c*) are not compiled for AMD: the host
+/* The 32-lane matrix-unit kernels below (mma, pipe) are not compiled for AMD: the host
  * takes them on NVIDIA sm_80+ and the simt device with 32-lane warps (src/gpu/gpu_matmul.c
- * mm_units); on AMD the shuffle twin of the 16 x 8 x 16 product would be slower than the FMA
- * kernels above, and compiling them for the six AOT gfx targets cost ~9 minutes of a 2-core
- * build. CDNA's MFMA has its own kernels (gemm_w*, at the end), compiled for the gfx targets
- * that have it and for the simt device, which runs them with 64-lane warps. */
+ * wk_gpu_matrix_units); on AMD the shuffle twin of the 16 x 8 x 16 product would be slower than
+ * the FMA kernels above, and compiling them for the six AOT gfx targets cost ~9 minutes of a
+ * 2-core build. CDNA's MFMA has its own kernels (gemm_mfma_*, at the end), compiled for the gfx
+ * targets that have it and for the simt device, which runs them with 64-lane warps. */
 
 /* The product (gpu.h wk_mma_16816's BF) of a storage dtype's 16-bit operand: f16 and bf16 as
  * they are, f8e4m3 widened to f16 as it is staged. */
@@ -254,11 +257,11 @@ template <> struct mt_in<WK_DT_F8E4M3> {
 #if !defined(WK_HIP)
 
 /* ---------------------------------------------------------------- on matrix units
- *   gemm_t<cfg>_<dt>: the same arguments and result, for f16, bf16 and f8e4m3 (widened to f16
+ *   gemm_mma_<tile>_<dt>: the same arguments and result, for f16, bf16 and f8e4m3 (widened to f16
  *   as it is staged: every e4m3 value is an f16 value, so f8e4m3 runs at the f16 rate), with the
  *   16 x 8 x 16 fragment products of gpu.h (wk_mma_16816: mma.sync on NVIDIA sm_80+, the
  *   shuffle twin elsewhere). f32 accumulation, one rounding on store.
- *   cfg "l": block tile 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16.
+ *   tile 128x128: warp tile 64 x 32; 64x64: warp tile 32 x 16.
  * Scheme (256 threads = 8 warps of 32 lanes, 2 along m x 4 along n; BK = 32):
  *   - each operand tile is staged in shared memory as 16-bit values in the operand's own
  *     contiguous direction: [e][k] (rows of BK + 8) when it is contiguous along k (row-major A,
@@ -460,36 +463,35 @@ template <int D, int BM> WK_DEV void mt_gemm(MM_ARGS(D))
 }
 
 #define MT_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL gemm_tl_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 128>(MM_PASS); }                      \
-    WK_KERNEL gemm_ts_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 64>(MM_PASS); }
+    WK_KERNEL gemm_mma_128x128_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 128>(MM_PASS); }             \
+    WK_KERNEL gemm_mma_64x64_##NAME(MM_ARGS(DT)) { mt_gemm<DT, 64>(MM_PASS); }
 
 MT_KERNELS(f16, WK_DT_F16)
 MT_KERNELS(bf16, WK_DT_BF16)
 MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
 #endif /* !WK_HIP */
 
-/* The cp.async pipeline below serves NVIDIA (gemm_c*, 32-lane warps on mma.sync) and CDNA
- * (gemm_w*, 64-lane waves on MFMA); the simt device runs both. */
+/* The cp.async pipeline below serves NVIDIA (gemm_pipe_*, 32-lane warps on mma.sync) and CDNA
+ * (gemm_mfma_*, 64-lane waves on MFMA); the simt device runs both. */
 #if !defined(WK_HIP) || WK_MFMA_NATIVE
 
 /* ---------------------------------------------------------------- on matrix units, cp.async
- *   gemm_c<cfg>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_t<cfg>, for
+ *   gemm_pipe_<tile>_<dt> (f16, bf16, f8e4m3): the same arguments and result as gemm_mma, for
  *   operands that both have the host's mode bit 1 for 16-byte chunks (contiguous stride 1, every
- *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_t*.
- *   cfg "l": 128 x 128, warp tile 64 x 32; cfg "s": 64 x 64, warp tile 32 x 16; cfg "x"
- *   (f16, bf16; A read along k only): 128 x 256, warp tile 64 x 64 (twice the products per
- *   fragment read from shared memory; 240 registers, one block per SM). 8 warps of 32 lanes, 2
- *   along m x 4 along n; BK = 32; MC_ST stages of dynamic shared memory (MC_ST (BM + BN) 64
- *   bytes: 64 KiB for "l", 96 KiB for "x"; src/gpu/gpu_matmul.c passes it). H200, bf16: "x"
- *   350 TFLOP/s at 4096^3 and 361 at 8192^3 where "l" runs at 338 and 323, but 90 where "l"
- *   runs at 119 on 64 x 512x128x512 (4 k tiles: the pipeline's fill is exposed at one block
- *   per SM).
+ *   chunk of 16 bytes aligned); the others (odd strides or bases) take gemm_mma_*.
+ *   tile 128x128: warp tile 64 x 32; 64x64: warp tile 32 x 16; 128x256 (f16, bf16; A read along
+ *   k only): warp tile 64 x 64 (twice the products per fragment read from shared memory; 240
+ *   registers, one block per SM). 8 warps of 32 lanes, 2 along m x 4 along n; BK = 32; MC_ST
+ *   stages of dynamic shared memory (MC_ST (BM + BN) 64 bytes: 64 KiB for 128x128, 96 KiB for
+ *   128x256; src/gpu/gpu_matmul.c passes it). H200, bf16: 128x256 350 TFLOP/s at 4096^3 and 361
+ *   at 8192^3 where 128x128 runs at 338 and 323, but 90 where 128x128 runs at 119 on 64 x
+ *   512x128x512 (4 k tiles: the pipeline's fill is exposed at one block per SM).
  * Scheme:
  *   - tiles are copied global -> shared by wk_cp_async16 (gpu.h: cp.async on NVIDIA sm_80+, a
  *     plain copy elsewhere), 16-byte chunks, zero fill outside the operand (a chunk cut by the
  *     operand's edge is copied element by element); MC_ST - 1 tiles are in flight while one is
  *     multiplied, one commit group per tile, one barrier per k step;
- *   - staging in the operand's contiguous direction as in gemm_t* ([e][k] rows of 4 chunks or
+ *   - staging in the operand's contiguous direction as in gemm_mma ([e][k] rows of 4 chunks or
  *     [k][e] rows of BE / 8), without padding but swizzled (mc_off): the chunk's index within its
  *     128-byte line is XORed with a function of the row, so the 8 rows of any 8 x 8 matrix that
  *     ldmatrix (or the twin's reads) takes lie in 8 distinct 16-byte bank groups;
@@ -500,7 +502,7 @@ MT_KERNELS(f8e4m3, WK_DT_F8E4M3)
 
 WK_SHARED_DYN(uint16_t, mc_dyn); /* the stages: A tile, then B tile, per stage */
 
-/* W: the warp tiling and the number of stages (mc.h: mc_w32 for gemm_c*, mc_w64 for gemm_w*) */
+/* W: the warp tiling and the number of stages (mc.h: mc_w32 for pipe, mc_w64 for mfma) */
 template <int D, int BM, int BN, int AKC, int BKC, class W> WK_DEV void mc_body(MM_ARGS(D))
 {
     enum { FM = W::FM, FN = W::FN, ST = W::ST, SA = BM * MC_BK, SB = BN * MC_BK,
@@ -569,7 +571,7 @@ template <int D, int BM, int BN, class W = mc_w32<BM, BN>> WK_DEV void mc_gemm(M
 }
 
 /* mc_gemm for an A read along k only (amode bit 0 clear: a row-major A, the common case), which
- * halves the code of a configuration; src/gpu/gpu_matmul.c takes gemm_cx for no other A and
+ * halves the code of a configuration; src/gpu/gpu_matmul.c takes 128x256 for no other A and
  * fails before the launch if one reaches it, so the other branch is never run. */
 template <int D, int BM, int BN> WK_DEV void mc_gemm_ak(MM_ARGS(D))
 {
@@ -582,7 +584,7 @@ template <int D, int BM, int BN> WK_DEV void mc_gemm_ak(MM_ARGS(D))
 }
 
 #if !defined(WK_HIP)
-/* f8e4m3 (gemm_c<cfg>_f8e4m3): the same pipeline with the operands' bytes copied by cp.async
+/* f8e4m3 (gemm_pipe_<tile>_f8e4m3): the same pipeline with the operands' bytes copied by cp.async
  * into a ring of MC_ST raw stages (16-byte chunks = 16 elements, in the order of the chunks'
  * indices), then widened to f16 into one of two 16-bit stages laid out as above: at step t each
  * thread widens the chunks of tile t that it copied itself (its own copies are complete after
@@ -718,27 +720,31 @@ template <int BM, int BN> WK_DEV void mc_gemm8(MM_ARGS(WK_DT_F8E4M3))
 }
 
 #define MC_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL gemm_cx_##NAME(MM_ARGS(DT)) { mc_gemm_ak<DT, 128, 256>(MM_PASS); }              \
-    WK_KERNEL_MINB(2) gemm_cl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128>(MM_PASS); }         \
-    WK_KERNEL gemm_cs_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64>(MM_PASS); }
+    WK_KERNEL gemm_pipe_128x256_##NAME(MM_ARGS(DT)) { mc_gemm_ak<DT, 128, 256>(MM_PASS); }    \
+    WK_KERNEL_MINB(2) gemm_pipe_128x128_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128>(MM_PASS); } \
+    WK_KERNEL gemm_pipe_64x64_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64>(MM_PASS); }
 
 MC_KERNELS(f16, WK_DT_F16)
 MC_KERNELS(bf16, WK_DT_BF16)
-WK_KERNEL_MINB(2) gemm_cl_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
-WK_KERNEL gemm_cs_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }
+WK_KERNEL_MINB(2) gemm_pipe_128x128_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<128, 128>(MM_PASS); }
+WK_KERNEL gemm_pipe_64x64_f8e4m3(MM_ARGS(WK_DT_F8E4M3)) { mc_gemm8<64, 64>(MM_PASS); }
 #endif /* !WK_HIP */
 
 /* ---------------------------------------------------------------- on CDNA's matrix units
- *   gemm_w<cfg>_<dt> (f16, bf16): gemm_c<cfg>'s arguments, result and pipeline, with 64-lane
- *   waves in place of 32-lane warps: 4 waves (2 along m x 2 along n), wave tile 64 x 64 ("l")
- *   or 32 x 32 ("s"), 16 x 16 x 16 products (gpu.h wk_mfma_16x16x16: MFMA on gfx908 (f16),
- *   gfx90a and gfx94x, the shuffle twin on the simt device with 64-lane warps, where the host
- *   takes these in place of gemm_c*). Compiled only where they can run. Two stages (mc.h MW_ST:
- *   there cp.async is the plain copy of its twin), 2 (BM + BN) 64 bytes of shared memory. */
+ *   gemm_mfma_<tile>_<dt> (f16, bf16): gemm_pipe's arguments, result and pipeline, with 64-lane
+ *   waves in place of 32-lane warps: 4 waves (2 along m x 2 along n), wave tile 64 x 64
+ *   (128x128) or 32 x 32 (64x64), 16 x 16 x 16 products (gpu.h wk_mfma_16x16x16: MFMA on gfx908
+ *   (f16), gfx90a and gfx94x, the shuffle twin on the simt device with 64-lane warps, where the
+ *   host takes these in place of gemm_pipe_*). Compiled only where they can run. Two stages
+ *   (mc.h MW_ST: there cp.async is the plain copy of its twin), 2 (BM + BN) 64 bytes of shared
+ *   memory. */
 #if defined(WK_SIMT) || WK_MFMA_NATIVE
 #define MW_KERNELS(NAME, DT)                                                                   \
-    WK_KERNEL gemm_wl_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 128, 128, mc_w64<128, 128>>(MM_PASS); } \
-    WK_KERNEL gemm_ws_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64, mc_w64<64, 64>>(MM_PASS); }
+    WK_KERNEL gemm_mfma_128x128_##NAME(MM_ARGS(DT))                                            \
+    {                                                                                          \
+        mc_gemm<DT, 128, 128, mc_w64<128, 128>>(MM_PASS);                                      \
+    }                                                                                          \
+    WK_KERNEL gemm_mfma_64x64_##NAME(MM_ARGS(DT)) { mc_gemm<DT, 64, 64, mc_w64<64, 64>>(MM_PASS); }
 
 MW_KERNELS(f16, WK_DT_F16)
 MW_KERNELS(bf16, WK_DT_BF16)

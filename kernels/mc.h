@@ -1,4 +1,4 @@
-/* mc.h: the pieces of the cp.async matrix-unit GEMM pipeline (kernels/matmul.cu gemm_c*, whose
+/* mc.h: the pieces of the cp.async matrix-unit GEMM pipeline (kernels/matmul.cu gemm_pipe_*, whose
  * comment describes the scheme) that other modules' implicit GEMMs share (kernels/conv.cu):
  * the swizzled staging of 16-bit operand tiles (mc_off, mc_swz), the tile copies (mc_load,
  * mc_src), one staged k tile's fragment products (mc_tile) and the store of a warp tile's

@@ -106,7 +106,7 @@ template <int BF> struct fl_t : wk_t<BF ? WK_DT_BF16 : WK_DT_F16> {};
  * another payload, which changes nothing here: a NaN p makes its row NaN either way, and a
  * NaN accumulator of the matrix units (mc.h mc_store) has the canonical payload already).
  * Elsewhere gpu.h's integer conversion. For f16 that conversion is long: in the GEMM's store
- * it cost gemm_cx_f16 a quarter of its time at 4096^3 (H200: 233 TFLOP/s, 305 with this). */
+ * it cost gemm_pipe_128x256_f16 a quarter of its time at 4096^3 (H200: 233 TFLOP/s, 305 with this). */
 template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
 {
 #if WK_MMA_NATIVE
@@ -119,21 +119,6 @@ template <int BF> WK_DEV uint32_t fl_pack2(float lo, float hi)
 #else
     return (uint32_t)fl_t<BF>::st(lo) | (uint32_t)fl_t<BF>::st(hi) << 16;
 #endif
-}
-
-/* The two values of a packed pair, widened exactly. */
-template <int BF> WK_DEV void fl_widen2(uint32_t p, float *lo, float *hi)
-{
-#if WK_MMA_NATIVE
-    if (!BF) {
-        asm("{ .reg .f16 a, b; mov.b32 {a, b}, %2; cvt.f32.f16 %0, a; cvt.f32.f16 %1, b; }"
-            : "=f"(*lo), "=f"(*hi)
-            : "r"(p));
-        return;
-    }
-#endif
-    *lo = wk_mma_in<BF>(p & 0xffffu);
-    *hi = wk_mma_in<BF>(p >> 16);
 }
 
 /* 2^x with results below the normal range flushed to zero: ex2.approx.ftz on NVIDIA sm_80+

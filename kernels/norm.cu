@@ -14,21 +14,21 @@
  * element koff(R, r) of x; alpha and beta are contiguous (D elements; the host copies a strided
  * or broadcast one first). A group of G threads (a power of two, 1..256) takes one row; blocks
  * loop over row groups uniformly, so every thread reaches every __syncthreads.
- *   norm_<rms|layer>_<dt>_f<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
+ *   norm_<rms|layer>_<dt>_reg<KV>(x, alpha, beta, out, M, D, G, R, eps)  vector path, the row
  *       cached in registers (x read once, out written once): D a multiple of N = 16/sizeof(S),
  *       row starts, out, alpha and beta 16-byte aligned, D/N <= G*KV. layer_norm takes mean
  *       and variance in one reduction: each thread its own mean of x - K and centred sum of
  *       squares over its registers, merged across the group with Chan's pairwise formula
  *       (nm_chan_op); mean = K + the merged mean, var = M2 / D. The same values as the two
  *       passes up to rounding (a constant row still gives its value as the mean exactly);
- *   norm_<rms|layer>_<dt>_r<KV>  the same with layer_norm's two reductions (sum, then the sum of
- *       squares about the mean), the kernels before (WICK_ROWS=old picks them);
- *   norm_<rms|layer>_<dt>_s(..., vec)  long or unaligned rows: re-reads x per pass (2 passes for
- *       rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else scalar;
- *   norm_add_<rms|layer>_<dt>_f<KV>(x, r, alpha, beta, out, sum, M, D, G, R, eps)  f32, f16,
- *       bf16: the "_f" kernel on sum = x + r (x and r contiguous), each element rounded to the
- *       dtype once and stored to sum, the norm then taken of the rounded values with the same
- *       plan and reductions as norm_*_f<KV> on sum: out is that kernel's result bit for bit
+ *   norm_<rms|layer>_<dt>_stream(..., vec)  long or unaligned rows: re-reads x per pass (2
+ *       passes for rms, 3 for layer; the row is in L2 by then), 16-byte units when vec, else
+ *       scalar;
+ *   norm_add_<rms|layer>_<dt>_reg<KV>(x, r, alpha, beta, out, sum, M, D, G, R, eps)  f32, f16,
+ *       bf16: the "_reg" kernel on sum = x + r (x and r contiguous), each element rounded to
+ *       the dtype once and stored to sum, the norm then taken of the rounded values with the
+ *       same plan and reductions as norm_*_reg<KV> on sum: out is that kernel's result bit for
+ *       bit
  *       (the host falls back to the binary add plus the norm kernel elsewhere).
  * beta is ignored (may be NULL) by rms_norm. */
 #include "rows.h"
@@ -96,11 +96,11 @@ template <int DT, int KV> struct nm_vals<DT, KV, false> {
     }
 };
 
-/* Register-cached rows: KV vectors of N elements per thread. ONE: layer_norm's mean and
- * variance in one reduction (nm_chan_op over per-thread partials, each thread's own two passes
- * over its registers first), else two reductions (sum(x - K), then sum((x - mean)^2));
- * rms_norm's one sum through wk_row_allmerge (ONE) or wk_row_allreduce (the kernels before). */
-template <int DT, bool LAYER, int KV, bool ONE, bool RES = false>
+/* Register-cached rows: KV vectors of N elements per thread. layer_norm's mean and variance in
+ * one reduction (nm_chan_op over per-thread partials, each thread's own two passes over its
+ * registers first; the two-reduction kernels before it lost on the H200: 1.23x PyTorch against
+ * 0.98x, docs/performance.md "Memory-bound ops"), rms_norm's one sum through wk_row_allmerge. */
+template <int DT, bool LAYER, int KV, bool RES = false>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
                         const void *res = nullptr, void *sum = nullptr)
@@ -110,8 +110,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
-    /* the reductions' buffers, used alternately (ONE: 3 values per partial) */
-    __shared__ C red[2][LAYER && ONE ? 3 : 1][WK_BLOCK];
+    /* the reductions' buffers, used alternately (layer_norm: 3 values per partial) */
+    __shared__ C red[2][LAYER ? 3 : 1][WK_BLOCK];
     int ph = 0;
     const int64_t nv = D / N;
     const C n = (C)D, eps = (C)epsf;
@@ -170,7 +170,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                 }
             }
         C m = 0, sc;
-        if (LAYER && ONE) {
+        if (LAYER) {
             const C cnt = (C)(kv * N);
             C p[3] = {cnt, kv > 0 ? s / cnt : (C)0, 0};
 #pragma unroll
@@ -185,31 +185,11 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             ph ^= 1;
             m = K + p[1];
             sc = nm_sqrt(p[2] / n + eps);
-        } else if (LAYER) {
-            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
-            ph ^= 1;
-            m = K + s / n;
-            C s2 = 0;
-#pragma unroll
-            for (int k = 0; k < KV; k++)
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    if (k < kv) {
-                        const C c = v.at(q, k, e) - m;
-                        s2 = s2 + c * c;
-                    }
-            s2 = wk_row_allreduce(s2, G, wk_sum_op(), red[ph][0]);
-            ph ^= 1;
-            sc = nm_sqrt(s2 / n + eps);
-        } else if (ONE) { /* rms_norm's one sum through the unrolled wk_row_allmerge */
+        } else { /* rms_norm's one sum through the unrolled wk_row_allmerge */
             C p[1] = {s};
             wk_row_allmerge(p, G, nm_sum1_op(), red[ph]);
             ph ^= 1;
             sc = nm_sqrt(p[0] / n + eps);
-        } else {
-            s = wk_row_allreduce(s, G, wk_sum_op(), red[ph][0]);
-            ph ^= 1;
-            sc = nm_sqrt(s / n + eps);
         }
 #pragma unroll
         for (int k = 0; k < KV; k++)
@@ -325,31 +305,22 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
     }
 }
 
-/* Register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
+/* The register kernels keep at most 32 compute values per thread (KV * N <= 32; f64: 16
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for f16, 2 for f8e4m3; bf16 2, 4 and 8, its
- * values kept as loaded (nm_vals: 64 values in 32 registers at KV 8). Two sets:
- *   norm_<rms|layer>_<dt>_r<KV>  the kernels before the one-reduction layer_norm (WICK_ROWS=old);
- *   norm_<rms|layer>_<dt>_f<KV>  with ONE (see nm_rows_reg); both asked (B = 4)
- *       to fit 4 blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or
- *       less (ptxas, sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills); bf16
- *       rms_norm at KV 4 and 8 as f32 at the same KV, its layer_norm 2 blocks (no spills);
- *       else B = 1 (no request). */
-#define WK_NORM_R1(on, L, dtn, DT, KV)                                                         \
-    WK_KERNEL norm_##on##_##dtn##_r##KV(const void *x, const void *alpha, const void *beta,     \
-                                        void *out, int64_t M, int64_t D, int32_t G,            \
-                                        wk_klay<1> R, float eps)                               \
+ * values kept as loaded (nm_vals: 64 values in 32 registers at KV 8). Asked (B = 4) to fit 4
+ * blocks per SM (64 registers on NVIDIA) where a thread's values take 64 bytes or less (ptxas,
+ * sm_90: no spills), f32 KV 8 3 blocks (80 registers, no spills); bf16 rms_norm at KV 4 and 8
+ * as f32 at the same KV, its layer_norm 2 blocks (no spills); else B = 1 (no request). */
+#define WK_NORM_REG1(on, L, dtn, DT, KV, B)                                                    \
+    WK_KERNEL_MINB(B) norm_##on##_##dtn##_reg##KV(const void *x, const void *alpha,             \
+                                                  const void *beta, void *out, int64_t M,      \
+                                                  int64_t D, int32_t G, wk_klay<1> R,          \
+                                                  float eps)                                   \
     {                                                                                          \
-        nm_rows_reg<DT, L, KV, false>(x, alpha, beta, out, M, D, G, R, eps);                   \
-    }
-#define WK_NORM_F1(on, L, dtn, DT, KV, B)                                                      \
-    WK_KERNEL_MINB(B) norm_##on##_##dtn##_f##KV(const void *x, const void *alpha,               \
-                                                const void *beta, void *out, int64_t M,        \
-                                                int64_t D, int32_t G, wk_klay<1> R, float eps) \
-    {                                                                                          \
-        nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps);                    \
+        nm_rows_reg<DT, L, KV>(x, alpha, beta, out, M, D, G, R, eps);                          \
     }
 #define WK_NORM_S1(on, L, dtn, DT)                                                             \
-    WK_KERNEL norm_##on##_##dtn##_s(const void *x, const void *alpha, const void *beta,         \
+    WK_KERNEL norm_##on##_##dtn##_stream(const void *x, const void *alpha, const void *beta,    \
                                     void *out, int64_t M, int64_t D, int32_t G, wk_klay<1> R,  \
                                     float eps, int32_t vec)                                    \
     {                                                                                          \
@@ -359,14 +330,15 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         else                                                                                   \
             nm_rows_stream<DT, L, 1>(x, alpha, beta, out, M, D, G, R, eps);                    \
     }
-/* add_rms_norm / add_layer_norm: the "_f" kernels with the residual add in front (RES): x and
- * r contiguous, sum written; no occupancy request (the r loads add KV vectors in flight). */
+/* add_rms_norm / add_layer_norm: the "_reg" kernels with the residual add in front (RES): x
+ * and r contiguous, sum written; no occupancy request (the r loads add KV vectors in flight). */
 #define WK_NORM_A1(on, L, dtn, DT, KV)                                                         \
-    WK_KERNEL norm_add_##on##_##dtn##_f##KV(const void *x, const void *r, const void *alpha,    \
-                                            const void *beta, void *out, void *sum, int64_t M,  \
-                                            int64_t D, int32_t G, wk_klay<1> R, float eps)     \
+    WK_KERNEL norm_add_##on##_##dtn##_reg##KV(const void *x, const void *r, const void *alpha,  \
+                                              const void *beta, void *out, void *sum,          \
+                                              int64_t M, int64_t D, int32_t G, wk_klay<1> R,   \
+                                              float eps)                                       \
     {                                                                                          \
-        nm_rows_reg<DT, L, KV, true, true>(x, alpha, beta, out, M, D, G, R, eps, r, sum);      \
+        nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps, r, sum);            \
     }
 #define WK_NORM_A(dtn, DT, KV) WK_NORM_A1(rms, false, dtn, DT, KV) WK_NORM_A1(layer, true, dtn, DT, KV)
 WK_NORM_A(f32, WK_DT_F32, 2) WK_NORM_A(f32, WK_DT_F32, 4) WK_NORM_A(f32, WK_DT_F32, 8)
@@ -374,8 +346,7 @@ WK_NORM_A(bf16, WK_DT_BF16, 2) WK_NORM_A(bf16, WK_DT_BF16, 4) WK_NORM_A(bf16, WK
 WK_NORM_A(f16, WK_DT_F16, 2) WK_NORM_A(f16, WK_DT_F16, 4)
 #define WK_NORM_R(dtn, DT, KV, B) WK_NORM_R2(dtn, DT, KV, B, B)
 #define WK_NORM_R2(dtn, DT, KV, B, BL)                                                         \
-    WK_NORM_R1(rms, false, dtn, DT, KV) WK_NORM_R1(layer, true, dtn, DT, KV)                   \
-    WK_NORM_F1(rms, false, dtn, DT, KV, B) WK_NORM_F1(layer, true, dtn, DT, KV, BL)
+    WK_NORM_REG1(rms, false, dtn, DT, KV, B) WK_NORM_REG1(layer, true, dtn, DT, KV, BL)
 #define WK_NORM_S(dtn, DT) WK_NORM_S1(rms, false, dtn, DT) WK_NORM_S1(layer, true, dtn, DT)
 WK_NORM_R(f32, WK_DT_F32, 2, 4) WK_NORM_R(f32, WK_DT_F32, 4, 4) WK_NORM_R(f32, WK_DT_F32, 8, 3)
 WK_NORM_R(f64, WK_DT_F64, 2, 4) WK_NORM_R(f64, WK_DT_F64, 4, 4) WK_NORM_R(f64, WK_DT_F64, 8, 1)

@@ -1,7 +1,7 @@
 /* qmv.cu: the quantized matrix-vector products of decode (x with rows <= 8 against a GGML
- * block-quantized weight W (n, k)), module "qmv"; host side src/gpu/gpu_quant.c. The first
- * kernel of quant.cu (qmv<R>_<q>, one thread per whole sub-block, 64 threads per pair of
- * weight rows) stays there for comparison (WICK_QMV=old).
+ * block-quantized W (n, k)), module "qmv"; host side src/gpu/gpu_quant.c, whose qmv_pick says
+ * which kernel runs where and cites the measurements (docs/performance.md, "Quantized matvec").
+ * Every kernel is named for how it walks W; each is the default somewhere on the GPUs measured.
  *
  *   qmvq_<dt>(nblk, x, xq, xd, xs)
  *       activations quantized once per call, ggml's q8_1 rule: block b of 32 contiguous
@@ -11,27 +11,25 @@
  *       reference's would be NaN or infinite). A team of 8 lanes per block, 4 elements each:
  *       coalesced loads, one 32-bit store per lane, maximum and sums by xor shuffles inside the
  *       team (aligned groups of 8 lanes: the same on waves of 32 and 64).
- *   qmv<R><v>_<q>(w, xq, xd, xs, out, dt, n, k, rows)
- *       out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (R = 1, 2, 4, 8), variant v of the
- *       table WK_QMV_VARIANTS (one group of G threads per NC adjacent weight rows, L threads per
- *       32-element sub-block, each multiplying V = 8 / L words of it, consecutive or, with P,
- *       V/2 of each half; U sub-blocks per thread loaded before any is used). Adjacent threads read adjacent parts of a row, so a group
- *       streams its rows' bytes contiguously. Per sub-block part and activation row: V dp4a
- *       per weight row against one V*4-byte activation load (16 bytes for V = 4), then
- *           acc += dx * sum over halves h of (dw[h] * isum[h] + mw[h] * xsum[h] * share)
- *       with xsum the precomputed half sum of the activation bytes and share the fraction of
- *       that half this thread covers (1 or 1/2: exact). Reduction: xor shuffles over offsets
- *       min(G, 32) / 2 .. 1 (inside aligned 32-lane groups, so wave64-correct), then for G > 32
- *       the 32-lane partial sums through shared memory.
- *   qmv1v_<q>, qmv1v2_<q> (same arguments, rows = 1): variant v (wk_qmv_v below), whole
- *       256-element chunks copied coalesced through shared memory and decoded from registers,
- *       one or two weight rows per 32-lane round.
- *   qmv8t_<q> (same arguments, rows 1..8; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): variant t (wk_qmv_t
- *       below), the integer products on the matrix units, 16 weight rows per block.
+ *   Then one of these, all with the arguments (w, xq, xd, xs, out, dt, n, k, rows) and the
+ *   result out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (the R in the name):
+ *   qmv<R>_<lanes>_<q>   lanes = warp (R = 1), warp2 (R = 1, 8), warp4 (R = 1, 8), split (R = 1):
+ *       wk_qmv_lanes below, one group of G = 32, 64 or 128 lanes per NC adjacent weight rows
+ *       (warp, warp2, warp4: a whole 32-element sub-block per lane; split: 64 lanes per two rows,
+ *       two lanes per sub-block reading disjoint bytes of it);
+ *   qmv1_stream_<q>   one warp per weight row, the row streamed through shared memory in
+ *       16-byte loads (wk_qmv_stream);
+ *   qmv1_chunks_<q>, qmv1_chunks2_<q>   whole 256-element chunks copied coalesced through shared
+ *       memory by cp.async and decoded from registers, one or two weight rows per 32-lane
+ *       round (wk_qmv_chunks);
+ *   qmv8_mma_<q>   the integer products on the matrix units, 16 weight rows per block, rows of x
+ *       1..8 (wk_qmv_mma);
+ *   qmv<R>_rowpair_<q>   R = 2, 4: 64 threads per pair of weight rows, a whole sub-block per
+ *       thread, the half sums recomputed from xq (wk_qmv_rowpair; xs unused).
  *
  * Accuracy against dequantize + exact matmul: the activations carry the int8 rounding error (at
  * most d/2 = max|x|/254 per element), the integer dot products are exact, the float sums add
- * f32 rounding (see quant.cu's header and docs/parity.md). */
+ * f32 rounding (see docs/parity.md). */
 #include "qmv.h"
 
 /* ---- activations to int8 blocks of 32, with half sums */
@@ -138,10 +136,21 @@ WK_DEV void wk_qmv_store(void *out, const float (&acc)[R][NC], int dt, int64_t n
                 wk_stf(out, (int64_t)r * n + col0 + c, dt, acc[r][c]);
 }
 
+/* The lane-group kernels (warp, warp2, warp4, split): one group of G threads per NC adjacent
+ * weight rows, L threads per 32-element sub-block, each multiplying V = 8 / L words of it,
+ * consecutive or, with P, V/2 of each half; U sub-blocks per thread loaded before any is used.
+ * Adjacent threads read adjacent parts of a row, so a group streams its rows' bytes
+ * contiguously. Per sub-block part and activation row: V dp4a per weight row against one
+ * V*4-byte activation load (16 bytes for V = 4), then
+ *     acc += dx * sum over halves h of (dw[h] * isum[h] + mw[h] * xsum[h] * share)
+ * with xsum the precomputed half sum of the activation bytes and share the fraction of that
+ * half this thread covers (1 or 1/2: exact). Reduction: xor shuffles over offsets
+ * min(G, 32) / 2 .. 1 (inside aligned 32-lane groups, so wave64-correct), then for G > 32 the
+ * 32-lane partial sums through shared memory. */
 template <int Q, int R, int NC, int G, int L, int U, bool P>
-WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                    const float *__restrict__ xd, const uint32_t *__restrict__ xs,
-                    void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+WK_DEV void wk_qmv_lanes(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                         const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                         void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
 {
     /* P (paired): a part is H2 words of each half (words base.. and base + 4..), so the
      * lanes of a sub-block read disjoint bytes of the 4-bit types, whose word i and i + 4 are
@@ -272,21 +281,21 @@ WK_DEV void wk_qmv2(const uint8_t *__restrict__ w, const uint32_t *__restrict__ 
     }
 }
 
-/* Variant s: one warp per weight row, the row streamed through shared memory. Tiles of 64
+/* stream: one warp per weight row, the row streamed through shared memory. Tiles of 64
  * sub-blocks (TB bytes: a multiple of 16 for every block type) are loaded with 16-byte loads,
  * adjacent lanes reading adjacent 16 bytes, so a warp's load instruction covers 512 contiguous
  * bytes; the next tile is loaded into registers while the current one is multiplied. Each lane
  * then decodes whole sub-blocks from shared memory with the same wk_qp<Q> accessors (the tile
  * starts at a multiple of 16 bytes of a row, so a block keeps its global alignment); the
- * activations are read as in wk_qmv2 (loading them with the next tile was slower: H200,
+ * activations are read as in wk_qmv_lanes (loading them with the next tile was slower: H200,
  * tenth session). Fastest for Q3_K and Q6_K at one row (docs/performance.md). Needs
- * rows of a multiple of 16 bytes and W 16-byte aligned (the host checks, else m runs). All
+ * rows of a multiple of 16 bytes and W 16-byte aligned (the host checks, else warp2 runs). All
  * warps of a block run the same tiles (k is shared; columns past n repeat row n - 1), so the
  * block-wide barriers are reached by every thread. */
 template <int Q, int R>
-WK_DEV void wk_qmv_s(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
-                     void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+WK_DEV void wk_qmv_stream(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                          const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                          void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
 {
     const int SUBS = wk_q<Q>::QK / 32, TS = 64, TB = TS / SUBS * wk_q<Q>::BYTES;
     const int TV = TB / 16, NV = (TV + 31) / 32; /* 16-byte words per tile, per lane */
@@ -379,12 +388,12 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * launched right after qmvq (src/gpu/gpu_quant.c qmv()), and qmvq lets its dependents start
  * only after its own grid wait: when a matvec starts, all the work before qmvq is complete and
  * its writes performed, and qmvq, still running, writes only xq, xd and xs. So W may be read
- * before the wait (v and t copy their first W tile then, through L2 with cp.async.cg; the
- * others prefetch their rows into L2); the activations only after it. (The thirteenth session
- * read W only after the wait; the early first tile takes 0.5-0.9 us off a one-row v call on
- * the H200: docs/performance.md.) */
+ * before the wait (chunks and mma copy their first W tile then, through L2 with cp.async.cg;
+ * the others prefetch their rows into L2); the activations only after it. (Reading W only after
+ * the wait cost a one-row chunks call 0.5-0.9 us on the H200: docs/performance.md.) rowpair is
+ * not launched early. */
 
-/* Variant v (one row of x): coalesced weight loads into shared memory, each lane decoding
+/* chunks (one row of x): coalesced weight loads into shared memory, each lane decoding
  * whole blocks from registers. A chunk is 256 elements of a weight row (8 blocks of a 32-element
  * type, one Q4_K / Q5_K super-block: CB = 144..288 bytes, CV = CB / 16 words of 16 bytes).
  * Each 32-lane group takes a unit of P weight rows at a time (a template parameter: the host
@@ -405,7 +414,7 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * past the last unit copy zeros and store nothing. */
 #define WK_QMV_VX 21 /* 16 words of xq, 2 of xd, 2 of xs, 1 unused */
 #define WK_QMV_VS 2  /* stages per group */
-template <int Q> struct wk_qmv_vc {
+template <int Q> struct wk_qmv_chunk {
     enum {
         NB = 256 / wk_q<Q>::QK,     /* blocks per chunk */
         CB = NB * wk_q<Q>::BYTES,   /* bytes per chunk */
@@ -416,22 +425,22 @@ template <int Q> struct wk_qmv_vc {
 WK_SHARED_DYN(wk_u32x4, qv_dyn);
 
 /* Where a group's round ri is: unit u0 + (ri / nr) nw, chunks from (ri % nr) (32 / P). */
-struct wk_qmv_vr {
+struct wk_qmv_round {
     int64_t unit, cb;
 };
-template <int P> WK_DEV wk_qmv_vr wk_qmv_v_round(int64_t ri, int nr, int64_t u0, int64_t nw)
+template <int P> WK_DEV wk_qmv_round wk_qmv_chunks_round(int64_t ri, int nr, int64_t u0, int64_t nw)
 {
-    return wk_qmv_vr{u0 + ri / nr * nw, ri % nr * (32 / P)};
+    return wk_qmv_round{u0 + ri / nr * nw, ri % nr * (32 / P)};
 }
 
 /* Copies round ri of a group into the stage st: word q = lane + 32 v of the round (row p = q /
  * (32 / P CV) of the unit, word q - p 32 / P CV of its part) to st[q], zeros past a row, past n
  * and past the last round. */
 template <int CV, int P>
-WK_DEV void wk_qmv_v_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int64_t rounds, int nr,
+WK_DEV void wk_qmv_chunks_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int64_t rounds, int nr,
                           int64_t u0, int64_t nw, int64_t n, int64_t nch, int lane)
 {
-    const wk_qmv_vr r = wk_qmv_v_round<P>(ri, nr, u0, nw);
+    const wk_qmv_round r = wk_qmv_chunks_round<P>(ri, nr, u0, nw);
     const int span = 32 / P * CV; /* words of one row per round */
 #pragma unroll
     for (int v = 0; v < CV; v++) {
@@ -444,11 +453,11 @@ WK_DEV void wk_qmv_v_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int64_t 
 }
 
 template <int Q, int P>
-WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
-                     void *__restrict__ out, int dt, int64_t n, int64_t k)
+WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                          const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                          void *__restrict__ out, int dt, int64_t n, int64_t k)
 {
-    typedef wk_qmv_vc<Q> C;
+    typedef wk_qmv_chunk<Q> C;
     const int CV = C::CV, S = WK_QMV_VS, SUBS = wk_q<Q>::QK / 32, NWB = WK_BLOCK / 32;
     const int64_t nch = k / 256;
     const int L = 32 / P;                        /* lanes per row */
@@ -465,7 +474,7 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
 
 #pragma unroll
     for (int r = 0; r < S - 1; r++) /* before the wait: W (WK_QMV_EARLY_W) */
-        wk_qmv_v_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
+        wk_qmv_chunks_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
     WK_GRID_WAIT();
     for (int64_t i = threadIdx.x; i < nch * WK_QMV_VX; i += WK_BLOCK) {
         const int64_t c = i / WK_QMV_VX;
@@ -485,9 +494,9 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     for (int64_t ri = 0; ri < rounds; ri++) {
         wk_cp_async_wait<S - 2>(); /* this group's copies of round ri are done */
         __syncthreads(); /* everyone's (and the activations); round ri - 1's stage is free */
-        wk_qmv_v_copy<CV, P>(sw + (int)((ri + S - 1) % S) * SSTEP, wv, ri + S - 1, rounds, nr,
+        wk_qmv_chunks_copy<CV, P>(sw + (int)((ri + S - 1) % S) * SSTEP, wv, ri + S - 1, rounds, nr,
                              u0, nw, n, nch, lane);
-        const wk_qmv_vr rr = wk_qmv_v_round<P>(ri, nr, u0, nw);
+        const wk_qmv_round rr = wk_qmv_chunks_round<P>(ri, nr, u0, nw);
         const int64_t row = rr.unit * P + lane / L, ch = rr.cb + lane % L;
         if (row < n && ch < nch) {
             const wk_u32x4 *st = sw + (int)(ri % S) * SSTEP;
@@ -544,38 +553,39 @@ WK_DEV void wk_qmv_v(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 
-/* qmv1v<P>_<q> (P = 1: "qmv1v_<q>"), P rows per unit (the host takes P = 2 for k <= 4096);
- * launched early. Built for the types where v was the fastest kernel on the H200 (Q4_0, Q8_0,
- * Q4_K, Q5_K; for Q4_1, Q5_0 and Q5_1 it was slower than m or f: docs/performance.md), and not
+/* qmv1_chunks<P>_<q> (P = 1: "qmv1_chunks_<q>"), P rows per unit (the host takes P = 2 for
+ * k <= 4096); launched early. Built for the types where it was the fastest kernel on the H200
+ * (Q4_0, Q8_0, Q4_K, Q5_K; for Q4_1, Q5_0 and Q5_1 it was slower than warp2 or warp:
+ * docs/performance.md), and not
  * for AMD: its 74 KiB or more of shared memory exceed the 64 KiB of LDS a workgroup has, so the
  * host never launches it there (the kernels would only cost compile time). */
 #define WK_QMV_VP(QN, Q, PN, P)                                                                \
-    WK_KERNEL qmv1v##PN##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,           \
-                               const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
-                               int rows)                                                       \
+    WK_KERNEL qmv1_chunks##PN##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,     \
+                                     const uint32_t *xs, void *out, int dt, int64_t n,         \
+                                     int64_t k, int rows)                                      \
     {                                                                                          \
         (void)rows; /* 1 */                                                                    \
-        wk_qmv_v<Q, P>(w, xq, xd, xs, out, dt, n, k);                                           \
+        wk_qmv_chunks<Q, P>(w, xq, xd, xs, out, dt, n, k);                                     \
     }
-#define WK_QMV_V(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
+#define WK_QMV_CHUNKS(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
 #if !defined(WK_HIP)
-WK_QMV_V(q4_0, WK_Q4_0)
-WK_QMV_V(q8_0, WK_Q8_0)
-WK_QMV_V(q4_k, WK_Q4_K)
-WK_QMV_V(q5_k, WK_Q5_K)
+WK_QMV_CHUNKS(q4_0, WK_Q4_0)
+WK_QMV_CHUNKS(q8_0, WK_Q8_0)
+WK_QMV_CHUNKS(q4_k, WK_Q4_K)
+WK_QMV_CHUNKS(q5_k, WK_Q5_K)
 #endif
 
-/* Variant t (up to 8 rows of x; the 32-element block types with one scale per block: Q4_0,
+/* mma (up to 8 rows of x; the 32-element block types with one scale per block: Q4_0,
  * Q4_1, Q5_0, Q5_1, Q8_0; k a multiple of 256): the integer products on the matrix units (gpu.h
  * wk_imma_16832, int8 x int8 -> int32, exact). A block of 8 warps takes 16 weight rows; warp w
  * takes the chunks (256 elements: 8 blocks) w, w + 8, ... of k. Each chunk goes through
  * shared memory first (two stages per warp, the next chunk copied during this one's products,
- * as v): the 16 rows' bytes (16-byte cp.async, adjacent lanes on adjacent bytes of a row) at
+ * as chunks): the 16 rows' bytes (16-byte cp.async, adjacent lanes on adjacent bytes of a row) at
  * an odd stride of 16-byte words, the 8 rows of int8 activations at a stride of 17 words, their
  * scales and (MIN) half sums; zeros for rows of x past rows. Per block of 32 elements: A = the
  * 16 rows' quants (lane (g, t): words t and t + 4 of rows g and g + 8, wk_qp<Q>::qi), B = the
  * activations (column g: row g of x), C = the 16 x 8 exact dots, then in f32 as the other
- * variants: acc += dx * (dw * dot + mw * xsum), xsum the block's activation sum (both halves of
+ * kernels: acc += dx * (dw * dot + mw * xsum), xsum the block's activation sum (both halves of
  * xs). The strides put the lanes of a read on 32 different banks. Lane (g, t) ends with rows
  * g, g + 8 of W times rows 2t, 2t + 1 of x; the 8 warps' sums are added through shared memory
  * in warp order. Every warp runs the same trips (block barriers, and on a 64-lane wave the
@@ -584,7 +594,7 @@ WK_QMV_V(q5_k, WK_Q5_K)
  * copied before the grid wait (WK_QMV_EARLY_W), x after it.
  * Shared memory: 16 * 8 warps * 2 stages * ST bytes (the host's qmv_t_shmem). */
 #define WK_QMV_TB 16 /* weight rows per block */
-template <int Q> struct wk_qmv_tc {
+template <int Q> struct wk_qmv_mma_geom {
     enum {
         CV = 8 * wk_q<Q>::BYTES / 16, /* 16-byte words of a row's chunk */
         CS = CV | 1,                  /* their stride in the stage: odd */
@@ -598,10 +608,10 @@ template <int Q> struct wk_qmv_tc {
 
 /* Copies chunk c (c >= nch: zeros) of the block's weight rows into stage st. */
 template <int Q>
-WK_DEV void wk_qmv_t_copy_w(wk_u32x4 *st, const uint8_t *w, int64_t c, int64_t nch, int64_t r0,
+WK_DEV void wk_qmv_mma_copy_w(wk_u32x4 *st, const uint8_t *w, int64_t c, int64_t nch, int64_t r0,
                             int64_t n, int lane)
 {
-    typedef wk_qmv_tc<Q> C;
+    typedef wk_qmv_mma_geom<Q> C;
     const int64_t rowbytes = nch * 8 * wk_q<Q>::BYTES;
     const bool cin = c < nch;
 #pragma unroll
@@ -618,10 +628,10 @@ WK_DEV void wk_qmv_t_copy_w(wk_u32x4 *st, const uint8_t *w, int64_t c, int64_t n
 /* Copies chunk c (c >= nch: zeros) of x (quants, scales, half sums) into stage st and closes
  * the stage's group of copies. */
 template <int Q>
-WK_DEV void wk_qmv_t_copy_x(wk_u32x4 *st, const uint32_t *xq, const float *xd,
+WK_DEV void wk_qmv_mma_copy_x(wk_u32x4 *st, const uint32_t *xq, const float *xd,
                             const uint32_t *xs, int64_t c, int64_t nch, int rows, int lane)
 {
-    typedef wk_qmv_tc<Q> C;
+    typedef wk_qmv_mma_geom<Q> C;
     const int64_t nsub = nch * 8;
     const bool cin = c < nch;
 #pragma unroll
@@ -645,11 +655,11 @@ WK_DEV void wk_qmv_t_copy_x(wk_u32x4 *st, const uint32_t *xq, const float *xd,
 }
 
 template <int Q>
-WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                     const float *__restrict__ xd, const uint32_t *__restrict__ xs,
-                     void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
+WK_DEV void wk_qmv_mma(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                       const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+                       void *__restrict__ out, int dt, int64_t n, int64_t k, int rows)
 {
-    typedef wk_qmv_tc<Q> C;
+    typedef wk_qmv_mma_geom<Q> C;
     const int NW = WK_BLOCK / 32, BY = wk_q<Q>::BYTES;
     const int64_t nch = k / 256, rowbytes = nch * 8 * BY;
     const int warp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32, g = lane >> 2,
@@ -660,9 +670,9 @@ WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     /* before the grid wait: the block's rows into L2, the first chunk into shared memory
      * (WK_QMV_EARLY_W); x only after it */
     wk_qmv_prefetch_rows(w, r0, WK_QMV_TB, n, rowbytes);
-    wk_qmv_t_copy_w<Q>(stg, w, warp, nch, r0, n, lane);
+    wk_qmv_mma_copy_w<Q>(stg, w, warp, nch, r0, n, lane);
     WK_GRID_WAIT();
-    wk_qmv_t_copy_x<Q>(stg, xq, xd, xs, warp, nch, rows, lane);
+    wk_qmv_mma_copy_x<Q>(stg, xq, xd, xs, warp, nch, rows, lane);
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const int64_t trips = (nch + NW - 1) / NW;
@@ -671,8 +681,8 @@ WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__
         __syncthreads();       /* everyone's; the other stage's reads (trip it - 1) are done */
         const int64_t c = it * NW + warp;
         wk_u32x4 *nx = stg + ((it + 1) & 1) * C::ST;
-        wk_qmv_t_copy_w<Q>(nx, w, c + NW, nch, r0, n, lane);
-        wk_qmv_t_copy_x<Q>(nx, xq, xd, xs, c + NW, nch, rows, lane);
+        wk_qmv_mma_copy_w<Q>(nx, w, c + NW, nch, r0, n, lane);
+        wk_qmv_mma_copy_x<Q>(nx, xq, xd, xs, c + NW, nch, rows, lane);
         const wk_u32x4 *st = stg + (it & 1) * C::ST;
         const uint8_t *sa = (const uint8_t *)(st + g * C::CS);
         const uint8_t *sb = (const uint8_t *)(st + (g + 8) * C::CS);
@@ -738,43 +748,39 @@ WK_DEV void wk_qmv_t(const uint8_t *__restrict__ w, const uint32_t *__restrict__
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 
-/* qmv8t_<q>, rows 1..8; launched early. On NVIDIA sm_80+ (the matrix units) and the simt
- * device; not built for AMD, where the twin's shuffles would run (the host takes m there). */
-#define WK_QMV_T(QN, Q)                                                                        \
-    WK_KERNEL qmv8t_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,                \
-                         const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows) \
+/* qmv8_mma_<q>, rows 1..8; launched early. On NVIDIA sm_80+ (the matrix units) and the simt
+ * device; not built for AMD, where the twin's shuffles would run (the host takes warp2 or
+ * rowpair there). */
+#define WK_QMV_MMA(QN, Q)                                                                      \
+    WK_KERNEL qmv8_mma_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,             \
+                            const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,       \
+                            int rows)                                                          \
     {                                                                                          \
-        wk_qmv_t<Q>(w, xq, xd, xs, out, dt, n, k, rows);                                       \
+        wk_qmv_mma<Q>(w, xq, xd, xs, out, dt, n, k, rows);                                     \
     }
 #if !defined(WK_HIP)
-WK_QMV_T(q4_0, WK_Q4_0)
-WK_QMV_T(q4_1, WK_Q4_1)
-WK_QMV_T(q5_0, WK_Q5_0)
-WK_QMV_T(q5_1, WK_Q5_1)
-WK_QMV_T(q8_0, WK_Q8_0)
+WK_QMV_MMA(q4_0, WK_Q4_0)
+WK_QMV_MMA(q4_1, WK_Q4_1)
+WK_QMV_MMA(q5_0, WK_Q5_0)
+WK_QMV_MMA(q5_1, WK_Q5_1)
+WK_QMV_MMA(q8_0, WK_Q8_0)
 #endif
 
-/* ---- variants: X(v, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c, qmv_cfg) holds the same
- * table for the launch geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC rows.
- * Variant w has every R; the others (candidates measured against it by wick_gpu_bench_quant)
- * only R = 1 and 8, the sizes benchmarked (the host uses w for 2 and 4 rows), to keep the
- * module's compile time (and the run-time compile of tests/test_gpu_runtime.c) small.
- *   w: a 32-lane group per weight row (per 2 for R = 4, 8), half a sub-block per lane
- *   f: as w with a whole sub-block per lane
- *   b: 64 lanes per 2 rows (4 for R = 4, 8), paired halves
- *   m: as f with 64 lanes (two warps) per row group: twice f's warps for W with few rows
- *   k: as f with 128 lanes (four warps) per row group: four times f's warps
- *   s: wk_qmv_s (L = 0 marks it), one warp per row, the row staged through shared memory
- * (v, outside the table: wk_qmv_v above.)
- * (m and k split a row's sub-blocks over more lanes, summed through shared memory: for W with
- * few rows, where f's one warp per row group leaves most of the GPU's warp slots empty.) */
+/* ---- the lane-group kernels: X(name, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c,
+ * QMV_KERNELS) holds the same geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC
+ * weight rows. Only the row counts where each is a default are built (gpu_quant.c qmv_pick).
+ *   warp:  a 32-lane group per weight row, a whole sub-block per lane
+ *   warp2: as warp with 64 lanes (two warps) per row group, summed through shared memory: twice
+ *          warp's warps, for W with few rows (one row per group at R = 1, two at R = 8)
+ *   warp4: as warp with 128 lanes (four warps) per row group
+ *   split: 64 lanes per two rows, two lanes per sub-block on its two halves' disjoint bytes
+ *   stream: wk_qmv_stream (L = 0 marks it), one warp per row, staged through shared memory */
 #define WK_QMV_VARIANTS(X)                                                                     \
-    X(w, 1, 32, 1, 2, 2, 0) X(w, 2, 32, 1, 2, 2, 0) X(w, 4, 32, 2, 2, 1, 0) X(w, 8, 32, 2, 2, 1, 0) \
-    X(f, 1, 32, 1, 1, 2, 0) X(f, 8, 32, 2, 1, 1, 0)                                             \
-    X(b, 1, 64, 2, 2, 1, 1) X(b, 8, 64, 4, 2, 1, 1)                                             \
-    X(m, 1, 64, 1, 1, 1, 0) X(m, 8, 64, 2, 1, 1, 0)                                             \
-    X(k, 1, 128, 1, 1, 1, 0) X(k, 8, 128, 2, 1, 1, 0)                                           \
-    X(s, 1, 32, 1, 0, 1, 0)
+    X(warp, 1, 32, 1, 1, 2, 0)                                                                  \
+    X(warp2, 1, 64, 1, 1, 1, 0) X(warp2, 8, 64, 2, 1, 1, 0)                                     \
+    X(warp4, 1, 128, 1, 1, 1, 0) X(warp4, 8, 128, 2, 1, 1, 0)                                   \
+    X(split, 1, 64, 2, 2, 1, 1)                                                                 \
+    X(stream, 1, 32, 1, 0, 1, 0)
 
 /* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's weight rows
  * are prefetched into L2, so they stream in while the activation quantization before it runs. */
@@ -786,20 +792,20 @@ WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
                          k / wk_q<Q>::QK * wk_q<Q>::BYTES);
     WK_GRID_WAIT();
     if constexpr (L == 0)
-        wk_qmv_s<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
+        wk_qmv_stream<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
     else
-        wk_qmv2<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
+        wk_qmv_lanes<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 
 #define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
-    WK_KERNEL qmv##R##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,          \
-                               const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,    \
-                               int rows)                                                       \
+    WK_KERNEL qmv##R##_##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,       \
+                                  const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, \
+                                  int rows)                                                    \
     {                                                                                          \
         wk_qmv_early<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                   \
     }
-/* the block type list, expanded once per variant row */
+/* the block type list, expanded once per row of the table */
 #define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
 #define WK_QMV_Q4_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U, P)
 #define WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U, P)
@@ -831,6 +837,144 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
 WK_QMVQ(f32, WK_DT_F32)
 WK_QMVQ(f16, WK_DT_F16)
 WK_QMVQ(bf16, WK_DT_BF16)
+
+/* ---- rowpair: rows of x <= R (2 or 4), a block of 256 threads is 4 groups of 64; group g owns
+ * NC adjacent output columns (weight rows) and its 64 threads walk the k/32 sub-blocks of those
+ * rows, adjacent threads on adjacent sub-blocks (coalesced weight reads), U sub-blocks per thread
+ * loaded before any is used (U = 1: U = 2 measured slower on the H200). Per sub-block: the NC
+ * weight sub-blocks are decoded once (wk_q<Q>::sub) and each of the rows' activations (two
+ * 16-byte loads) meets all NC of them: integer dot products with WK_DP4A per 16-element half,
+ * then acc += dx * (dw0 * i0 + dw1 * i1 [+ mw0 * s0 + mw1 * s1]) with s the sums of the
+ * activation bytes (recomputed here; xs is not read). Reduction: warp shuffles over the whole
+ * warp (32 or 64 lanes), then shared memory over the 64 / warpSize warps of a group, one store
+ * per output. Not launched early (no grid wait). */
+#define WK_QMV_RP_T 64                       /* threads per column group (a multiple of warpSize) */
+#define WK_QMV_RP_G (WK_BLOCK / WK_QMV_RP_T) /* groups per block */
+
+template <int Q, int R, int NC, int U>
+WK_DEV void wk_qmv_rowpair(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                           const float *__restrict__ xd, void *__restrict__ out, int dt,
+                           int64_t n, int64_t k, int rows)
+{
+    const int SUBS = wk_q<Q>::QK / 32;
+    const int64_t nsub = k / 32;                              /* sub-blocks per row */
+    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES; /* bytes per weight row */
+    const int g = (int)threadIdx.x / WK_QMV_RP_T, t = (int)threadIdx.x % WK_QMV_RP_T;
+    const int64_t col0 = ((int64_t)blockIdx.x * WK_QMV_RP_G + g) * NC;
+
+    /* Columns past n read row n - 1 instead (n >= 1): the loads need no branch, so all U * NC
+     * sub-blocks of a trip are issued before any is used; those sums are never stored. */
+    const uint8_t *wr[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+        wr[c] = w + (col0 + c < n ? col0 + c : n - 1) * rowbytes;
+
+    float acc[R][NC];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            acc[r][c] = 0.0f;
+
+    /* U sub-blocks per thread per trip (u0, u0 + T, ..): loads of all of them first, then the
+     * products in the same order as one at a time. A sub-block index past nsub reads u0's
+     * (valid) and contributes nothing. */
+    for (int64_t u0 = t; u0 < nsub; u0 += (int64_t)U * WK_QMV_RP_T) {
+        wk_qsub ws[U][NC];
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const int64_t uj = u0 + (int64_t)j * WK_QMV_RP_T < nsub ? u0 + (int64_t)j * WK_QMV_RP_T : u0;
+            const int64_t blk = uj / SUBS;
+            const int s = (int)(uj - blk * SUBS);
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                wk_q<Q>::sub(wr[c] + blk * wk_q<Q>::BYTES, s, ws[j][c]);
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const int64_t u = u0 + (int64_t)j * WK_QMV_RP_T;
+            if (u >= nsub)
+                break;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (r < rows) {
+                    const wk_u32x4 *xp = (const wk_u32x4 *)(xq + ((int64_t)r * nsub + u) * 8);
+                    const wk_u32x4 a = xp[0], b = xp[1];
+                    const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+                    const float dx = xd[(int64_t)r * nsub + u];
+                    int xs0 = 0, xs1 = 0;
+                    if (wk_q<Q>::MIN) {
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            xs0 = WK_DP4A(xv[i], 0x01010101u, xs0);
+                            xs1 = WK_DP4A(xv[4 + i], 0x01010101u, xs1);
+                        }
+                    }
+#pragma unroll
+                    for (int c = 0; c < NC; c++) {
+                        int i0 = 0, i1 = 0;
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            i0 = WK_DP4A(ws[j][c].q[i], xv[i], i0);
+                            i1 = WK_DP4A(ws[j][c].q[4 + i], xv[4 + i], i1);
+                        }
+                        float p = ws[j][c].dw[0] * (float)i0 + ws[j][c].dw[1] * (float)i1;
+                        if (wk_q<Q>::MIN)
+                            p += ws[j][c].mw[0] * (float)xs0 + ws[j][c].mw[1] * (float)xs1;
+                        acc[r][c] += dx * p;
+                    }
+                }
+            }
+        }
+    }
+
+    /* warp sums, then the 64 / warpSize warps of each group through shared memory */
+    __shared__ float red[WK_BLOCK / 32][R * NC];
+    const int W = warpSize, lane = (int)threadIdx.x % W, wid = (int)threadIdx.x / W;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            float v = acc[r][c];
+#pragma unroll 1
+            for (int o = W / 2; o > 0; o >>= 1)
+                v += WK_SHFL_DOWN(v, o);
+            if (lane == 0)
+                red[wid][r * NC + c] = v;
+        }
+    __syncthreads();
+    const int wpg = WK_QMV_RP_T / W; /* warps per group: 2 (32 lanes) or 1 (64 lanes) */
+    for (int i = (int)threadIdx.x; i < WK_QMV_RP_G * R * NC; i += WK_BLOCK) {
+        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
+        const int64_t col = ((int64_t)blockIdx.x * WK_QMV_RP_G + gg) * NC + c;
+        if (r < rows && col < n) {
+            float v = 0.0f;
+            for (int q = 0; q < wpg; q++)
+                v += red[gg * wpg + q][rc];
+            wk_stf(out, (int64_t)r * n + col, dt, v);
+        }
+    }
+}
+
+#define WK_QMV_ROWPAIR(QN, Q)                                                                  \
+    WK_KERNEL qmv2_rowpair_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,         \
+                                const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,   \
+                                int rows)                                                      \
+    {                                                                                          \
+        (void)xs;                                                                              \
+        wk_qmv_rowpair<Q, 2, 2, 1>(w, xq, xd, out, dt, n, k, rows);                            \
+    }                                                                                          \
+    WK_KERNEL qmv4_rowpair_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,         \
+                                const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,   \
+                                int rows)                                                      \
+    {                                                                                          \
+        (void)xs;                                                                              \
+        wk_qmv_rowpair<Q, 4, 2, 1>(w, xq, xd, out, dt, n, k, rows);                            \
+    }
+WK_QMV_ROWPAIR(q4_0, WK_Q4_0) WK_QMV_ROWPAIR(q4_1, WK_Q4_1) WK_QMV_ROWPAIR(q5_0, WK_Q5_0)
+WK_QMV_ROWPAIR(q5_1, WK_Q5_1) WK_QMV_ROWPAIR(q8_0, WK_Q8_0) WK_QMV_ROWPAIR(q8_1, WK_Q8_1)
+WK_QMV_ROWPAIR(q2_k, WK_Q2_K) WK_QMV_ROWPAIR(q3_k, WK_Q3_K) WK_QMV_ROWPAIR(q4_k, WK_Q4_K)
+WK_QMV_ROWPAIR(q5_k, WK_Q5_K) WK_QMV_ROWPAIR(q6_k, WK_Q6_K) WK_QMV_ROWPAIR(q8_k, WK_Q8_K)
 
 /* ---- float weights: pmv<R>_<w>_<x>(w, x, out, n, k, rows, vec)
  * out (rows, n) of x's dtype = x (rows, k) @ W^T for rows <= R, W (n, k) of f32/f16/bf16 and x

@@ -12,30 +12,8 @@
  *       idt (u8/u32/i64) through the strided layout L; the sentinel id gives zeros; any other id
  *       outside [0, rows) gives zeros and records WK_KERR_QEMBEDDING (W is never read for it).
  *       One thread per output sub-block (nunits = ids * spr).
- *   qquant_<dt>(nblk, x, xq, xd)
- *       the activations of a matrix-vector product, quantized once per call: block b of 32
- *       contiguous elements of x -> 32 int8 xq[32b..] = round(x / d) and xd[b] = d =
- *       max|x| / 127 (ggml's q8_1 rule); a block holding a NaN or infinity gets d = NaN so the
- *       outputs it feeds are NaN, as the float reference's would be (or infinite there).
- *   qmv<R>_<q>(w, xq, xd, out, dt, n, k, rows)
- *       out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (R = 1, 2, 4, 8): a block of 256
- *       threads is 4 groups of 64; group g owns NC adjacent output columns (weight rows) and its
- *       64 threads walk the k/32 sub-blocks of those rows, adjacent threads on adjacent
- *       sub-blocks (coalesced weight reads), U sub-blocks per thread loaded before any is used
- *       (U = 1 for every R: U = 2 measured slower on the H200, q4_0 m=1 32% of copy bandwidth
- *       against 36%, as did a shared-memory-staged variant, 26%). Per sub-block: the NC
- *       weight sub-blocks are decoded once and each of the rows' activations (two 16-byte
- *       loads) meets all NC of them:
- *       integer dot products with WK_DP4A per 16-element half, then
- *           acc += dx * (dw0 * i0 + dw1 * i1 [+ mw0 * s0 + mw1 * s1])
- *       (s: sums of the activation bytes, for the types with a min). Reduction: warp shuffles
- *       over the whole warp (32 or 64 lanes), then shared memory over the 64 / warpSize warps
- *       of a group, one store per output.
  *
- * Accuracy of qmv against dequantize + exact matmul: the activations carry the int8 rounding
- * error (at most d/2 = max|x|/254 per element, about 6e-6 relative mean square for Gaussian
- * data), the integer dot products are exact, the float sums add f32 rounding: normalised MSE of
- * order 1e-5 or less. */
+ * The decode matrix-vector products (rows of x <= 8) are in qmv.cu. */
 #include "quant.h"
 
 /* ---- stores of 32 values, 16 bytes at a time (dst 16-byte aligned) */
@@ -127,150 +105,6 @@ WK_DEV void wk_qembed(int64_t nunits, int64_t spr, const wk_klay<1> &L, const vo
     }
 }
 
-/* ---- activations to int8 blocks of 32 */
-template <int D>
-WK_DEV void wk_qquant(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
-                      uint32_t *__restrict__ xq, float *__restrict__ xd)
-{
-    for (int64_t b = wk_tid(); b < nblk; b += wk_nthreads()) {
-        float v[32];
-        float amax = 0.0f;
-        bool finite = true;
-#pragma unroll
-        for (int e = 0; e < 32; e++) {
-            v[e] = wk_t<D>::ld(x[b * 32 + e]);
-            const float a = fabsf(v[e]);
-            finite = finite && a <= 3.40282347e38f; /* false for NaN and infinities */
-            amax = a > amax ? a : amax;
-        }
-        float d, sc, id;
-        wk_q8_grid(finite ? amax : 0.0f, d, sc, id);
-        if (!finite)
-            d = __int_as_float(0x7fc00000);
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            uint32_t word = 0;
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                float r = roundf(v[4 * i + k] * sc * id); /* |r| <= 127 (+ rounding), finite */
-                r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-                word |= ((uint32_t)(int)r & 0xFFu) << (8 * k);
-            }
-            xq[b * 8 + i] = word;
-        }
-        xd[b] = d;
-    }
-}
-
-/* ---- matrix-vector products (rows <= R) */
-#define WK_QMV_T 64                     /* threads per column group (a multiple of warpSize) */
-#define WK_QMV_G (WK_BLOCK / WK_QMV_T)  /* groups per block */
-
-template <int Q, int R, int NC, int U>
-WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                   const float *__restrict__ xd, void *__restrict__ out, int dt, int64_t n,
-                   int64_t k, int rows)
-{
-    const int SUBS = wk_q<Q>::QK / 32;
-    const int64_t nsub = k / 32;                              /* sub-blocks per row */
-    const int64_t rowbytes = k / wk_q<Q>::QK * wk_q<Q>::BYTES; /* bytes per weight row */
-    const int g = (int)threadIdx.x / WK_QMV_T, t = (int)threadIdx.x % WK_QMV_T;
-    const int64_t col0 = ((int64_t)blockIdx.x * WK_QMV_G + g) * NC;
-
-    /* Columns past n read row n - 1 instead (n >= 1): the loads need no branch, so all U * NC
-     * sub-blocks of a trip are issued before any is used; those sums are never stored. */
-    const uint8_t *wr[NC];
-#pragma unroll
-    for (int c = 0; c < NC; c++)
-        wr[c] = w + (col0 + c < n ? col0 + c : n - 1) * rowbytes;
-
-    float acc[R][NC];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            acc[r][c] = 0.0f;
-
-    /* U sub-blocks per thread per trip (u0, u0 + T, ..): loads of all of them first, then the
-     * products in the same order as one at a time. A sub-block index past nsub reads u0's
-     * (valid) and contributes nothing. */
-    for (int64_t u0 = t; u0 < nsub; u0 += (int64_t)U * WK_QMV_T) {
-        wk_qsub ws[U][NC];
-#pragma unroll
-        for (int j = 0; j < U; j++) {
-            const int64_t uj = u0 + (int64_t)j * WK_QMV_T < nsub ? u0 + (int64_t)j * WK_QMV_T : u0;
-            const int64_t blk = uj / SUBS;
-            const int s = (int)(uj - blk * SUBS);
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                wk_q<Q>::sub(wr[c] + blk * wk_q<Q>::BYTES, s, ws[j][c]);
-        }
-#pragma unroll
-        for (int j = 0; j < U; j++) {
-            const int64_t u = u0 + (int64_t)j * WK_QMV_T;
-            if (u >= nsub)
-                break;
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                if (r < rows) {
-                    const wk_u32x4 *xp = (const wk_u32x4 *)(xq + ((int64_t)r * nsub + u) * 8);
-                    const wk_u32x4 a = xp[0], b = xp[1];
-                    const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-                    const float dx = xd[(int64_t)r * nsub + u];
-                    int xs0 = 0, xs1 = 0;
-                    if (wk_q<Q>::MIN) {
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            xs0 = WK_DP4A(xv[i], 0x01010101u, xs0);
-                            xs1 = WK_DP4A(xv[4 + i], 0x01010101u, xs1);
-                        }
-                    }
-#pragma unroll
-                    for (int c = 0; c < NC; c++) {
-                        int i0 = 0, i1 = 0;
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            i0 = WK_DP4A(ws[j][c].q[i], xv[i], i0);
-                            i1 = WK_DP4A(ws[j][c].q[4 + i], xv[4 + i], i1);
-                        }
-                        float p = ws[j][c].dw[0] * (float)i0 + ws[j][c].dw[1] * (float)i1;
-                        if (wk_q<Q>::MIN)
-                            p += ws[j][c].mw[0] * (float)xs0 + ws[j][c].mw[1] * (float)xs1;
-                        acc[r][c] += dx * p;
-                    }
-                }
-            }
-        }
-    }
-
-    /* warp sums, then the 64 / warpSize warps of each group through shared memory */
-    __shared__ float red[WK_BLOCK / 32][R * NC];
-    const int W = warpSize, lane = (int)threadIdx.x % W, wid = (int)threadIdx.x / W;
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            float v = acc[r][c];
-#pragma unroll 1
-            for (int o = W / 2; o > 0; o >>= 1)
-                v += WK_SHFL_DOWN(v, o);
-            if (lane == 0)
-                red[wid][r * NC + c] = v;
-        }
-    __syncthreads();
-    const int wpg = WK_QMV_T / W; /* warps per group: 2 (32 lanes) or 1 (64 lanes) */
-    for (int i = (int)threadIdx.x; i < WK_QMV_G * R * NC; i += WK_BLOCK) {
-        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
-        const int64_t col = ((int64_t)blockIdx.x * WK_QMV_G + gg) * NC + c;
-        if (r < rows && col < n) {
-            float v = 0.0f;
-            for (int q = 0; q < wpg; q++)
-                v += red[gg * wpg + q][rc];
-            wk_stf(out, (int64_t)r * n + col, dt, v);
-        }
-    }
-}
-
 /* ---- instantiations: X(name, qtype id) over the block types, per float dtype */
 #define WK_QLIST(X)                                                                            \
     X(q4_0, WK_Q4_0) X(q4_1, WK_Q4_1) X(q5_0, WK_Q5_0) X(q5_1, WK_Q5_1) X(q8_0, WK_Q8_0)       \
@@ -291,34 +125,5 @@ WK_DEV void wk_qmv(const uint8_t *__restrict__ w, const uint32_t *__restrict__ x
 #define WK_QTYPE_KERNELS(QN, Q)                                                                \
     WK_QDT(QN, Q, f32, WK_DT_F32)                                                              \
     WK_QDT(QN, Q, f16, WK_DT_F16)                                                              \
-    WK_QDT(QN, Q, bf16, WK_DT_BF16)                                                            \
-    WK_KERNEL qmv1_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
-                        int dt, int64_t n, int64_t k, int rows)                                \
-    {                                                                                          \
-        wk_qmv<Q, 1, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
-    }                                                                                          \
-    WK_KERNEL qmv2_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
-                        int dt, int64_t n, int64_t k, int rows)                                \
-    {                                                                                          \
-        wk_qmv<Q, 2, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
-    }                                                                                          \
-    WK_KERNEL qmv4_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
-                        int dt, int64_t n, int64_t k, int rows)                                \
-    {                                                                                          \
-        wk_qmv<Q, 4, 2, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
-    }                                                                                          \
-    WK_KERNEL qmv8_##QN(const uint8_t *w, const uint32_t *xq, const float *xd, void *out,      \
-                        int dt, int64_t n, int64_t k, int rows)                                \
-    {                                                                                          \
-        wk_qmv<Q, 8, 4, 1>(w, xq, xd, out, dt, n, k, rows);                                    \
-    }
+    WK_QDT(QN, Q, bf16, WK_DT_BF16)
 WK_QLIST(WK_QTYPE_KERNELS)
-
-#define WK_QQUANT(DN, D)                                                                       \
-    WK_KERNEL qquant_##DN(int64_t nblk, const void *x, uint32_t *xq, float *xd)                \
-    {                                                                                          \
-        wk_qquant<D>(nblk, (const wk_t<D>::S *)x, xq, xd);                                     \
-    }
-WK_QQUANT(f32, WK_DT_F32)
-WK_QQUANT(f16, WK_DT_F16)
-WK_QQUANT(bf16, WK_DT_BF16)

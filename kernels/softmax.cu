@@ -8,15 +8,18 @@
  * contiguous first); row r starts at element koff(R, r) of x, R the collapsed outer dims. A group
  * of G threads (a power of two, 1..256, uniform) takes one row; a block holds 256/G groups and
  * loops over row groups, so every thread of a block reaches every __syncthreads.
- *   softmax_<dt>_f<KV>(x, out, M, D, G, R)   vector path, row cached in registers: thread
- *       `lane` holds the 16-byte vectors lane + k*G (k < KV) of its row; x is read once and out
- *       written once (the near-copy-bandwidth case). Needs: D a multiple of N = 16/sizeof(S),
- *       every row start 16-byte aligned, D/N <= G*KV. One reduction (online softmax): each
- *       thread its max m_t and sum of exp(x - m_t), merged across the group (sm_merge_op);
- *       out = exp(x - m_t) * exp(m_t - m) / s (one more rounding than exp(x - m) where m_t < m);
- *   softmax_<dt>_r<KV>  the same with two reductions (max, then sum of exp(x - m)), the kernels
- *       before (WICK_ROWS=old).
- *   softmax_<dt>_s(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
+ *   softmax_<dt>_online<KV>(x, out, M, D, G, R)   bf16, f16, f8e4m3: vector path, row cached in
+ *       registers: thread `lane` holds the 16-byte vectors lane + k*G (k < KV) of its row; x is
+ *       read once and out written once (the near-copy-bandwidth case). Needs: D a multiple of
+ *       N = 16/sizeof(S), every row start 16-byte aligned, D/N <= G*KV. One reduction (online
+ *       softmax): each thread its max m_t and sum of exp(x - m_t), merged across the group
+ *       (sm_merge_op); out = exp(x - m_t) * exp(m_t - m) / s (one more rounding than
+ *       exp(x - m) where m_t < m);
+ *   softmax_<dt>_maxsum<KV>  f32, f64: the same with two reductions (max, then sum of
+ *       exp(x - m)). The host takes each where it was the faster on the H200
+ *       (docs/performance.md, "Memory-bound ops": f32 3215 GB/s with two reductions against 3001 with
+ *       one; bf16 1749 with one), and only those are built;
+ *   softmax_<dt>_stream(x, out, M, D, G, R, vec)  long or unaligned rows: three passes over the row
  *       (max, sum, write), re-reading x (a row being re-read by its block is in L2); 16-byte
  *       loads when vec (same conditions as above, without the length limit), scalar otherwise. */
 #include "rows.h"
@@ -82,8 +85,8 @@ struct sm_merge_op {
 };
 
 /* Register-cached rows: KV vectors of N elements per thread. ONE: one reduction (sm_merge_op
- * over per-thread {m_t, sum exp(x - m_t)}; e = exp(x - m_t) exp(m_t - m)), else two (max, then
- * sum of exp(x - m)). */
+ * over per-thread {m_t, sum exp(x - m_t)}; e = exp(x - m_t) exp(m_t - m): the "online"
+ * kernels), else two (max, then sum of exp(x - m): the "maxsum" kernels). */
 template <int DT, int KV, bool ONE>
 WK_DEV void sm_rows_reg(const void *x, void *out, int64_t M, int64_t D, int32_t G,
                         const wk_klay<1> &R)
@@ -252,39 +255,39 @@ WK_DEV void sm_rows_stream(const void *x, void *out, int64_t M, int64_t D, int32
     }
 }
 
-/* The register variants keep at most 32 compute values per thread (KV * N <= 32; f64: 16
+/* The register kernels keep at most 32 compute values per thread (KV * N <= 32; f64: 16
  * doubles): KV 2, 4, 8 for f32 and f64, 2 and 4 for bf16/f16, 2 for f8e4m3 (the host's
- * sm_kv_max). Two sets: softmax_<dt>_r<KV>, two reductions (the kernels before, WICK_ROWS=old),
- * and softmax_<dt>_f<KV>, one (ONE), asked (B = 4) to fit 4 blocks per SM where a thread's
- * values take 64 bytes or less and ptxas (sm_90) fits them without spills, bf16 KV 4 3 blocks
- * (80 registers, no spills), else B = 1. */
-#define WK_SOFTMAX_R(dtn, DT, KV, B)                                                           \
-    WK_KERNEL softmax_##dtn##_r##KV(const void *x, void *out, int64_t M, int64_t D, int32_t G,  \
-                                    wk_klay<1> R)                                              \
+ * kv_max). The online ones are asked (B = 4) to fit 4 blocks per SM where a thread's values take
+ * 64 bytes or less and ptxas (sm_90) fits them without spills, bf16 KV 4 3 blocks (80
+ * registers, no spills), else B = 1. */
+#define WK_SOFTMAX_MAXSUM(dtn, DT, KV)                                                         \
+    WK_KERNEL softmax_##dtn##_maxsum##KV(const void *x, void *out, int64_t M, int64_t D,        \
+                                         int32_t G, wk_klay<1> R)                              \
     {                                                                                          \
         sm_rows_reg<DT, KV, false>(x, out, M, D, G, R);                                        \
-    }                                                                                          \
-    WK_KERNEL_MINB(B) softmax_##dtn##_f##KV(const void *x, void *out, int64_t M, int64_t D,     \
-                                            int32_t G, wk_klay<1> R)                           \
+    }
+#define WK_SOFTMAX_ONLINE(dtn, DT, KV, B)                                                      \
+    WK_KERNEL_MINB(B) softmax_##dtn##_online##KV(const void *x, void *out, int64_t M,           \
+                                                 int64_t D, int32_t G, wk_klay<1> R)           \
     {                                                                                          \
         sm_rows_reg<DT, KV, true>(x, out, M, D, G, R);                                         \
     }
 #define WK_SOFTMAX_S(dtn, DT)                                                                  \
-    WK_KERNEL softmax_##dtn##_s(const void *x, void *out, int64_t M, int64_t D, int32_t G,      \
-                                wk_klay<1> R, int32_t vec)                                     \
+    WK_KERNEL softmax_##dtn##_stream(const void *x, void *out, int64_t M, int64_t D, int32_t G, \
+                                     wk_klay<1> R, int32_t vec)                                \
     {                                                                                          \
         if (vec)                                                                               \
             sm_rows_stream<DT, 16 / sizeof(typename wk_t<DT>::S)>(x, out, M, D, G, R);          \
         else                                                                                   \
             sm_rows_stream<DT, 1>(x, out, M, D, G, R);                                         \
     }
-WK_SOFTMAX_R(f32, WK_DT_F32, 2, 4) WK_SOFTMAX_R(f32, WK_DT_F32, 4, 4)
-WK_SOFTMAX_R(f32, WK_DT_F32, 8, 1)
-WK_SOFTMAX_R(f64, WK_DT_F64, 2, 4) WK_SOFTMAX_R(f64, WK_DT_F64, 4, 1)
-WK_SOFTMAX_R(f64, WK_DT_F64, 8, 1)
-WK_SOFTMAX_R(bf16, WK_DT_BF16, 2, 4) WK_SOFTMAX_R(bf16, WK_DT_BF16, 4, 3)
-WK_SOFTMAX_R(f16, WK_DT_F16, 2, 4) WK_SOFTMAX_R(f16, WK_DT_F16, 4, 1)
-WK_SOFTMAX_R(f8e4m3, WK_DT_F8E4M3, 2, 1)
+WK_SOFTMAX_MAXSUM(f32, WK_DT_F32, 2) WK_SOFTMAX_MAXSUM(f32, WK_DT_F32, 4)
+WK_SOFTMAX_MAXSUM(f32, WK_DT_F32, 8)
+WK_SOFTMAX_MAXSUM(f64, WK_DT_F64, 2) WK_SOFTMAX_MAXSUM(f64, WK_DT_F64, 4)
+WK_SOFTMAX_MAXSUM(f64, WK_DT_F64, 8)
+WK_SOFTMAX_ONLINE(bf16, WK_DT_BF16, 2, 4) WK_SOFTMAX_ONLINE(bf16, WK_DT_BF16, 4, 3)
+WK_SOFTMAX_ONLINE(f16, WK_DT_F16, 2, 4) WK_SOFTMAX_ONLINE(f16, WK_DT_F16, 4, 1)
+WK_SOFTMAX_ONLINE(f8e4m3, WK_DT_F8E4M3, 2, 1)
 WK_SOFTMAX_S(bf16, WK_DT_BF16)
 WK_SOFTMAX_S(f16, WK_DT_F16)
 WK_SOFTMAX_S(f32, WK_DT_F32)

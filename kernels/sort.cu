@@ -11,7 +11,7 @@
  * (key in the high half: one integer compare); i64/f64 items are {key, index} pairs of uint64.
  *
  * Kernels (blocks of 256 threads):
- *   sort_block_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
+ *   sort_bitonic_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
  *       each row is cut into cpr segments of p2 = 2^lp2 slots; a block sorts P / p2 segments
  *       (P = max(p2, 256) slots, dynamic shared memory) with a bitonic network (log2(p2)
  *       (log2(p2) + 1) / 2 compare steps; steps whose partners lie in one thread's E = P/256
@@ -136,7 +136,7 @@ WK_DEV void so_regs(typename IT::T *S, int tid, int k, int p2)
         S[base + e] = r[e];
 }
 
-WK_SHARED_DYN(uint64_t, so_dyn); /* sort_block's slots: P items */
+WK_SHARED_DYN(uint64_t, so_dyn); /* sort_bitonic's slots: P items */
 
 template <int DT>
 WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nseg, int64_t cpr,
@@ -215,9 +215,9 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
 #include "sort_warp.h"
 
 #define WK_SORT_BLOCK(dtn, DT)                                                                 \
-    WK_KERNEL sort_block_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg,   \
-                               int64_t cpr, int32_t lp2, int32_t P, int32_t asc, int64_t sx,   \
-                               wk_klay<1> R)                                                   \
+    WK_KERNEL sort_bitonic_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg, \
+                                 int64_t cpr, int32_t lp2, int32_t P, int32_t asc, int64_t sx, \
+                                 wk_klay<1> R)                                                 \
     {                                                                                          \
         so_block<DT>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R);                           \
     }

@@ -20,16 +20,17 @@
  * atomics whose results the round's shuffle waits for.
  *
  * Kernels (blocks of 256 threads):
- *   sort_rblock<4|8>_<dt>(x, out, D, rows, er, asc, sx, R)
+ *   sort_radix_block<4|8>_<dt>(x, out, D, rows, er, asc, sx, R)
  *       rows of D <= 256 * er <= SR_TILE: one row per block sorted in shared memory; the
  *       items stay in registers between passes and move through shared slots; er <= 4 or 8
  *       (the register arrays' bound: 4 keeps D <= 1024 within 64 registers).
- *   sort_rhist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R, match)
- *   sort_rscan(hist, rows, T)
- *   sort_rscatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R, last)
- *       one pass over rows of any length cut into T = ceil(D / SR_TILE) tiles per row: rhist
- *       counts each tile's digits (hist[(row * T + t) * 256 + d]); rscan turns the counts into
- *       the row-relative first destination of each (tile, digit); rscatter ranks the tile's
+ *   sort_radix_hist_<dt>(x, kin, hist, D, rows, T, shift, asc, sx, R)
+ *   sort_radix_scan(hist, rows, T)
+ *   sort_radix_scatter_<dt>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R,
+ *                           last)
+ *       one pass over rows of any length cut into T = ceil(D / SR_TILE) tiles per row: hist
+ *       counts each tile's digits (hist[(row * T + t) * 256 + d]); scan turns the counts into
+ *       the row-relative first destination of each (tile, digit); scatter ranks the tile's
  *       items, orders them by slot in shared memory and stores them (key to kout, index to
  *       iout; on the last pass the index to out) in runs of one digit. The first pass reads
  *       the keys from x (kin, iin unused; index = column); later ones from kin/iin. */
@@ -283,17 +284,16 @@ WK_DEV int sr_tile_keys(typename sr_key<DT>::K *k, uint32_t *idx, const void *x,
     return n;
 }
 
-/* Tile digit counts. match = 0: one shared atomic add per item; 1: one per run of equal digits
- * in a warp's round (sr_match: 9 ballots per round, fewer atomics where digits repeat). */
+/* Tile digit counts: one shared atomic add per item (the counts by warp match masks, one add
+ * per run of equal digits, were slower on the H200: 62.1 against 76.5 GB/s, docs/performance.md
+ * "Memory-bound ops"). */
 template <int DT>
 WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, int64_t rows,
-                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R,
-                    int32_t match)
+                    int64_t T, int32_t shift, int32_t asc, int64_t sx, const wk_klay<1> &R)
 {
     typedef typename sr_key<DT>::K K;
     __shared__ uint32_t h[256];
     const int t = threadIdx.x, ws = warpSize, lane = t % ws, w = t / ws;
-    const uint64_t lt = (((uint64_t)1) << lane) - 1;
 #pragma unroll 1
     for (int64_t tile = blockIdx.x; tile < rows * T; tile += gridDim.x) { /* uniform */
         const int64_t row = tile / T;
@@ -302,22 +302,11 @@ WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, i
         K k[SR_E];
         const int n = sr_tile_keys<DT>(k, (uint32_t *)0, x, kin, (const uint32_t *)0, D, row,
                                        tile - row * T, asc, sx, R, shift == 0);
-        if (match) { /* uniform */
 #pragma unroll
-            for (int r = 0; r < SR_E; r++) {
-                const int i = (w * SR_E + r) * ws + lane;
-                const uint32_t d = (uint32_t)(k[r] >> shift) & 255u;
-                const uint64_t m = sr_match(d, i < n);
-                if (i < n && (m & lt) == 0)
-                    atomicAdd(&h[d], (unsigned)sr_popc(m));
-            }
-        } else {
-#pragma unroll
-            for (int r = 0; r < SR_E; r++) {
-                const int i = (w * SR_E + r) * ws + lane;
-                if (i < n)
-                    atomicAdd(&h[(uint32_t)(k[r] >> shift) & 255u], 1u);
-            }
+        for (int r = 0; r < SR_E; r++) {
+            const int i = (w * SR_E + r) * ws + lane;
+            if (i < n)
+                atomicAdd(&h[(uint32_t)(k[r] >> shift) & 255u], 1u);
         }
         __syncthreads();
         hist[tile * 256 + t] = h[t];
@@ -327,7 +316,7 @@ WK_DEV void sr_hist(const void *x, const void *kin, uint32_t *hist, int64_t D, i
 
 /* hist of each row: counts -> row-relative first destinations, (tile, digit) in digit-major
  * then tile order. Thread t walks digit t's column, 8 independent loads at a time (the column
- * is T long: 98 for 200,000 elements; the loads hit L2, just written by sort_rhist). */
+ * is T long: 98 for 200,000 elements; the loads hit L2, just written by sort_radix_hist). */
 #define SR_SCAN_U 8
 WK_DEV void sr_scan(uint32_t *hist, int64_t rows, int64_t T)
 {
@@ -412,27 +401,27 @@ WK_DEV void sr_scatter(const void *x, const void *kin, const uint32_t *iin, void
 }
 
 #define WK_SORT_RADIX(dtn, DT)                                                                 \
-    WK_KERNEL_MINB(4) sort_rblock4_##dtn(const void *x, void *out, int64_t D, int64_t rows,    \
+    WK_KERNEL_MINB(4) sort_radix_block4_##dtn(const void *x, void *out, int64_t D, int64_t rows, \
                                          int32_t er, int32_t asc, int64_t sx, wk_klay<1> R)    \
     {                                                                                          \
         sr_block<DT, 4>(x, out, D, rows, er, asc, sx, R);                                      \
     }                                                                                          \
-    WK_KERNEL_MINB(4) sort_rblock8_##dtn(const void *x, void *out, int64_t D, int64_t rows,    \
+    WK_KERNEL_MINB(4) sort_radix_block8_##dtn(const void *x, void *out, int64_t D, int64_t rows, \
                                          int32_t er, int32_t asc, int64_t sx, wk_klay<1> R)    \
     {                                                                                          \
         sr_block<DT, 8>(x, out, D, rows, er, asc, sx, R);                                      \
     }                                                                                          \
-    WK_KERNEL sort_rhist_##dtn(const void *x, const void *kin, uint32_t *hist, int64_t D,      \
-                               int64_t rows, int64_t T, int32_t shift, int32_t asc,            \
-                               int64_t sx, wk_klay<1> R, int32_t match)                        \
+    WK_KERNEL sort_radix_hist_##dtn(const void *x, const void *kin, uint32_t *hist, int64_t D, \
+                                    int64_t rows, int64_t T, int32_t shift, int32_t asc,       \
+                                    int64_t sx, wk_klay<1> R)                                  \
     {                                                                                          \
-        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R, match);                       \
+        sr_hist<DT>(x, kin, hist, D, rows, T, shift, asc, sx, R);                              \
     }                                                                                          \
-    WK_KERNEL sort_rscatter_##dtn(const void *x, const void *kin, const uint32_t *iin,         \
-                                  void *kout, uint32_t *iout, uint32_t *out,                   \
-                                  const uint32_t *hist, int64_t D, int64_t rows, int64_t T,    \
-                                  int32_t shift, int32_t asc, int64_t sx, wk_klay<1> R,        \
-                                  int32_t last)                                                \
+    WK_KERNEL sort_radix_scatter_##dtn(const void *x, const void *kin, const uint32_t *iin,    \
+                                       void *kout, uint32_t *iout, uint32_t *out,              \
+                                       const uint32_t *hist, int64_t D, int64_t rows,          \
+                                       int64_t T, int32_t shift, int32_t asc, int64_t sx,      \
+                                       wk_klay<1> R, int32_t last)                             \
     {                                                                                          \
         sr_scatter<DT>(x, kin, iin, kout, iout, out, hist, D, rows, T, shift, asc, sx, R,      \
                        last);                                                                  \
@@ -449,6 +438,6 @@ WK_SORT_RADIX(f64, WK_DT_F64)
 WK_SORT_RADIX(f8e4m3, WK_DT_F8E4M3)
 #undef WK_SORT_RADIX
 
-WK_KERNEL sort_rscan(uint32_t *hist, int64_t rows, int64_t T) { sr_scan(hist, rows, T); }
+WK_KERNEL sort_radix_scan(uint32_t *hist, int64_t rows, int64_t T) { sr_scan(hist, rows, T); }
 
 #endif

@@ -18,7 +18,7 @@
  *     the f16/f16 and bf16/bf16 ones run the matrix-unit kernel (kernels/flash.cu), which rounds
  *     the softmax weights P once to the dtype before P V (as FlashAttention): the bound adds the
  *     derived term of p_round_bound (its comment), computed per case from the reference run on
- *     |v|; with WICK_ATTN_FLASH=p2 (P in two 16-bit terms) the f32 path's bound as it is;
+ *     |v|;
  *   - a NaN in q gives NaN in its row only; prefill shapes and one decode shape with a negative
  *     scale;
  *   - wk_decode_attention_lens: B = 2 entries with different key counts L_b (several pairs per
@@ -116,8 +116,8 @@ typedef struct acase {
 
 /* Whether a GPU kernel on the matrix units runs this case with P rounded once to the dtype
  * (the layouts of ref_case_lens are aligned): the prefill kernel (src/gpu/gpu_flash.c: f16 or
- * bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; WICK_ATTN_FLASH=0 or p2 select the
- * paths with the f32 bound), else the decode kernel attn_mma_* (src/gpu/gpu_attn.c: one 16-bit
+ * bf16 q, k, v of one dtype, D 64 or 128, Lq >= 64, no lens; WICK_ATTN_FLASH=0 selects the
+ * decode kernels there), else the decode kernel attn_mma_* (src/gpu/gpu_attn.c: one 16-bit
  * dtype, D a multiple of 32 up to 128, on CUDA (sm_80+; older GPUs run the f32 kernels, within
  * the looser bound too) and the simt device; WICK_ATTN_MMA=0 turns it off). */
 static int takes_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
@@ -127,9 +127,9 @@ static int takes_p1(wk_device *dev, wk_dtype qdt, wk_dtype kvdt, const acase *c,
     if (be == WK_BACKEND_CPU || qdt != kvdt || (qdt != WK_DTYPE_F16 && qdt != WK_DTYPE_BF16))
         return 0;
     const char *e = getenv("WICK_ATTN_FLASH");
-    const int flash_on = !(e && (!strcmp(e, "0") || !strcmp(e, "p2")));
-    if ((c->d == 64 || c->d == 128) && c->lq >= 64 && !lens)
-        return flash_on; /* the prefill kernel, or with the flash variants off the f32 path */
+    const int flash_on = !(e && !strcmp(e, "0"));
+    if ((c->d == 64 || c->d == 128) && c->lq >= 64 && !lens && flash_on)
+        return 1; /* the prefill kernel */
     const char *m = getenv("WICK_ATTN_MMA");
     return !(m && !strcmp(m, "0")) && be != WK_BACKEND_ROCM && c->d % 32 == 0 && c->d <= 128;
 }

@@ -1,8 +1,10 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
- * every kernel variant (WICK_QMV = old, w, f, b, m, k, s, v, t: see kernels/qmv.cu; f, b, m and
- * k have kernels for 1 and 8 rows, s and v for 1 row, t one for 1..8 rows of the 32-element
- * types (the others, and k not a multiple of 256, run m), the other counts run w's), x and out in
+ * every kernel of kernels/qmv.cu forced in turn (WICK_QMV = warp, warp2, warp4, split, stream,
+ * chunks, mma, rowpair), then the default choice (src/gpu/gpu_quant.c qmv_pick): warp and split
+ * have kernels for 1 row, warp2 and warp4 for 1 and 8, stream and chunks for 1 row where they
+ * apply, mma one for 1..8 rows of the 32-element types, rowpair for 2 and 4; a kernel that cannot
+ * run a case runs qmv_pick's fallback (warp2 at 1 and 8 rows, rowpair at 2 and 4). x and out in
  * f32, f16 and bf16.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
@@ -255,8 +257,8 @@ out:
     free(got);
 }
 
-/* WICK_TEST_QMV_VARIANTS=t,v (for the sanitizer runs): only these variants of the loop over
- * all of them; unset: every one. */
+/* WICK_TEST_QMV_VARIANTS=mma,chunks (for the sanitizer runs): only these kernels of the loop
+ * over all of them; unset: every one. */
 static int variant_wanted(const char *v)
 {
     const char *e = getenv("WICK_TEST_QMV_VARIANTS");
@@ -276,7 +278,8 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"old", "w", "f", "b", "m", "k", "s", "v", "t"};
+    static const char *const gpu_variants[] = {"warp",   "warp2",  "warp4", "split",  "stream",
+                                               "chunks", "mma",    "rowpair", "default"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';
@@ -297,8 +300,9 @@ int main(void)
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 37, 2048, gpu_variants[v], X_RANDOM, W_RANDOM);
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 5, be, gpu_variants[v], X_RANDOM, W_RANDOM);
                 }
-                /* k = 2304: 72 sub-blocks, s's tile of 64 and a partial one (rows of a
-                 * multiple of 16 bytes for Q4_0..Q5_1, Q8_0, Q4_K, Q5_K; m runs for the rest) */
+                /* k = 2304: 72 sub-blocks, stream's tile of 64 and a partial one (rows of a
+                 * multiple of 16 bytes for Q4_0..Q5_1, Q8_0, Q4_K, Q5_K; warp2 runs for the
+                 * rest) */
                 qmv_case(dev, cpu, qt, WK_DTYPE_F32, 1, 21, 2304, gpu_variants[v], X_RANDOM, W_RANDOM);
                 qmv_case(dev, cpu, qt, WK_DTYPE_BF16, 3, 19, 512, gpu_variants[v], X_RANDOM, W_RANDOM);
                 qmv_case(dev, cpu, qt, WK_DTYPE_F16, 8, 19, 512, gpu_variants[v], X_RANDOM, W_RANDOM);
@@ -315,29 +319,29 @@ int main(void)
                         qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 16, 8 * be, gpu_variants[v], X_RANDOM, W_SCALES);
             }
         }
-        /* v (one row of x): rows of one chunk of 256 (k 256), 9 (k 2304: two rows per round
-         * of 32 lanes, some idle), 17 (k 4352: one row per round) and 70 (k 17920: three
+        /* chunks (one row of x): rows of one chunk of 256 (k 256), 9 (k 2304: two rows per
+         * round of 32 lanes, some idle), 17 (k 4352: one row per round) and 70 (k 17920: three
          * rounds); n = 5000 and 2500 give groups several units each on a GPU of up to 156
          * multiprocessors (the grid is at most 2 blocks of 8 groups per multiprocessor); odd n
-         * leaves the last unit of two rows with one; the types without v run m */
-        setenv("WICK_QMV", "v", 1);
-        for (size_t q = 0; gpu && variant_wanted("v") && q < sizeof QTS / sizeof QTS[0]; q++) {
-            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 45, 256, "v", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F16, 1, 33, 2304, "v", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 6, 17920, "v", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, QTS[q], WK_DTYPE_BF16, 1, 5000, 256, "v", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 2500, 4352, "v", X_RANDOM, W_RANDOM);
+         * leaves the last unit of two rows with one; the types without chunks run warp2 */
+        setenv("WICK_QMV", "chunks", 1);
+        for (size_t q = 0; gpu && variant_wanted("chunks") && q < sizeof QTS / sizeof QTS[0]; q++) {
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 45, 256, "chunks", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F16, 1, 33, 2304, "chunks", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 6, 17920, "chunks", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_BF16, 1, 5000, 256, "chunks", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, QTS[q], WK_DTYPE_F32, 1, 2500, 4352, "chunks", X_RANDOM, W_RANDOM);
         }
-        /* t (the 32-element types): blocks of 16 weight rows, 8 warps over k in chunks of 256:
-         * n = 100 (the last block of rows partial), k of 1, 9 and 17 chunks (warps without a
-         * chunk, a second trip), 5 to 8 rows of x */
+        /* mma (the 32-element types): blocks of 16 weight rows, 8 warps over k in chunks of
+         * 256: n = 100 (the last block of rows partial), k of 1, 9 and 17 chunks (warps without
+         * a chunk, a second trip), 5 to 8 rows of x */
         static const wk_qtype TTS[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q4_1, WK_QTYPE_Q5_0,
                                        WK_QTYPE_Q5_1, WK_QTYPE_Q8_0};
-        setenv("WICK_QMV", "t", 1);
-        for (size_t q = 0; gpu && variant_wanted("t") && q < sizeof TTS / sizeof TTS[0]; q++) {
-            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F32, 5, 100, 9 * 256, "t", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F16, 8, 100, 17 * 256, "t", X_RANDOM, W_RANDOM);
-            qmv_case(dev, cpu, TTS[q], WK_DTYPE_BF16, 7, 33, 256, "t", X_RANDOM, W_RANDOM);
+        setenv("WICK_QMV", "mma", 1);
+        for (size_t q = 0; gpu && variant_wanted("mma") && q < sizeof TTS / sizeof TTS[0]; q++) {
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F32, 5, 100, 9 * 256, "mma", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_F16, 8, 100, 17 * 256, "mma", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, TTS[q], WK_DTYPE_BF16, 7, 33, 256, "mma", X_RANDOM, W_RANDOM);
         }
         unsetenv("WICK_QMV");
         static const wk_qtype PTS[] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_BF16};

@@ -1,6 +1,6 @@
-/* alloc.c: the one host-allocation hook, and the count of live handles that guards switching it. */
+/* alloc.c: the one host-allocation hook (wk_set_allocator, in handles.c, switches it). Nothing
+ * here calls up: the host cache and the live-handle count sit above it. */
 #include "wk_core.h"
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,31 +8,15 @@ static void *default_alloc(size_t bytes, void *user) { (void)user; return malloc
 static void default_free(void *p, void *user) { (void)user; free(p); }
 
 static wk_allocator wk_hook = {default_alloc, default_free, NULL};
-static atomic_int wk_live;
-
-/* When the last handle closes, the cached CPU blocks (host_cache.c) are given back. */
-void wk_live_add(int delta)
-{
-    if (atomic_fetch_add(&wk_live, delta) + delta == 0)
-        wk_host_cache_flush();
-}
 
 bool wk_alloc_is_default(void) { return wk_hook.alloc == default_alloc; }
 
-wk_status wk_set_allocator(const wk_allocator *a)
+void wk_alloc_set_hook(const wk_allocator *a)
 {
-    if (atomic_load(&wk_live) != 0)
-        return wk_err(WK_ERR_INVALID_ARGUMENT,
-                      "wk_set_allocator: %d device/storage handles are still alive",
-                      atomic_load(&wk_live));
-    if (a && (!a->alloc || !a->free))
-        return wk_err(WK_ERR_INVALID_ARGUMENT, "wk_set_allocator: alloc and free must both be set");
-    wk_host_cache_flush(); /* blocks of the old hook go back to it */
     if (a)
         wk_hook = *a;
     else
         wk_hook = (wk_allocator){default_alloc, default_free, NULL};
-    return WK_OK;
 }
 
 void *wk_malloc(size_t bytes) { return wk_hook.alloc(bytes ? bytes : 1, wk_hook.user); }

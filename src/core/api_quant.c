@@ -2,9 +2,9 @@
  * wk_qembedding, wk_device_supports_quant. Checks every argument once, for every backend (order
  * and statuses: docs/semantics.md, "Quantized tensors"), allocates the contiguous output and
  * calls the backend's quantized entries (supports_q, dequantize, qmatmul, qembedding). Quantizing
- * is host work (the GGUF writer's): it runs on the CPU only, through src/cpu/cpu_quantize.c. */
+ * is host work (the GGUF writer's): it runs on the CPU only, through the CPU backend's quantize
+ * entry (src/cpu/cpu_quantize.c). */
 #include "api.h"
-#include "cpu/cpu_ops.h"
 #include <string.h>
 
 static bool qtype_valid(wk_qtype qt) { return wk_qtype_block_elems(qt) > 0; }
@@ -99,7 +99,7 @@ wk_status wk_quantize(wk_storage **out, wk_qtype qt, const wk_storage *x, const 
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: unknown block type %d", name, (int)qt);
     if (x->dtype != WK_DTYPE_F32)
         return wk_err(WK_ERR_DTYPE, "%s: x is %s (want f32)", name, wk_dtype_name(x->dtype));
-    if (x->dev->kind != WK_BACKEND_CPU)
+    if (x->dev->kind != WK_BACKEND_CPU || !x->dev->be->quantize)
         return wk_err(WK_ERR_NOT_SUPPORTED, "%s: x is on %s; quantize on the CPU and upload the "
                       "bytes", name, x->dev->name);
     const int64_t n = wk_layout_elem_count(lx);
@@ -119,7 +119,7 @@ wk_status wk_quantize(wk_storage **out, wk_qtype qt, const wk_storage *x, const 
         wk_storage_free(tmp);
         return st;
     }
-    st = wk_cpu_quantize(qt, o->data, xp, n);
+    st = x->dev->be->quantize(qt, o->data, xp, n);
     wk_storage_free(tmp);
     if (st) {
         wk_storage_free(o);

@@ -215,6 +215,10 @@ struct wk_backend {
     wk_status (*qembedding)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
                             wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
                             int64_t k);
+    /* out (n / block_elems blocks of qt) <- x (n contiguous f32 in host memory, n a multiple of
+     * the block size): host work, so only the CPU backend has it (NULL elsewhere; wk_quantize
+     * asks for x on the CPU). */
+    wk_status (*quantize)(wk_qtype qt, void *out, const float *x, int64_t n);
 };
 
 /* The backends linked into this build (NULL where a backend is not compiled in). */

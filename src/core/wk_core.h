@@ -14,14 +14,17 @@
 wk_status wk_err(wk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void wk_err_clear(void);
 
-/* ---- the allocation hook (host memory). */
+/* ---- the allocation hook (host memory; alloc.c). */
 void *wk_malloc(size_t bytes);
 void *wk_calloc(size_t n, size_t size);
 void wk_free(void *p);
-/* Live device and storage handles (wk_set_allocator refuses to switch while any is alive). */
-void wk_live_add(int delta);
 /* 1 while the hook is the default (malloc/free). */
 bool wk_alloc_is_default(void);
+/* The hook wk_set_allocator installs (NULL: the default); only handles.c calls it. */
+void wk_alloc_set_hook(const wk_allocator *a);
+/* handles.c: live device, storage, file and communicator handles (wk_set_allocator refuses to
+ * switch while any is alive; the last one to close empties the host cache). */
+void wk_live_add(int delta);
 /* host_cache.c: CPU storage memory through the hook, large freed blocks kept for reuse (up to
  * WICK_CPU_CACHE_MB); wk_host_free takes only pointers from wk_host_alloc. */
 void *wk_host_alloc(size_t bytes);

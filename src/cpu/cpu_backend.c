@@ -112,5 +112,6 @@ const wk_backend wk_cpu_backend = {
     .supports_q = wk_cpu_supports_q,
     .dequantize = wk_cpu_dequantize,
     .qmatmul = wk_cpu_qmatmul,
+    .quantize = wk_cpu_quantize,
     .qembedding = wk_cpu_qembedding,
 };

@@ -115,8 +115,8 @@ wk_status wk_cpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
                             wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
                             int64_t k);
 /* cpu_quantize.c: out (n / block_elems blocks of qt) <- x (n contiguous f32, n a multiple of the
- * block size). Host work, called by the front end's wk_quantize (no vtable entry: quantizing is
- * CPU-only). Fails only with WK_ERR_OUT_OF_MEMORY. */
+ * block size). Host work: the CPU vtable's quantize, which the front end's wk_quantize calls
+ * (quantizing is CPU-only). Fails only with WK_ERR_OUT_OF_MEMORY. */
 wk_status wk_cpu_quantize(wk_qtype qt, void *out, const float *x, int64_t n);
 
 #endif

@@ -38,17 +38,46 @@ static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
     return l->dims[3] % (int64_t)(16 / esz) == 0 && wk_gpu_rows_aligned(p, l, esz, 16);
 }
 
-/* The matrix-unit kernel (kernels/attn.cu attn_mma_*) takes q, k and v of one 16-bit dtype, D a
- * multiple of 32 up to 128, K and V rows aligned for 16-byte loads, where the 16 x 8 x 16
- * fragment products run (NVIDIA sm_80+, the simt device; not compiled for AMD).
- * WICK_ATTN_MMA=0 keeps the f32 kernels (comparisons). */
-static bool attn_mma_ok(wk_device *dev, const wk_attn_args *a, const attn_geom *g)
+/* The decode kernel of a call (kernels/attn.cu): its name, the queries each block takes and the
+ * resident blocks per multiprocessor the split is planned for. */
+typedef struct attn_kernel {
+    char name[64];
+    int qb;
+    int64_t per_sm;
+} attn_kernel;
+
+/* The choice (measurements: docs/performance.md, "Decode step", H200, GQA 4:1, D 128):
+ *   - attn_mma_<dt>_<D/32> (the matrix units, 8 queries per block, one block per
+ *     multiprocessor) for q, k and v of one 16-bit dtype, D a multiple of 32 up to 128, K and V
+ *     rows aligned for 16-byte loads, where the 16 x 8 x 16 fragment products run (NVIDIA
+ *     sm_80+, the simt device; not compiled for AMD): 41.7 us at 32k keys against 85.8 for the
+ *     f32 kernel, and one block per multiprocessor beat two (8k keys 14.6 against 19.6 us);
+ *   - else the f32 kernels attn_part_<qd>_<kvd>_<QB>: QB = 1 for one query per kv head (two
+ *     blocks per multiprocessor), 4 for 2-4 (one block, K row double-buffered: 90 us at 32k
+ *     against 99-140 us for the register-capped kernel it replaced, the llama example's decode
+ *     280 against 254 tokens/s), 8 for more (one block).
+ * WICK_ATTN_MMA=0 keeps the f32 kernels and WICK_ATTN_BPS=N plans N blocks per multiprocessor
+ * (benchmarking switches, read per call). */
+static attn_kernel attn_pick(wk_device *dev, const wk_attn_args *a, const attn_geom *g)
 {
+    attn_kernel k;
     const char *e = getenv("WICK_ATTN_MMA");
-    if (e && !strcmp(e, "0"))
-        return false;
-    return a->qdt == a->kvdt && (a->qdt == WK_DTYPE_F16 || a->qdt == WK_DTYPE_BF16) &&
-           g->d % 32 == 0 && g->d <= 128 && g->vec && wk_gpu_matrix_units(dev, a->qdt);
+    const bool mma = !(e && !strcmp(e, "0")) && a->qdt == a->kvdt &&
+                     (a->qdt == WK_DTYPE_F16 || a->qdt == WK_DTYPE_BF16) && g->d % 32 == 0 &&
+                     g->d <= 128 && g->vec && wk_gpu_matrix_units(dev, a->qdt);
+    k.qb = mma || g->nq > 4 ? 8 : g->nq <= 1 ? 1 : 4;
+    k.per_sm = attn_env("WICK_ATTN_BPS", k.qb == 1 ? 2 : 1);
+    if (mma) {
+        const char *nd[4] = {"1", "2", "3", "4"};
+        const char *parts[4] = {"attn", "mma", wk_gpu_dtype_kname(a->qdt), nd[g->d / 32 - 1]};
+        wk_gpu_kname(k.name, sizeof k.name, parts, 4);
+    } else {
+        const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
+                                wk_gpu_dtype_kname(a->kvdt),
+                                k.qb == 1 ? "1" : k.qb == 8 ? "8" : "4"};
+        wk_gpu_kname(k.name, sizeof k.name, parts, 5);
+    }
+    return k;
 }
 
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
@@ -79,25 +108,13 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     }
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
-    /* the matrix-unit kernel (attn_mma_*: 8 queries per block, P rounded once to the dtype) */
-    const bool mma = attn_mma_ok(dev, a, &g);
-    const int qb = mma || g.nq > 4 ? 8 : g.nq <= 1 ? 1 : 4;
-    /* resident blocks per multiprocessor of the kernel picked (kernels/attn.cu: 2 for the
-     * register-capped ones, 1 for "4w" and 8 queries). 2 to 4 queries per kv head take "4w"
-     * (WICK_ATTN_OCC=2: the capped kernel): on the H200 (2026-11-28) the capped kernel spills
-     * and "4w" was faster at every length (GQA 4:1, 32k f16: 90 us against 99-140 us for the
-     * other settings; the llama example's decode 280 against 254 tokens/s) */
-    const bool wide = !mma && qb == 4 && attn_env("WICK_ATTN_OCC", 1) == 1;
-    /* attn_mma_*: one block per multiprocessor for the split (H200, 2026-11-29, GQA 4:1, D 128,
-     * f16, graph replays, same run, the kernel before its loads went a tile ahead: one block
-     * against two, 8k keys 14.6 against 19.6 us, 32k 43.6 against 46.3) */
-    const int64_t occ = mma ? 1 : qb == 8 || wide ? 1 : 2;
-    const int64_t nz = cdiv(g.nq, qb), chunks = cdiv(g.lk, ATTN_CHUNK);
+    const attn_kernel kern = attn_pick(dev, a, &g);
+    const int64_t nz = cdiv(g.nq, kern.qb), chunks = cdiv(g.lk, ATTN_CHUNK);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
      * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
-     * per split. WICK_ATTN_BPS (blocks per multiprocessor) overrides it (benchmarks). */
+     * per split */
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
-    int64_t want = attn_env("WICK_ATTN_BPS", occ) * sm / (g.nb * g.hkv * nz);
+    int64_t want = kern.per_sm * sm / (g.nb * g.hkv * nz);
     if (want > chunks)
         want = chunks;
     if (want < 1)
@@ -116,19 +133,9 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     float *po = scr, *pm = po + np * (size_t)g.d, *pl = pm + np;
     float scale = a->scale;
     char name[64];
-    if (mma) {
-        const char *nd[4] = {"1", "2", "3", "4"};
-        const char *parts[4] = {"attn", "mma", wk_gpu_dtype_kname(a->qdt), nd[g.d / 32 - 1]};
-        wk_gpu_kname(name, sizeof name, parts, 4);
-    } else {
-        const char *parts[5] = {"attn", "part", wk_gpu_dtype_kname(a->qdt),
-                                wk_gpu_dtype_kname(a->kvdt),
-                                qb == 1 ? "1" : qb == 8 ? "8" : wide ? "4w" : "4"};
-        wk_gpu_kname(name, sizeof name, parts, 5);
-    }
     /* the merge of the splits fused into the part kernel (its last block per kv head and query
-     * set, through the device's completion counters); WICK_ATTN_COMBINE=1 or more sets than
-     * counters: the separate combine kernel */
+     * set, through the device's completion counters); more sets than counters, or
+     * WICK_ATTN_COMBINE=1 (a testing and benchmarking switch): the separate combine kernel */
     uint32_t *ctr = NULL;
     void *out = a->out;
     if (g.nb * g.hkv * nz <= WK_GPU_COUNTERS && !getenv("WICK_ATTN_COMBINE") &&
@@ -137,7 +144,7 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         return st;
     }
     void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
-    st = wk_gpu_run(dev, "attn", name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
+    st = wk_gpu_run(dev, "attn", kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
     if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};

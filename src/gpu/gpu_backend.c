@@ -246,12 +246,6 @@ static wk_status gpu_warmup(wk_device *dev, int threads)
     return wk_gpu_modules_warmup(wk_gpu_dev(dev), threads);
 }
 
-/* ---- device facts for the op half */
-int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
-const char *wk_gpu_arch(const wk_device *dev) { return wk_gpu_dev(dev)->props.arch; }
-int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_count; }
-int wk_gpu_smem_block(const wk_device *dev) { return wk_gpu_dev(dev)->props.smem_block; }
-
 /* ---- the two vtables: the same functions, a different driver behind device_count/open */
 #define WK_GPU_BACKEND(NAME, KIND, PREFIX)                                                   \
     {                                                                                        \

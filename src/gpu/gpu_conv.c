@@ -1,8 +1,7 @@
 /* gpu_conv.c: the GPU convolutions (conv1d, conv_transpose1d, conv2d, conv_transpose2d) as
  * im2col / col2im kernels (kernels/conv.cu) around the shared GEMM (wk_gpu_gemm, gpu_matmul.c),
- * or, for f16 / bf16 forward convolutions on the matrix units, as an implicit GEMM (conv_mc*:
- * the columns gathered from x in NCHW; conv_mcn*: over an NHWC copy of x; conv_nhwc_ok and
- * conv_mc_ok say where each runs).
+ * or, for some f16 / bf16 forward convolutions on the matrix units, as an implicit GEMM over an
+ * NHWC copy of x (conv_nhwc_*; conv_nhwc_ok says where it runs).
  *
  * The 1-D ops are the 2-D ones with a height of 1 (as src/cpu/cpu_conv.c, the reference).
  * The GEMM runs in the "gemm type" gt: the dtype itself for f32/f64/f16/bf16 convolutions
@@ -193,15 +192,15 @@ static bool im2col_vec_ok(const conv_geom *g, size_t gsz, const void *col)
 typedef struct cv_args {
     int64_t cig, cog, wrs, mtiles;
 } cv_args;
-#define CV_BN 128 /* positions per block of conv_mc* */
+#define CV_BN 128 /* positions per block of conv_nhwc_* */
 
-/* The forward path WICK_CONV asks for (docs/performance.md); unset or unknown: the default. */
-typedef enum conv_mode {
-    CONV_DEFAULT, CONV_IM2COL, CONV_IMPLICIT, CONV_NHWC, CONV_MERGED, CONV_BATCHED
-} conv_mode;
+/* The forward path WICK_CONV asks for (a benchmarking and testing switch; docs/performance.md):
+ * im2col (never the implicit GEMM), nhwc (the implicit GEMM wherever it fits), merged / batched
+ * (the column layout of the im2col path); unset or unknown: the default. */
+typedef enum conv_mode { CONV_DEFAULT, CONV_IM2COL, CONV_NHWC, CONV_MERGED, CONV_BATCHED } conv_mode;
 static conv_mode conv_env(void)
 {
-    static const char *const names[] = {"", "im2col", "implicit", "nhwc", "merged", "batched"};
+    static const char *const names[] = {"", "im2col", "nhwc", "merged", "batched"};
     const char *e = getenv("WICK_CONV");
     for (int i = 1; e && i < (int)(sizeof names / sizeof names[0]); i++)
         if (!strcmp(e, names[i]))
@@ -209,13 +208,11 @@ static conv_mode conv_env(void)
     return CONV_DEFAULT;
 }
 
-static bool conv_on_simt(const conv_job *j) { return strncmp(wk_gpu_arch(j->dev), "simt", 4) == 0; }
-
-/* What both implicit GEMMs (conv_mc*, conv_mcn*) need: a forward f16 / bf16 convolution on the
- * matrix units (NVIDIA sm_80+ and the simt device), not empty (the general path has the early
- * outs), its geometry within the kernels' 32-bit row and column counters, and C_out tiles and
- * groups within the grid's y. */
-static bool conv_mc_fits(const conv_job *j)
+/* What the implicit GEMM (conv_nhwc_*) needs: a forward f16 / bf16 convolution on the matrix
+ * units (NVIDIA sm_80+ and the simt device), not empty (the general path has the early outs),
+ * its geometry within the kernels' 32-bit row and column counters, and C_out tiles and groups
+ * within the grid's y. */
+static bool conv_nhwc_fits(const conv_job *j)
 {
     const conv_geom *g = &j->g;
     if (j->transposed || j->dt != j->gt || (j->dt != WK_DTYPE_F16 && j->dt != WK_DTYPE_BF16) ||
@@ -230,53 +227,6 @@ static bool conv_mc_fits(const conv_job *j)
     const int64_t bm = j->cog <= 64 ? 64 : 128;
     return j->groups * ceil_div(j->cog, bm) <= CONV_MAX_GRID_YZ &&
            ceil_div(g->ho * g->wo, CV_BN) <= INT32_MAX;
-}
-
-/* Whether the NCHW implicit GEMM (conv_mc*, kernels/conv.cu) runs this forward convolution, and
- * the weight's row stride *wrs: conv_mc_fits, and the weight's rows contiguous along k in
- * 16-byte chunks (row stride a multiple of 8, aligned start). WICK_CONV=im2col never takes it,
- * WICK_CONV=implicit wherever it applies; by default the simt device takes it and NVIDIA does
- * not: on the H200 it was slower than im2col + cuBLAS on every f16 row but the smallest
- * (docs/performance.md). */
-static bool conv_mc_ok(const conv_job *j, const void *wp, int64_t *wrs)
-{
-    const conv_mode mode = conv_env();
-    if (mode == CONV_IM2COL || (mode != CONV_IMPLICIT && !conv_on_simt(j)) || !conv_mc_fits(j))
-        return false;
-    int64_t st = 1;
-    if (!tail_stride(&st, &j->w4, 1) || st != 1 || j->w4.strides[0] % 8 != 0 ||
-        (uintptr_t)wp % 16 != 0)
-        return false;
-    const int64_t lim = INT32_MAX / 4, kk = j->g.kh * j->g.kw;
-    if (kk > lim || j->cig > lim / kk)
-        return false;
-    *wrs = j->w4.strides[0];
-    return true;
-}
-
-/* The forward convolution by conv_mc*: no column scratch; launches of at most 65535 images. */
-static wk_status conv_implicit(const conv_job *j, void *out, const void *x, const void *wp,
-                               int64_t wrs)
-{
-    const conv_geom *g = &j->g;
-    const size_t dsz = wk_dtype_size(j->dt);
-    const int64_t P = g->ho * g->wo, bm = j->cog <= 64 ? 64 : 128;
-    cv_args a = {.cig = j->cig, .cog = j->cog, .wrs = wrs, .mtiles = ceil_div(j->cog, bm)};
-    char name[32];
-    snprintf(name, sizeof name, "conv_mc%c_%s", bm == 64 ? 'm' : 'l', wk_gpu_dtype_kname(j->dt));
-    wk_gpu_fn fn = NULL;
-    wk_status s = wk_gpu_function(&fn, j->dev, "conv", name);
-    const unsigned shmem = (unsigned)(4 * (bm + CV_BN) * 32 * 2); /* MC_ST (BM + BN) MC_BK */
-    for (int64_t n0 = 0; s == WK_OK && n0 < j->n; n0 += CONV_MAX_GRID_YZ) {
-        const int64_t nb = min64(CONV_MAX_GRID_YZ, j->n - n0);
-        const void *xc = wk_gpu_at(x, j->lx->offset + n0 * j->x4.strides[0], dsz);
-        void *oc = wk_gpu_at(out, n0 * g->co * P, dsz);
-        void *args[] = {(void *)g, &xc, (void *)&wp, &oc, &a};
-        s = wk_gpu_launch(j->dev, fn, (unsigned)ceil_div(P, CV_BN),
-                          (unsigned)(j->groups * a.mtiles), (unsigned)nb, WK_GPU_BLOCK, 1, 1,
-                          shmem, args);
-    }
-    return s;
 }
 
 /* Whether a chunk of images runs as one GEMM, W [C_out x q] @ col [q][nb*P], whose result
@@ -300,27 +250,27 @@ static bool conv_merge(const conv_job *j, int64_t P, bool direct)
     return !direct && P <= CONV_MERGE_P;
 }
 
-/* Whether the NHWC implicit GEMM (conv_mcn*, kernels/conv.cu) runs this forward convolution:
- * conv_mc_fits, C_in / groups a multiple of 32 (a k tile is 32 channels of one tap), and x's
- * NHWC copy within the scratch budget. By default on NVIDIA where it won on the H200 beside
- * im2col + cuBLAS (docs/performance.md): a kernel of more than one tap and C_out / groups <= 64
- * (the 64-channel 3x3 layers of a ResNet: 0.60x -> 0.69x cuDNN); wider outputs keep cuBLAS,
- * which is faster there, 1x1 kernels read x in place. WICK_CONV=nhwc takes it wherever it
- * applies, WICK_CONV=im2col / implicit / merged / batched never; the simt device takes it only
- * when asked. */
+/* Whether the implicit GEMM (conv_nhwc_*, kernels/conv.cu) runs this forward convolution:
+ * conv_nhwc_fits, C_in / groups a multiple of 32 (a k tile is 32 channels of one tap), and x's
+ * NHWC copy within the scratch budget. By default (on NVIDIA and the simt device) where it won
+ * on the H200 beside im2col + cuBLAS (docs/performance.md, "Matmul and convolutions"): a kernel
+ * of more than one tap and C_out / groups <= 64 (the 64-channel 3x3 layers of a ResNet: 0.60x
+ * -> 0.69x cuDNN); wider outputs keep cuBLAS, which is faster there, 1x1 kernels read x in
+ * place. WICK_CONV=nhwc takes it wherever it applies, WICK_CONV=im2col / merged / batched
+ * never. */
 static bool conv_nhwc_ok(const conv_job *j)
 {
     const conv_geom *g = &j->g;
     const conv_mode mode = conv_env();
-    if ((mode != CONV_DEFAULT && mode != CONV_NHWC) || !conv_mc_fits(j) || j->cig % 32 != 0)
+    if ((mode != CONV_DEFAULT && mode != CONV_NHWC) || !conv_nhwc_fits(j) || j->cig % 32 != 0)
         return false;
-    if (mode != CONV_NHWC && (conv_on_simt(j) || g->kh * g->kw == 1 || j->cog > 64))
+    if (mode != CONV_NHWC && (g->kh * g->kw == 1 || j->cog > 64))
         return false;
     int64_t xb;
     return mul3(&xb, j->n * g->h, g->w * g->ci, 2) && xb <= CONV_SCRATCH_BYTES;
 }
 
-/* The forward convolution by conv_mcn*: x copied to [N][H][W][C] and the weight to
+/* The forward convolution by conv_nhwc_*: x copied to [N][H][W][C] and the weight to
  * [C_out][KH][KW][C_in/G] (two strided copies), then launches of at most 65535 images. */
 static wk_status conv_nhwc(const conv_job *j, void *out, const void *x, const void *w)
 {
@@ -344,7 +294,8 @@ static wk_status conv_nhwc(const conv_job *j, void *out, const void *x, const vo
     }
     cv_args a = {.cig = j->cig, .cog = j->cog, .wrs = kk * j->cig, .mtiles = ceil_div(j->cog, bm)};
     char name[32];
-    snprintf(name, sizeof name, "conv_mcn%c_%s", bm == 64 ? 'm' : 'l', wk_gpu_dtype_kname(j->dt));
+    snprintf(name, sizeof name, "conv_nhwc_%sx128_%s", bm == 64 ? "64" : "128",
+             wk_gpu_dtype_kname(j->dt));
     wk_gpu_fn fn = NULL;
     if (s == WK_OK)
         s = wk_gpu_function(&fn, j->dev, "conv", name);
@@ -370,12 +321,6 @@ static wk_status conv_forward(const conv_job *j, void *out, const void *x, const
 {
     if (conv_nhwc_ok(j))
         return conv_nhwc(j, out, x, w);
-    {
-        const void *wp = wk_gpu_at(w, j->lw->offset, wk_dtype_size(j->dt));
-        int64_t wrs = 0;
-        if (conv_mc_ok(j, wp, &wrs))
-            return conv_implicit(j, out, x, wp, wrs);
-    }
     const conv_geom *g = &j->g;
     const size_t dsz = wk_dtype_size(j->dt), gsz = wk_dtype_size(j->gt);
     const int64_t KK = g->kh * g->kw, P = g->ho * g->wo, kdim = j->cig * KK;

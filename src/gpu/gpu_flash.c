@@ -36,6 +36,21 @@ bool wk_gpu_flash_fits(const wk_attn_args *a)
            wk_gpu_rows_aligned(wk_gpu_at(a->v, lv->offset, 2), lv, 2, 16);
 }
 
+/* The kernel of kernels/flash.cu for a call that wk_gpu_flash_fits takes (measurements:
+ * docs/performance.md, "Prefill", H200, causal, GQA 4:1, L 2048-8192): D 64 takes
+ * flash_<dt>_64_2buf (two shared buffers each for K and V, two blocks per SM: 0.77-0.97x
+ * PyTorch's flash backend where the one-buffer kernel ran 0.58-0.77x) on NVIDIA and the simt
+ * device; AMD, where it is not compiled, and WICK_ATTN_FLASH=1buf (a benchmarking switch) take
+ * the one-buffer flash_<dt>_64; D 128 takes flash_<dt>_128 (two blocks per SM would spill). */
+static void flash_pick(char *name, size_t cap, wk_device *dev, wk_dtype dt, int64_t d)
+{
+    const char *e = getenv("WICK_ATTN_FLASH");
+    const bool amd = strncmp(wk_gpu_arch(dev), "gfx", 3) == 0;
+    const bool two = d == 64 && !amd && !(e && !strcmp(e, "1buf"));
+    const char *parts[4] = {"flash", wk_gpu_dtype_kname(dt), d == 64 ? "64" : "128", "2buf"};
+    wk_gpu_kname(name, cap, parts, two ? 4 : 3);
+}
+
 wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
 {
     const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
@@ -52,19 +67,7 @@ wk_status wk_gpu_flash(wk_device *dev, const wk_attn_args *a)
     float scale = a->scale;
     void *out = a->out;
     char name[32];
-    /* WICK_ATTN_FLASH=p2: P in two 16-bit terms (the f32 path's bound); else P rounded once.
-     * D 64 runs the s2m2 kernel (two buffers each for K and V, two blocks per SM: 0.77-0.97x
-     * PyTorch's flash backend on the H200 where the one-buffer kernel ran 0.58-0.77x) on NVIDIA
-     * and the simt device; it is not compiled for AMD (kernels/flash.cu), which keeps the
-     * one-buffer kernel, as does WICK_ATTN_FLASH_VARIANT=base (for comparisons). */
-    const char *e = getenv("WICK_ATTN_FLASH"), *var = getenv("WICK_ATTN_FLASH_VARIANT");
-    const bool p2 = e && !strcmp(e, "p2"), d64 = lq->dims[3] == 64;
-    const bool amd = strncmp(wk_gpu_arch(dev), "gfx", 3) == 0;
-    const char *suf = p2 ? "p2" : NULL;
-    if (!p2 && d64 && !amd && !(var && !strcmp(var, "base")))
-        suf = "s2m2";
-    const char *parts[4] = {"flash", wk_gpu_dtype_kname(a->qdt), d64 ? "64" : "128", suf};
-    wk_gpu_kname(name, sizeof name, parts, suf ? 4 : 3);
+    flash_pick(name, sizeof name, dev, a->qdt, lq->dims[3]);
     void *args[] = {&q, &k, &v, &out, &g, &scale};
     return wk_gpu_run(dev, "flash", name, (unsigned)g.hq, (unsigned)((g.lq + FLASH_BR - 1) / FLASH_BR),
                       (unsigned)g.nb, args);

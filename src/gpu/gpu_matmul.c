@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* kernels/matmul.cu: configurations "l" (128 x 128 tiles) and "s" (64 x 64), on the FMA units
- * (gemm_l / gemm_s: BK 8) or the matrix units (gemm_tl / gemm_ts, and gemm_cl / gemm_cs with
- * cp.async: BK 32, 8-element chunks; NVIDIA and simt only, not compiled for AMD) */
+/* kernels/matmul.cu: gemm_<unit>_<tile>_<dt>, unit fma (the FMA units: BK 8), mma (matrix units,
+ * operands staged through registers: BK 32), pipe (matrix units, a cp.async pipeline of 16-byte
+ * chunks: BK 32; mma and pipe on NVIDIA and simt only, not compiled for AMD) or mfma (CDNA's
+ * 64-lane matrix units, the same pipeline), tile 128x128, 64x64 or 128x256 (pipe only). */
 #define MM_BK 8
 #define MT_V 8
 #define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
@@ -41,7 +42,7 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
     return mode | (vec ? 2 : 0);
 }
 
-/* Whether f16, bf16 and f8e4m3 take the 32-lane matrix-unit kernels (gemm_t*, gemm_c*): on NVIDIA
+/* Whether f16, bf16 and f8e4m3 take the 32-lane matrix-unit kernels (mma, pipe): on NVIDIA
  * sm_80 and later, where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin
  * runs (that is how their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD and older
  * NVIDIA) the twin would be correct, but it needs 16 shuffles per 16 x 8 x 16 product where the
@@ -57,11 +58,11 @@ bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
     return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80;
 }
 
-/* Whether f16 and bf16 take CDNA's matrix units (gemm_w*: 16 x 16 x 16 MFMA products of 64-lane
- * waves, kernels/matmul.cu) when both operands suit 16-byte chunks: on gfx908 (f16; its bf16
- * MFMA has another shape), gfx90a and gfx94x, and on the simt device with 64-lane warps, which
- * runs the same kernels with gpu.h's twin of the instruction (that is how they are tested).
- * There they replace gemm_c*; every other case keeps the kernels above. */
+/* Whether f16 and bf16 take CDNA's matrix units (gemm_mfma_*: 16 x 16 x 16 MFMA products of
+ * 64-lane waves, kernels/matmul.cu) when both operands suit 16-byte chunks: on gfx908 (f16; its
+ * bf16 MFMA has another shape), gfx90a and gfx94x, and on the simt device with 64-lane warps,
+ * which runs the same kernels with gpu.h's twin of the instruction (that is how they are
+ * tested). There they replace the pipe kernels; every other case keeps the kernels above. */
 static bool mm_wave_units(const wk_device *dev, wk_dtype dt)
 {
     if (dt != WK_DTYPE_F16 && dt != WK_DTYPE_BF16)
@@ -73,62 +74,81 @@ static bool mm_wave_units(const wk_device *dev, wk_dtype dt)
     return strcmp(arch, "gfx908") == 0 && dt == WK_DTYPE_F16;
 }
 
-/* The kernel of one problem: its name, block tile (bm x bn) and dynamic shared memory. */
+/* The kernel of one problem: its unit and tile, name, block tile (bm x bn) and dynamic shared
+ * memory. */
+typedef enum mm_unit { MM_FMA, MM_MMA, MM_PIPE, MM_MFMA } mm_unit;
+typedef enum mm_tile { MM_128X128, MM_64X64, MM_128X256 } mm_tile;
+static const char *const MM_UNIT[] = {"fma", "mma", "pipe", "mfma"};
+static const char *const MM_TILE[] = {"128x128", "64x64", "128x256"};
 typedef struct mm_cfg {
+    mm_unit unit;
+    mm_tile tile;
     char name[32];
     int64_t bm, bn;
     unsigned shmem;
 } mm_cfg;
 
-/* kernels/matmul.cu's cp.async kernels (gemm_c<cfg>): BK 32, MC_ST stages of both 16-bit tiles */
+/* kernels/matmul.cu's cp.async kernels (pipe, mfma): BK 32, MC_ST stages of both 16-bit tiles */
 #define MC_BK 32
 #define MC_ST 4
-#define MW_ST 2 /* gemm_w*: two stages (kernels/mc.h) */
+#define MW_ST 2 /* mfma: two stages (kernels/mc.h) */
 
-/* The configuration: "w" (64-lane MFMA waves, mm_wave_units), "c" (cp.async; both "w" and "c"
- * need both operands in vector mode for 16-byte chunks: vec), "t" (matrix units, register
- * staging) or "" (FMA units), then the tile: "l" (128 x 128) or "s" (64 x 64).
- * "l" once it gives a block per multiprocessor, else "s" (on an H200, 132 SMs, f32 2048^3 ran at
- * 23 TFLOPS on small tiles, 4096^3 at 37 on large ones); "x" (128 x 256, cp.async only) below.
- * f8e4m3 takes "l" or "s" (gemm_c*_f8e4m3 widens it to f16 in shared memory; "x" was slower
- * for it on the H200: 218 against 263 TFLOP/s at 4096^3). WICK_GEMM_TILE (wl, ws, cl, cs, cx,
- * tl, ts, l, s) forces one where it applies (tests, sweeps). */
+/* WICK_GEMM_TILE = <unit>_<tile> (fma_128x128, pipe_128x256, ...: a kernel's name without
+ * "gemm_" and the dtype) forces that kernel where it can run the problem: fma where no matrix
+ * unit takes the dtype, mma where one does, pipe and mfma where their chunk conditions hold
+ * (tests and sweeps; tools/device/mma.sh). Returns false where it names none of those. */
+static bool mm_forced(mm_unit *unit, mm_tile *tile, bool mt, bool cp, bool cpx, bool wv)
+{
+    const char *f = getenv("WICK_GEMM_TILE");
+    for (int u = 0; f && u < 4; u++)
+        for (int t = 0; t < 3; t++) {
+            const size_t n = strlen(MM_UNIT[u]);
+            if (strncmp(f, MM_UNIT[u], n) || f[n] != '_' || strcmp(f + n + 1, MM_TILE[t]))
+                continue;
+            const bool ok = t == MM_128X256 ? u == MM_PIPE && cpx
+                            : u == MM_FMA   ? !mt
+                            : u == MM_MMA   ? mt
+                            : u == MM_PIPE  ? cp
+                                            : wv;
+            if (ok)
+                *unit = (mm_unit)u, *tile = (mm_tile)t;
+            return ok;
+        }
+    return false;
+}
+
+/* The kernel for one problem (measurements: docs/performance.md, "Matmul and convolutions",
+ * H200): the unit is set by the hardware and the operands: mfma (CDNA waves, mm_wave_units, both
+ * operands in 16-byte chunks: vec), else pipe (32-lane matrix units and vec), else mma (matrix
+ * units, other operands), else fma. The tile: 128x128 once it gives a block per multiprocessor,
+ * else 64x64 (f32 2048^3 ran at 23 TFLOP/s on small tiles, 4096^3 at 37 on large ones); pipe
+ * takes 128x256 (warp tiles 64 x 64, one block per SM) for f16 and bf16 with A read along k (ak)
+ * where the problem has at least two waves of such tiles and k >= 512 (bf16 4096^3 350 TFLOP/s
+ * against 338 for 128x128, 8192^3 361 against 323, f16 328 / 344 against 309 / 307; but 64 x
+ * 512x128x512 90 against 119; f8e4m3 218 against 263 at 4096^3, so f8e4m3 never takes it). */
 static void mm_pick(mm_cfg *cfg, wk_device *dev, const wk_gpu_gemm_args *g, bool vec, bool ak)
 {
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     const double bt = (double)g->batch;
     const bool mt = wk_gpu_matrix_units(dev, g->dt);
     const bool cp = mt && vec, wv = vec && mm_wave_units(dev, g->dt);
-    /* gemm_cx: f16 and bf16, A read along k (ak: its mode bit 0 clear) */
     const bool cpx = cp && !wv && ak && g->dt != WK_DTYPE_F8E4M3;
-    const char *kind = wv ? "w" : cp ? "c" : mt ? "t" : "";
-    char tile = (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
-                    ? 'l' : 's';
-    const char *force = getenv("WICK_GEMM_TILE");
-    if (force && force[0] && force[1] == '\0' && !mt && (force[0] == 'l' || force[0] == 's'))
-        tile = force[0];
-    /* cp.async, 128 x 256 ("x": warp tiles of 64 x 64, one block per SM) where the problem
-     * has at least two waves of such tiles and enough k steps to hide the pipeline's fill
-     * (H200, bf16: 4096^3 350 TFLOP/s against 338 for "l", 8192^3 361 against 323, f16
-     * 328 / 344 against 309 / 307; but 64 x 512x128x512 90 against 119) */
+    mm_unit unit = wv ? MM_MFMA : cp ? MM_PIPE : mt ? MM_MMA : MM_FMA;
+    mm_tile tile =
+        (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 128) * bt >= (double)sm
+            ? MM_128X128 : MM_64X64;
     if (cpx &&
         (double)ceil_div(g->m, 128) * (double)ceil_div(g->n, 256) * bt >= 2.0 * (double)sm &&
         g->k >= 512)
-        tile = 'x';
-    if (force && force[0] && force[1] && !force[2]) {
-        const char k = force[0], t = force[1];
-        if (k == 'w' && wv && (t == 'l' || t == 's'))
-            kind = "w", tile = t;
-        if (k == 'c' && cp && (t == 'l' || t == 's' || (t == 'x' && cpx)))
-            kind = "c", tile = t;
-        if (k == 't' && mt && (t == 'l' || t == 's'))
-            kind = "t", tile = t;
-    }
-    cfg->bm = tile == 's' ? 64 : 128;
-    cfg->bn = tile == 's' ? 64 : tile == 'x' ? 256 : 128;
-    const int stages = kind[0] == 'c' ? MC_ST : kind[0] == 'w' ? MW_ST : 0;
+        tile = MM_128X256;
+    (void)mm_forced(&unit, &tile, mt, cp, cpx, wv);
+    cfg->unit = unit;
+    cfg->tile = tile;
+    cfg->bm = tile == MM_64X64 ? 64 : 128;
+    cfg->bn = tile == MM_64X64 ? 64 : tile == MM_128X256 ? 256 : 128;
+    const int stages = unit == MM_PIPE ? MC_ST : unit == MM_MFMA ? MW_ST : 0;
     cfg->shmem = (unsigned)(stages * (cfg->bm + cfg->bn) * MC_BK * 2);
-    snprintf(cfg->name, sizeof cfg->name, "gemm_%s%c_%s", kind, tile,
+    snprintf(cfg->name, sizeof cfg->name, "gemm_%s_%s_%s", MM_UNIT[unit], MM_TILE[tile],
              wk_gpu_dtype_kname(g->dt));
 }
 
@@ -147,7 +167,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
     mm_cfg cfg;
     mm_pick(&cfg, dev, g, (am0 & 2) && (bm0 & 2) && g->m <= MM_GRID_YZ * 128, !(am0 & 1));
     const int64_t BM = cfg.bm, BN = cfg.bn;
-    const bool chunks = cfg.name[5] == 'c' || cfg.name[5] == 'w'; /* 16-byte chunk kernels */
+    const bool chunks = cfg.unit == MM_PIPE || cfg.unit == MM_MFMA; /* 16-byte chunk kernels */
     const int64_t Vk = chunks ? Vc : mt ? MT_V : BM * MM_BK / WK_GPU_BLOCK;
     const int64_t gx = ceil_div(g->n, BN);
     if (gx > INT_MAX)
@@ -168,7 +188,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
             if (chunks && !((amode & 2) && (bmode & 2)))
                 return wk_err(WK_ERR_INTERNAL, "gemm: %s on operands without vector mode",
                               cfg.name);
-            if (cfg.name[6] == 'x' && (amode & 1))
+            if (cfg.tile == MM_128X256 && (amode & 1))
                 return wk_err(WK_ERR_INTERNAL, "gemm: %s on an A not read along k", cfg.name);
             int64_t a_bs = g->a_bs, a_rs = g->a_rs, a_cs = g->a_cs;
             int64_t b_bs = g->b_bs, b_rs = g->b_rs, b_cs = g->b_cs;

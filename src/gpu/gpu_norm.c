@@ -5,15 +5,15 @@
  * when it has not: a transposed or broadcast last dim), row r starting at koff(R, r) with R the
  * collapsed outer dims, and picks a plan:
  *   - 16-byte units possible (D a multiple of N = 16/size, every row start, out, alpha and
- *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): the register
- *     kernel "_r<KV>" with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer
- *     for the 16- and 8-bit types, so a thread keeps at most 32 widened values; 8 for bf16 in
- *     the norms, which widen bf16 at each use instead of keeping it), the (G, KV) of least
- *     padding (ties: the larger KV, more rows per block; for f32 softmax the smaller), as measured
- *     fastest (below); layer_norm and 16-bit softmax take the "_f<KV>" kernels (one reduction
- *     per row: Chan's mean/variance merge, an online max/sum), f32 softmax the two-reduction
- *     "_r<KV>" one, rms_norm has one reduction anyway ("_r<KV>");
- *   - else the streaming kernel "_s", 16-byte units when possible, scalar otherwise.
+ *     beta 16-byte aligned) and the row fits in registers (D/N <= 256 * KV): a register kernel
+ *     with groups of G threads per row, KV vectors each, KV in 2, 4, 8 (fewer for the 16- and
+ *     8-bit types, so a thread keeps at most 32 widened values; 8 for bf16 in the norms, which
+ *     widen bf16 at each use instead of keeping it), the (G, KV) of least padding (ties: the
+ *     larger KV, more rows per block; for f32 softmax the smaller), as measured fastest
+ *     (row_plan); the kernel: norm_<rms|layer>_<dt>_reg<KV> (one reduction per row: Chan's
+ *     mean/variance merge for layer_norm), softmax_<dt>_online<KV> for the 16- and 8-bit types
+ *     (one reduction: an online max/sum), softmax_<dt>_maxsum<KV> for f32 and f64 (two);
+ *   - else the streaming kernel "_stream", 16-byte units when possible, scalar otherwise.
  * alpha/beta of another stride than 1 (e.g. broadcast) or misaligned are copied to scratch
  * first (D elements). Blocks loop over groups of rows, so the grid is capped. */
 #include "gpu_ops.h"
@@ -90,16 +90,8 @@ static wk_status vec_operand(wk_device *dev, wk_dtype dt, const void *p, const w
     return WK_OK;
 }
 
-/* Benchmarking switches, read per call (so that one process can compare):
- *   WICK_ROWS=old         softmax and layer_norm with two reductions per row (the "_r" kernels,
- *                         the ones before the one-reduction "_f" kernels);
- *   WICK_ROWS_KV=2|4|8    only that KV in the register plan (where it fits the row). */
-static bool rows_old(void)
-{
-    const char *e = getenv("WICK_ROWS");
-    return e && strcmp(e, "old") == 0;
-}
-
+/* WICK_ROWS_KV=2|4|8: only that KV in the register plan (where it fits the row); a
+ * benchmarking switch, read per call (so that one process can compare). */
 static int rows_kv_only(void)
 {
     const char *e = getenv("WICK_ROWS_KV");
@@ -132,12 +124,11 @@ static int reg_plan(int64_t nv, int kv_max, bool large, int32_t *G)
 
 /* The plan for M rows of D elements of op (SOFTMAX_LAST_DIM, RMS_NORM, LAYER_NORM) in dt, vec:
  * 16-byte units possible: the register kernel's KV (0: the streaming kernel), the group size *G
- * and the grid *blocks. The plans measured fastest on an H200 (2026-11-28,
- * bench/gpu_compare_ops.py, 16384 x 4096, tools/device/norms.sh): rms_norm and layer_norm in
- * every dtype and softmax in 16-bit types take the largest KV among equal paddings (layer_norm
- * f32: 3668 GB/s at KV 8 against 3006 at KV 2; softmax bf16 1749 against 1410); f32 softmax
- * keeps the smallest KV and its two-reduction kernel (3215 GB/s against 3001 for the
- * one-reduction one, 1842 at KV 8). */
+ * and the grid *blocks. The plans measured fastest on an H200 (docs/performance.md, "Memory-bound ops",
+ * bench/gpu_compare_ops.py, 16384 x 4096): rms_norm and layer_norm in every dtype and softmax in
+ * 16-bit types take the largest KV among equal paddings (layer_norm f32: 3668 GB/s at KV 8
+ * against 3006 at KV 2; softmax bf16 1749 against 1410); f32 softmax keeps the smallest KV and
+ * its two-reduction kernel (3215 GB/s against 3001 for the one-reduction one, 1842 at KV 8). */
 static int row_plan(wk_device *dev, wk_op op, wk_dtype dt, int64_t M, int64_t D, bool vec,
                     int32_t *G, int64_t *blocks)
 {
@@ -195,13 +186,13 @@ wk_status wk_gpu_rowop(wk_device *dev, wk_op op, wk_dtype dt, void *out, const v
     char name[48];
     const char *dn = wk_gpu_dtype_kname(dt);
     const char *kind = softmax ? "" : layer ? "layer_" : "rms_";
-    const char rk = rows_old() || f32_softmax ? 'r' : 'f';
+    const char *reg = !softmax ? "reg" : f32_softmax ? "maxsum" : "online";
     if (kv)
-        snprintf(name, sizeof name, "%s%s%s_%c%d", softmax ? "softmax_" : "norm_", kind, dn, rk,
+        snprintf(name, sizeof name, "%s%s%s_%s%d", softmax ? "softmax_" : "norm_", kind, dn, reg,
                  kv);
     else
-        snprintf(name, sizeof name, "%s%s%s_s", softmax ? "softmax_" : "norm_", kind, dn);
-    int32_t v32 = vec ? 1 : 0; /* last argument: read by the "_s" kernels only */
+        snprintf(name, sizeof name, "%s%s%s_stream", softmax ? "softmax_" : "norm_", kind, dn);
+    int32_t v32 = vec ? 1 : 0; /* last argument: read by the "_stream" kernels only */
     int64_t Mv = M, Dv = D;
     if (softmax) {
         void *args[] = {&xp, &out, &Mv, &Dv, &G, &R, &v32};
@@ -254,7 +245,7 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
     const int64_t D = lx->dims[lx->rank - 1], M = n / D, N = (int64_t)(16 / esz);
     const void *xp = wk_gpu_at(x, lx->offset, esz), *rp = wk_gpu_at(r, lr->offset, esz);
     const bool fusable = (dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16) &&
-                         !rows_old() && D % N == 0 && wk_layout_is_contiguous(lx) &&
+                         D % N == 0 && wk_layout_is_contiguous(lx) &&
                          wk_layout_is_contiguous(lr) &&
                          ((uintptr_t)xp | (uintptr_t)rp | (uintptr_t)sum | (uintptr_t)out) % 16 == 0;
     int32_t G = 1;
@@ -279,10 +270,10 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
         wk_klay1 R;
         wk_layout outer;
         wk_gpu_klay1(&R, &outer, &rows);
-        char name[48]; /* norm_add_<rms|layer>_<dt>_f<kv>, without snprintf (a decode op) */
-        const char fkv[3] = {'f', (char)('0' + kv), 0};
+        char name[48]; /* norm_add_<rms|layer>_<dt>_reg<kv>, without snprintf (a decode op) */
+        const char rkv[5] = {'r', 'e', 'g', (char)('0' + kv), 0};
         const char *parts[5] = {"norm", "add", layer ? "layer" : "rms", wk_gpu_dtype_kname(dt),
-                                fkv};
+                                rkv};
         wk_gpu_kname(name, sizeof name, parts, 5);
         int64_t Mv = M, Dv = D;
         void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};

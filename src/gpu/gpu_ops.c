@@ -1,5 +1,7 @@
-/* gpu_ops.c: helpers of the GPU op half (kernel layouts, grids, names, launches). The (op,
- * dtype) pairs that the kernels implement are in gpu_supports.c. */
+/* gpu_ops.c: helpers of the GPU op half (device facts, kernel layouts, grids, names,
+ * launches). The (op, dtype) pairs that the kernels implement are in gpu_supports.c. Nothing
+ * here calls gpu_backend.c (the vtable above every op). */
+#include "gpu_driver.h"
 #include "gpu_ops.h"
 #include <stddef.h>
 #include <stdio.h>
@@ -9,6 +11,12 @@
 _Static_assert(sizeof(wk_klay1) == 8 + 8 * 8 + 8 * 8, "wk_klay1 layout");
 _Static_assert(sizeof(wk_klay3) == 8 + 8 * 8 + 3 * 8 * 8, "wk_klay3 layout");
 _Static_assert(offsetof(wk_klay2, dims) == 8 && offsetof(wk_klay2, st) == 72, "wk_klay2 layout");
+
+/* ---- device facts, read from the device at open (gpu_impl.h) */
+int wk_gpu_warp_size(const wk_device *dev) { return wk_gpu_dev(dev)->props.warp_size; }
+const char *wk_gpu_arch(const wk_device *dev) { return wk_gpu_dev(dev)->props.arch; }
+int wk_gpu_sm_count(const wk_device *dev) { return wk_gpu_dev(dev)->props.sm_count; }
+int wk_gpu_smem_block(const wk_device *dev) { return wk_gpu_dev(dev)->props.smem_block; }
 
 /* Fills the fields of a kernel layout from n collapsed layouts of equal dims. */
 static void klay_fill(int32_t *rank, int32_t *small, int64_t *dims, int64_t (*st)[WK_MAX_RANK],

@@ -5,8 +5,8 @@
  *     out-of-range ids recorded in the device error record (qembed_<q>_<dt>);
  *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 with
  *     half sums in scratch (kernels/qmv.cu qmvq_<dt>), then integer dot products against the
- *     weight blocks (qmv<R><v>_<q>, variant v of qmv_variant(); WICK_QMV=old selects the first
- *     kernels of quant.cu, qquant_<dt> + qmv<R>_<q>, kept for comparison);
+ *     weight blocks by the kernel qmv_pick names (qmv<R>_<kernel>_<q>: the measurements each
+ *     rests on are cited there; WICK_QMV forces one, for benchmarks);
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
  * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
@@ -17,9 +17,6 @@
 #include <string.h>
 
 #define QMV_MAX_ROWS 8                    /* the vector path's largest row count */
-#define QMV_COLS_PER_GROUP_SMALL 2        /* kernels/quant.cu: NC of qmv1/2/4 */
-#define QMV_COLS_PER_GROUP_8 4            /* NC of qmv8 */
-#define QMV_GROUPS (WK_GPU_BLOCK / 64)    /* column groups of 64 threads per block */
 #define QMAT_CHUNK_BYTES ((size_t)64 << 20) /* dequantized-weight scratch of the batched path */
 
 /* The block types with kernels. */
@@ -144,7 +141,7 @@ static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out
 static wk_status plain_qmatmul(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
                                const void *x, int64_t rows, const void *w, int64_t n, int64_t k)
 {
-    if (rows <= QMV_MAX_ROWS && getenv("WICK_PMV_OFF") == NULL)
+    if (rows <= QMV_MAX_ROWS)
         return plain_qmv(dev, from, dt, out, x, rows, w, n, k);
     void *wc = NULL;
     wk_status s = WK_OK;
@@ -254,36 +251,36 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
     return wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nunits), 1, 1, args);
 }
 
-/* The launch geometry of the variants of kernels/qmv.cu (its table WK_QMV_VARIANTS): a block
- * of WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows; v (one row of x) sizes
- * its grid and shared memory in qmv(). */
-typedef struct qmv_cfg {
-    char v;
+/* ---- the decode matvec: the kernels of kernels/qmv.cu, named for how they walk W. A block of
+ * WK_GPU_BLOCK threads covers (WK_GPU_BLOCK / g) * nc weight rows (chunks sizes its grid in
+ * qmv()); r: the rows of x it is built for (it takes any count up to r). */
+typedef struct qmv_kernel {
+    const char *name;
     int r, g, nc;
-} qmv_cfg;
-static const qmv_cfg QMV_CFGS[] = {
-    {'w', 1, 32, 1}, {'w', 2, 32, 1}, {'w', 4, 32, 2}, {'w', 8, 32, 2},
-    {'f', 1, 32, 1}, {'f', 8, 32, 2}, {'b', 1, 64, 2}, {'b', 8, 64, 4},
-    {'m', 1, 64, 1}, {'m', 8, 64, 2}, {'k', 1, 128, 1}, {'k', 8, 128, 2}, {'s', 1, 32, 1},
-    {'v', 1, 32, 1}, {'t', 8, WK_GPU_BLOCK, 16},
+} qmv_kernel;
+static const qmv_kernel QMV_KERNELS[] = {
+    {"warp", 1, 32, 1},    {"warp2", 1, 64, 1},   {"warp2", 8, 64, 2},   {"warp4", 1, 128, 1},
+    {"warp4", 8, 128, 2},  {"split", 1, 64, 2},   {"stream", 1, 32, 1},  {"chunks", 1, 32, 1},
+    {"mma", 8, WK_GPU_BLOCK, 16}, {"rowpair", 2, 64, 2}, {"rowpair", 4, 64, 2},
 };
 
-/* The types kernels/qmv.cu builds t for: the 32-element ones with one scale per block. */
-static bool qmv_t_type(wk_qtype qt)
+/* The types kernels/qmv.cu builds mma for: the 32-element ones with one scale per block. */
+static bool qmv_mma_type(wk_qtype qt)
 {
     return qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_0 ||
            qt == WK_QTYPE_Q5_1 || qt == WK_QTYPE_Q8_0;
 }
 
-/* t's dynamic shared memory (kernels/qmv.cu wk_qmv_t): per warp 2 stages of 16-byte words, the
- * 16 weight rows' chunk at an odd stride, 8 rows of x (17 words each), their scales and, for the
- * types with a min, half sums. 0 where t cannot run: the other types, AMD (not built there: the
- * twin's shuffles would run), k not a multiple of 256, W not 16-byte aligned, or more than a
- * block may have (76-106 KiB: on sm_86 / sm_89's 99 KiB all but Q8_0). */
-static size_t qmv_t_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
+/* mma's dynamic shared memory (kernels/qmv.cu wk_qmv_mma): per warp 2 stages of 16-byte words,
+ * the 16 weight rows' chunk at an odd stride, 8 rows of x (17 words each), their scales and, for
+ * the types with a min, half sums. 0 where mma cannot run: the other types, no matrix units
+ * (AMD, NVIDIA before sm_80: not built or no instruction), k not a multiple of 256, W not
+ * 16-byte aligned, or more than a block may have (76-106 KiB: on sm_86 / sm_89's 99 KiB all
+ * but Q8_0). */
+static size_t qmv_mma_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
 {
-    if (!qmv_t_type(qt) || wk_device_backend(dev) == WK_BACKEND_ROCM || k % 256 != 0 ||
-        ((uintptr_t)w & 15) != 0)
+    if (!qmv_mma_type(qt) || wk_device_backend(dev) == WK_BACKEND_ROCM ||
+        !wk_gpu_matrix_units(dev, WK_DTYPE_F16) || k % 256 != 0 || ((uintptr_t)w & 15) != 0)
         return 0;
     const bool min = qt == WK_QTYPE_Q4_1 || qt == WK_QTYPE_Q5_1;
     const size_t cv = (size_t)(8 * wk_qtype_block_bytes(qt) / 16);
@@ -292,16 +289,16 @@ static size_t qmv_t_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const vo
     return bytes <= (size_t)wk_gpu_smem_block(dev) ? bytes : 0;
 }
 
-/* v's dynamic shared memory (kernels/qmv.cu wk_qmv_v): the row of activations (21 words of 16
- * bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per 32-lane group.
- * 0 where v cannot run: the types it is not built for, AMD, k not a multiple of 256, W not
- * 16-byte aligned, or more than a block may have on the device (sm_90: 227 KiB, sm_80: 163,
- * sm_86 / sm_89: 99). */
-static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
+/* chunks' dynamic shared memory (kernels/qmv.cu wk_qmv_chunks): the row of activations (21
+ * words of 16 bytes per chunk of 256 elements) and 2 stages of 32 chunks (cv words each) per
+ * 32-lane group. 0 where chunks cannot run: the types it is not built for, AMD, k not a
+ * multiple of 256, W not 16-byte aligned, or more than a block may have on the device (sm_90:
+ * 227 KiB, sm_80: 163, sm_86 / sm_89: 99). */
+static size_t qmv_chunks_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const void *w)
 {
     switch (qt) {
     case WK_QTYPE_Q4_0: case WK_QTYPE_Q8_0: case WK_QTYPE_Q4_K: case WK_QTYPE_Q5_K:
-        break; /* the types kernels/qmv.cu builds v for */
+        break; /* the types kernels/qmv.cu builds chunks for */
     default:
         return 0;
     }
@@ -314,82 +311,70 @@ static size_t qmv_v_shmem(const wk_device *dev, wk_qtype qt, int64_t k, const vo
     return bytes <= (size_t)wk_gpu_smem_block(dev) ? bytes : 0;
 }
 
-/* The default variant per row count (1, 2, 4, 8) where qmv_default has no rule: 2 and 4 rows
- * were not benchmarked: old (the first kernels), since it beat w at both 1 and 8 (H100). */
-static const char QMV_DEFAULT[4] = {'f', 'o', 'o', 'm'};
-
-/* The default for r rows of x, weight type qt and W (n, k). From the H200 runs beside ggml
- * (docs/performance.md, "Quantized matvec beside ggml in one run", tenth session: f, b, m, k
- * and s for ten types on 4096 x 14336, 4096 x 4096 and 14336 x 4096): within 1.08x of the
- * fastest variant's time in every one of the 60 cases of the first run. Thirteenth session
- * (section "Quantized matvec: whole chunks through shared memory"): v where it was fastest.
- *   1 row: v (whole chunks through shared memory) for Q4_K and Q5_K, and for Q4_0 and Q8_0
- *   with k > 4096 (qmv runs m where v cannot run); s (rows streamed through shared memory)
- *   for Q3_K and Q6_K; for Q8_0 b, or k when W has at least twice as many rows as columns
- *   ("tall"); for the others m (two warps per row), or f when tall (enough rows to fill the
- *   GPU with one warp each);
- *   5-8 rows: m, but k for Q2_K unless tall.
- *   2-8 rows of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 where the matrix units run (NVIDIA sm_80+, and
- *   the simt device, which runs their twin): t (fourteenth session).
- * s needs rows of a multiple of 16 bytes: qmv runs m where they are not. */
-static char qmv_default(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k)
+/* stream reads whole rows in 16-byte loads: W 16-byte aligned, rows a multiple of 16 bytes. */
+static bool qmv_stream_ok(wk_qtype qt, int64_t k, const void *w)
 {
-    const char dflt = QMV_DEFAULT[r <= 1 ? 0 : r <= 2 ? 1 : r <= 4 ? 2 : 3];
-    const bool tall = n >= 2 * k;
-    if (r > 1 && qmv_t_type(qt) && wk_gpu_matrix_units(dev, WK_DTYPE_F16))
-        return 't'; /* qmv runs m where t cannot */
-    if (r == 1) {
-        if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
-            (k > 4096 && (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)))
-            return 'v';
-        if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
-            return 's';
-        if (qt == WK_QTYPE_Q8_0)
-            return tall ? 'k' : 'b';
-        return tall ? 'f' : 'm';
-    }
-    if (r == 8)
-        return qt == WK_QTYPE_Q2_K && !tall ? 'k' : 'm';
-    return dflt;
+    return ((uintptr_t)w & 15) == 0 &&
+           (k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt)) % 16 == 0;
 }
 
-/* The matvec variant for r rows (1, 2, 4 or 8): WICK_QMV = old | w | f | b | m | k | s | v | t (a
- * benchmarking switch, read per call so a benchmark can compare them in one process), else the
- * default. 'o' = the first kernel. */
-static char qmv_variant(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k)
+/* Whether kernel `name` runs r rows (1, 2, 4, 8) of qt against W (n, k) at w on dev. */
+static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt, int64_t k,
+                     const void *w)
 {
-    const char dflt = qmv_default(dev, r, qt, n, k);
+    if (!strcmp(name, "mma"))
+        return qmv_mma_shmem(dev, qt, k, w) > 0;
+    if (!strcmp(name, "chunks"))
+        return r == 1 && qmv_chunks_shmem(dev, qt, k, w) > 0;
+    if (!strcmp(name, "stream"))
+        return r == 1 && qmv_stream_ok(qt, k, w);
+    for (size_t i = 0; i < sizeof QMV_KERNELS / sizeof QMV_KERNELS[0]; i++)
+        if (!strcmp(QMV_KERNELS[i].name, name) && QMV_KERNELS[i].r == r)
+            return true;
+    return false;
+}
+
+/* The matvec kernel for r rows of x (1, 2, 4 or 8: the row count rounded up), weight type qt
+ * and W (n, k) at w. The rules come from the H200 runs beside ggml, warm L2
+ * (docs/performance.md, "Quantized matvec": the per-kernel times of each shape and type; the
+ * rule picked the fastest kernel or one within 1.08x of it in every case measured):
+ *   1 row:   chunks for Q4_K and Q5_K, and for Q4_0 and Q8_0 with k > 4096; stream for Q3_K and
+ *            Q6_K; for Q8_0 split, or warp4 when W has at least twice as many rows as columns
+ *            ("tall"); for the rest warp2, or warp when tall (enough rows to fill the GPU with
+ *            one warp each);
+ *   2-8 rows of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 where the matrix units run (NVIDIA sm_80+, and the
+ *            simt device, which runs their twin): mma;
+ *   5-8 rows otherwise: warp2, but warp4 for Q2_K unless tall;
+ *   2-4 rows otherwise: rowpair (never measured at 2 and 4 rows: it was the first kernel, which
+ *            beat the first lane-group kernel at 1 and 8 rows on the H100).
+ * Where the rule's kernel cannot run (alignment, k, shared memory, AMD): warp2 at 1 and 8
+ * rows, rowpair at 2 and 4. WICK_QMV=<name> forces a kernel (a benchmarking switch, read per
+ * call so that one process can compare them) where it runs, else the same fallback; another
+ * value (e.g. "default") leaves the rule. */
+static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n, int64_t k,
+                            const void *w)
+{
+    const char *fallback = r == 2 || r == 4 ? "rowpair" : "warp2";
     const char *e = getenv("WICK_QMV");
-    if (!e || !*e)
-        return dflt;
-    if (strcmp(e, "old") == 0)
-        return 'o';
-    for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
-        if (e[0] == QMV_CFGS[i].v && e[1] == 0)
-            return e[0];
-    return dflt;
-}
-
-/* The first matvec (kernels/quant.cu qmv<R>_<q>): xq and xd from qquant_<dt>. */
-static wk_status qmv_old(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
-                         int64_t rows, const void *w, int64_t n, int64_t k, void *xq, void *xd)
-{
-    int64_t nblk = rows * (k / 32);
-    char name[64];
-    snprintf(name, sizeof name, "qquant_%s", wk_gpu_dtype_kname(dt));
-    void *qargs[] = {&nblk, &x, &xq, &xd};
-    wk_status s = wk_gpu_run(dev, "quant", name, wk_gpu_blocks(dev, nblk), 1, 1, qargs);
-    if (s != WK_OK)
-        return s;
-    const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    const int nc = r == 8 ? QMV_COLS_PER_GROUP_8 : QMV_COLS_PER_GROUP_SMALL;
-    const int64_t gx = ceil_div(n, (int64_t)QMV_GROUPS * nc);
-    if (gx > INT32_MAX)
-        return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
-    int dti = (int)dt, rowsi = (int)rows;
-    snprintf(name, sizeof name, "qmv%d_%s", r, wk_qtype_name(qt));
-    void *args[] = {&w, &xq, &xd, &out, &dti, &n, &k, &rowsi};
-    return wk_gpu_run(dev, "quant", name, (unsigned)gx, 1, 1, args);
+    for (size_t i = 0; e && i < sizeof QMV_KERNELS / sizeof QMV_KERNELS[0]; i++)
+        if (!strcmp(e, QMV_KERNELS[i].name))
+            return qmv_runs(dev, e, r, qt, k, w) ? e : fallback;
+    const bool tall = n >= 2 * k;
+    const char *pick;
+    if (r > 1)
+        pick = qmv_mma_type(qt) ? "mma"
+               : r < 8          ? "rowpair"
+               : qt == WK_QTYPE_Q2_K && !tall ? "warp4" : "warp2";
+    else if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
+             (k > 4096 && (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)))
+        pick = "chunks";
+    else if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
+        pick = "stream";
+    else if (qt == WK_QTYPE_Q8_0)
+        pick = tall ? "warp4" : "split";
+    else
+        pick = tall ? "warp" : "warp2";
+    return qmv_runs(dev, pick, r, qt, k, w) ? pick : fallback;
 }
 
 /* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel. */
@@ -405,39 +390,24 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         return s;
     void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    char v = qmv_variant(dev, r, qt, n, k);
-    /* s streams whole rows in 16-byte loads: W 16-byte aligned, rows a multiple of 16 bytes;
-     * else m (next to s in speed where s wins) */
-    if (v == 's' && (((uintptr_t)w & 15) != 0 ||
-                     (k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt)) % 16 != 0))
-        v = 'm';
-    const size_t vsh = r == 1 ? qmv_v_shmem(dev, qt, k, w) : 0;
-    if (v == 'v' && vsh == 0) /* m is next to v in speed where v wins */
-        v = 'm';
-    const size_t tsh = v == 't' ? qmv_t_shmem(dev, qt, k, w) : 0;
-    if (v == 't' && tsh == 0) /* where t cannot run: m */
-        v = 'm';
-    if (v == 'o') {
-        s = qmv_old(dev, qt, dt, out, x, rows, w, n, k, xq, xd);
-        wk_gpu_scratch_free(dev, scr);
-        return s;
-    }
-    /* the variant's kernel for r rows, else w's (the other variants have r = 1 and 8 only; t's
-     * takes any rows up to 8) */
-    const int rk = v == 't' ? 8 : r;
-    const qmv_cfg *cfg = NULL;
-    for (int pass = 0; pass < 2 && !cfg; pass++)
-        for (size_t i = 0; i < sizeof QMV_CFGS / sizeof QMV_CFGS[0]; i++)
-            if (QMV_CFGS[i].v == (pass ? 'w' : v) && QMV_CFGS[i].r == rk)
-                cfg = &QMV_CFGS[i];
-    int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / cfg->g) * cfg->nc);
-    const int vp = k <= 16 * 256 ? 2 : 1; /* v: rows per unit (kernels/qmv.cu wk_qmv_v) */
-    if (cfg->v == 'v') { /* one pass of blocks over the GPU: activations staged once per block */
+    const char *kname = qmv_pick(dev, r, qt, n, k, w);
+    const bool chunks = !strcmp(kname, "chunks"), mma = !strcmp(kname, "mma");
+    const bool rowpair = !strcmp(kname, "rowpair");
+    const int rk = mma ? 8 : r; /* mma's one kernel takes 1..8 rows */
+    const qmv_kernel *kern = NULL;
+    for (size_t i = 0; i < sizeof QMV_KERNELS / sizeof QMV_KERNELS[0] && !kern; i++)
+        if (!strcmp(QMV_KERNELS[i].name, kname) && QMV_KERNELS[i].r == rk)
+            kern = &QMV_KERNELS[i];
+    const size_t shmem = chunks ? qmv_chunks_shmem(dev, qt, k, w)
+                         : mma  ? qmv_mma_shmem(dev, qt, k, w) : 0;
+    int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / kern->g) * kern->nc);
+    const int vp = k <= 16 * 256 ? 2 : 1; /* chunks: rows per unit (kernels/qmv.cu) */
+    if (chunks) { /* one pass of blocks over the GPU: activations staged once per block */
         gx = ceil_div(vp == 2 ? ceil_div(n, 2) : n, WK_GPU_BLOCK / 32); /* units of vp rows */
         const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
         /* blocks per multiprocessor: what its shared memory holds (the block limit stands for
          * the multiprocessor's: 227 of 228 KiB on sm_90) */
-        int64_t per = (int64_t)((size_t)wk_gpu_smem_block(dev) / vsh);
+        int64_t per = (int64_t)((size_t)wk_gpu_smem_block(dev) / shmem);
         per = per < 1 ? 1 : per > 2 ? 2 : per;
         gx = gx < sm * per ? gx : sm * per;
     }
@@ -452,20 +422,19 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     }
     if (s == WK_OK) {
         int dti = (int)dt, rowsi = (int)rows;
-        const char head[7] = {'q', 'm', 'v', (char)('0' + cfg->r), cfg->v,
-                              cfg->v == 'v' && vp == 2 ? '2' : 0, 0};
-        const char *parts[2] = {head, wk_qtype_name(qt)};
-        wk_gpu_kname(name, sizeof name, parts, 2);
+        const char head[5] = {'q', 'm', 'v', (char)('0' + kern->r), 0};
+        const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
+        wk_gpu_kname(name, sizeof name, parts, 3);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
-        /* both launched early (kernels/qmv.cu: they wait for the work before them) */
-        if (cfg->v == 'v' || cfg->v == 't') { /* dynamic shared memory */
+        if (rowpair) { /* no grid wait in it: launched after qmvq ends */
+            s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+        } else if (chunks || mma) { /* dynamic shared memory; launched early */
             wk_gpu_fn fn;
             s = wk_gpu_function(&fn, dev, "qmv", name);
             if (s == WK_OK)
                 s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1,
-                                     (unsigned)(cfg->v == 'v' ? vsh : tsh), args,
-                                     WK_LAUNCH_EARLY);
-        } else {
+                                     (unsigned)shmem, args, WK_LAUNCH_EARLY);
+        } else { /* launched early (kernels/qmv.cu: they wait for the work before them) */
             s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         }
     }

@@ -1,20 +1,21 @@
 /* gpu_sort.c: the GPU arg_sort_last_dim, every dtype, rows of any length, through
  * kernels/sort.cu and kernels/sort_radix.h (the order, the keys and the kernels are described
  * there). Four paths by row length D:
- *   D <= 256          sort_block: a bitonic network per row in shared memory, several short
+ *   D <= 256          sort_bitonic: a bitonic network per row in shared memory, several short
  *                     rows per block (P / p2 segments of p2 = the power of two >= D);
  *   256 < D <= 1024   32-bit keys: sort_warp8/16/32: one row per 32 lanes, a bitonic network
  *                     in registers (8 rows per block; no barrier during the sort);
- *   D <= 2048         other rows: sort_rblock4/8: one row per block, an LSD radix sort in
+ *   D <= 2048         other rows: sort_radix_block4/8: one row per block, an LSD radix sort in
  *                     shared memory (KB / 8 passes of 8-bit digits; no global scratch);
  *   D > 2048          KB / 8 global LSD radix passes over tiles of 2048 items, each pass
- *                     sort_rhist (tile digit counts) + sort_rscan (per row: counts -> first
- *                     destinations) + sort_rscatter (stable tile rank, runs of one digit
- *                     stored together), ping-ponging keys and indices between two buffers;
- *                     the first pass reads x, the last writes the indices to out.
- * WICK_SORT_ROWS = bitonic | warp | radix forces one of the first three for rows <= 2048
- * (warp only where it applies) and WICK_SORT_HIST = match the older tile counts: benchmarking
- * switches, read per call, for tools/device/sort.sh.
+ *                     sort_radix_hist (tile digit counts) + sort_radix_scan (per row: counts ->
+ *                     first destinations) + sort_radix_scatter (stable tile rank, runs of one
+ *                     digit stored together), ping-ponging keys and indices between two
+ *                     buffers; the first pass reads x, the last writes the indices to out.
+ * The choice is rows_by (rows of D <= 2048) and the length (measurements: docs/performance.md,
+ * "Memory-bound ops"). WICK_SORT_ROWS = bitonic | warp | radix forces one of the first three for rows <=
+ * 2048 (warp only where it applies): a benchmarking switch, read per call, for
+ * tools/device/sort.sh.
  * Why the warp sort for rows of 257..1024 with 32-bit keys (reasoned before measuring;
  * tools/device/sort.sh times it beside the radix sort): a 1024-element f32 row takes 4 radix
  * passes of 7 barriers each and shared-memory traffic per item per pass (about 157 us for 4096
@@ -58,7 +59,8 @@ static int key_bits(wk_dtype dt)
  * one where it applies (a benchmarking switch, read per call, so that one process can compare
  * them; warp applies to D <= 1024 with 32-bit keys, else the default stands); by default the
  * bitonic block sort for D <= 256 (several rows per block), the warp sort for D <= 1024 with
- * 32-bit keys, the shared-memory radix sort above. */
+ * 32-bit keys (H200, 4096 x 1024 f32: 209 GB/s, 1.93x PyTorch, where the shared-memory radix
+ * sort ran 121 GB/s), the shared-memory radix sort above. */
 typedef enum { ROWS_BITONIC, ROWS_WARP, ROWS_RADIX } rows_kind;
 
 static rows_kind rows_by(int64_t D, wk_dtype dt)
@@ -99,21 +101,17 @@ static wk_status sort_radix(wk_device *dev, wk_dtype dt, void *out, const void *
     void *iout = wk_gpu_at(scratch, (int64_t)(2 * kbytes + ibytes), 1);
     void *hist = wk_gpu_at(scratch, (int64_t)(2 * (kbytes + ibytes)), 1);
     char hname[32], cname[32];
-    snprintf(hname, sizeof hname, "sort_rhist_%s", wk_gpu_dtype_kname(dt));
-    snprintf(cname, sizeof cname, "sort_rscatter_%s", wk_gpu_dtype_kname(dt));
+    snprintf(hname, sizeof hname, "sort_radix_hist_%s", wk_gpu_dtype_kname(dt));
+    snprintf(cname, sizeof cname, "sort_radix_scatter_%s", wk_gpu_dtype_kname(dt));
     const unsigned tiles = capped(dev, M * T), rows = capped(dev, M);
-    /* WICK_SORT_HIST = match: sort_rhist counts by warp match masks (the kernel before the
-     * plain shared atomics; a benchmarking switch) */
-    const char *he = getenv("WICK_SORT_HIST");
-    int32_t match = he && strcmp(he, "match") == 0;
     for (int32_t shift = 0; shift < kb && s == WK_OK; shift += 8) {
         int32_t last = shift + 8 >= kb;
-        void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R, &match};
+        void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R};
         s = wk_gpu_run(dev, "sort", hname, tiles, 1, 1, hargs);
         if (s != WK_OK)
             break;
         void *sargs[] = {&hist, &M, &T};
-        s = wk_gpu_run(dev, "sort", "sort_rscan", rows, 1, 1, sargs);
+        s = wk_gpu_run(dev, "sort", "sort_radix_scan", rows, 1, 1, sargs);
         if (s != WK_OK)
             break;
         void *cargs[] = {&xp,   &kin, &iin, &kout, &iout, &out, &hist, &D,
@@ -167,7 +165,8 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     }
     if (kind == ROWS_RADIX) { /* one row per block, er = ceil(D / 256) rounds */
         int32_t er = (int32_t)ceil_div(D, WK_GPU_BLOCK);
-        snprintf(name, sizeof name, "sort_rblock%d_%s", er <= 4 ? 4 : 8, wk_gpu_dtype_kname(dt));
+        snprintf(name, sizeof name, "sort_radix_block%d_%s", er <= 4 ? 4 : 8,
+                 wk_gpu_dtype_kname(dt));
         void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};
         return wk_gpu_run(dev, "sort", name, capped(dev, M), 1, 1, args);
     }
@@ -182,7 +181,7 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     int64_t cpr = 1, nseg = M;
     int32_t P = (int32_t)(p2 > WK_GPU_BLOCK ? p2 : WK_GPU_BLOCK);
     void *none = NULL;
-    snprintf(name, sizeof name, "sort_block_%s", wk_gpu_dtype_kname(dt));
+    snprintf(name, sizeof name, "sort_bitonic_%s", wk_gpu_dtype_kname(dt));
     wk_gpu_fn fn;
     wk_status s = wk_gpu_function(&fn, dev, "sort", name);
     if (s == WK_OK) {

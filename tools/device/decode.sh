@@ -1,20 +1,21 @@
 #!/bin/sh
 # decode.sh OUTDIR: the GPU half of issue 10 (decode speed) on cuda:0. Assumes the CUDA build in
 # build-gpu (sh tools/gpu_check.sh "$OUT" build); builds the targets added since, then:
-#   1. tests: test_qmv (every block type, rows 1..8, every matvec variant of kernels/qmv.cu
-#      and the first one of quant.cu), test_attn, test_bad_attn, test_graph, test_quant_kat,
-#      test_bad_quant,
-#      the qmatmul parity rows (wick check --op qmatmul) under each matvec variant, the
+#   1. tests: test_qmv (every block type, rows 1..8, every matvec kernel of kernels/qmv.cu
+#      forced in turn, then the default choice), test_attn, test_bad_attn, test_graph,
+#      test_quant_kat, test_bad_quant,
+#      the qmatmul parity rows (wick check --op qmatmul) under each matvec kernel, the
 #      decode_attention parity row;
 #   2. compute-sanitizer memcheck and racecheck on test_qmv (rows 1, 3, 8), test_attn, test_graph;
-#   3. bench: build-gpu/wick_gpu_bench_quant (every variant, every type, 3 shapes, m = 1 and 8,
+#   3. bench: build-gpu/wick_gpu_bench_quant (every kernel, every type, 3 shapes, m = 1 and 8,
 #      cold and warm L2, % of copy bandwidth); bench/gpu_compare_decode.py (decode attention at
 #      8k and 32k beside torch sdpa, 1000 small adds beside torch); wick_gpu_bench_host (the
 #      host path of one small add, step by step);
 #   4. ggml beside it when GGML_TBO names llama.cpp's test-backend-ops binary:
 #      $GGML_TBO perf -o MUL_MAT -b CUDA0, joined with wick on the shapes both ran;
 #   5. the summary table last.
-# Knobs: QMV_VARIANTS (default old,w,f,b,m,k), QMV_TYPES (default all).
+# Knobs: QMV_VARIANTS (default: the default choice and every kernel), QMV_ROWS (default 1,8),
+# QMV_TYPES (default all).
 set -u
 R=${1:-${OUT:-gpu-out}}
 O=$R/decode
@@ -41,7 +42,7 @@ for t in test_qmv test_attn test_bad_attn test_graph test_quant_kat test_bad_qua
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m5 FAIL "$O/$t.log"
 done
-for v in old w f b m k s v t; do
+for v in default warp warp2 warp4 split stream chunks mma rowpair; do
   WICK_QMV=$v timeout 300 $B/wick check --device cuda:0 --op qmatmul >"$O/parity_qmatmul_$v.txt" 2>&1
   step "wick check --op qmatmul (WICK_QMV=$v)" "rc=$? $(grep summary "$O/parity_qmatmul_$v.txt" | sed 's/.*summary/summary/')"
   grep -m5 'FAIL' "$O/parity_qmatmul_$v.txt" | grep -v summary
@@ -65,7 +66,8 @@ else
 fi
 
 # ---- 3. wick benchmarks
-timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-old,w,f,b,m,k}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
+timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-default,warp,warp2,warp4,split,stream,chunks,mma,rowpair}" \
+  --rows "${QMV_ROWS:-1,8}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
 step "wick_gpu_bench_quant" "rc=$?"
 timeout 120 $B/wick_gpu_bench_host >"$O/bench_host.log" 2>&1
 step "wick_gpu_bench_host" "rc=$?"

@@ -5,7 +5,7 @@ BENCH_LOG: output of wick_gpu_bench_quant ("QMV qt n k m variant cold_us warm_us
 nmse" lines). GGML_LOG: output of llama.cpp's `test-backend-ops perf -o MUL_MAT -b CUDA0`
 (lines "MUL_MAT(type_a=q4_0,type_b=f32,m=4096,n=1,k=14336,...): ... 14.30 us/run ..."); ggml's
 m is wick's n (weight rows), ggml's n is wick's m (activation rows). Prints per (type, shape, m):
-ggml us, each wick variant's warm us, the best variant, best/ggml speed ratio (ggml us / wick
+ggml us, each wick kernel's warm us, the best kernel, best/ggml speed ratio (ggml us / wick
 us: > 1 means wick is faster), the cold-L2 us and % of copy bandwidth of the best, and the
 default variant's ratio (dflt_x). ggml's type names (q4_K) are matched in lower case."""
 import re
@@ -41,7 +41,7 @@ def main():
     print("quantized matvec, x f32; us per call (warm = weights in L2 between calls as ggml "
           "measures; cold = a different weight copy each call); copy bandwidth %s GB/s" % copy)
     head = "%-6s %-11s %-3s %8s " % ("type", "n x k", "m", "ggml") + \
-        " ".join("%7s" % v for v in variants) + "  %-4s %6s %8s %6s %6s" % ("best", "xggml", "cold_us", "cold%",
+        " ".join("%7s" % v for v in variants) + "  %-7s %6s %8s %6s %6s" % ("best", "xggml", "cold_us", "cold%",
                                                                   "dflt_x")
     print(head)
     for (qt, n, k, mm), d in sorted(rows.items(), key=lambda kv: (-kv[0][2] if kv[0][1] == 4096 else 0, kv[0])):
@@ -55,13 +55,13 @@ def main():
             else:
                 cells.append("%7s" % "-")
         ratio = "%6.2f" % (g / bw[1]) if g else "%6s" % "-"
-        # the variant wick runs without WICK_QMV (measured as "default" when the bench was given
-        # it: src/gpu/gpu_quant.c qmv_default), against ggml
+        # the kernel wick runs without WICK_QMV (measured as "default" when the bench was given
+        # it: src/gpu/gpu_quant.c qmv_pick), against ggml
         dv = "default" if "default" in d else None
         dr = "%6.2f" % (g / d[dv][1]) if g and dv in d else "%6s" % "-"
         print("%-6s %-11s %-3d %8s " % (qt, "%dx%d" % (n, k), mm, "%.1f" % g if g else "-") +
-              " ".join(cells) + "  %-4s %s %8.1f %5.0f%% %s" % (best, ratio, bw[0], bw[2], dr))
-    print("(! = output differs from the first variant's: a broken kernel)")
+              " ".join(cells) + "  %-7s %s %8.1f %5.0f%% %s" % (best, ratio, bw[0], bw[2], dr))
+    print("(! = output differs from the first kernel's: a broken kernel)")
 
 
 if __name__ == "__main__":

@@ -10,19 +10,22 @@
 #      kernels compiled at run time (WICK_FORCE_RTC=1: NVRTC meets gpu.h's inline PTX), and
 #      with cuBLAS (unchanged path, for reference);
 #      test_gpu_gemm again (WICK_TEST_QUICK=1) with each kernel configuration forced
-#      (WICK_GEMM_TILE = cx, cl, cs: the cp.async kernels; tl, ts: register staging);
+#      (WICK_GEMM_TILE = pipe_128x256, pipe_128x128, pipe_64x64: the cp.async kernels;
+#      mma_128x128, mma_64x64: register staging);
 #   2. compute-sanitizer memcheck and racecheck on test_gpu_gemm (WICK_TEST_QUICK=1: the
 #      portable kernel in f16, bf16, f8e4m3), with the default choice and with MMA_SAN_TILE
-#      (default cs) forced;
+#      (default pipe_64x64) forced;
 # Knobs for a shorter run: MMA_FULL_TESTS (default "test_gpu_gemm test_dtype"; "" skips the
 # full tests), MMA_TEST_TILES, MMA_PARITY_MODES (default "portable portable_rtc cublas").
 #   3. bench: the matmul rows of bench/gpu_compare_ops.py (cuBLAS and portable, bf16 / f16 /
 #      f32 at 4096^3 and batched 64 x 512x128x512, f8e4m3 portable) beside PyTorch; then the
 #      portable_matmul rows alone with each configuration of MMA_TILES
-#      forced (the sweep; default "cx cl cs tl"); bench/gpu_mma_peak.cu (the rate of mma.sync
+#      forced (the sweep; default "pipe_128x256 pipe_128x128 pipe_64x64 mma_128x128");
+#      bench/gpu_mma_peak.cu (the rate of mma.sync
 #      with nothing loaded: the ceiling of these kernels); with MMA_NCU=1, Nsight Compute's
-#      speed-of-light, warp-state and tensor-pipe figures of gemm_cx_bf16 and gemm_cl_bf16 at
-#      4096^3 (OUTDIR/mma/ncu_<tile>.txt); with MMA_SASS=1 the SASS of gemm_cx_bf16;
+#      speed-of-light, warp-state and tensor-pipe figures of gemm_pipe_128x256_bf16 and
+#      gemm_pipe_128x128_bf16 at 4096^3 (OUTDIR/mma/ncu_<tile>.txt); with MMA_SASS=1 the SASS of
+#      gemm_pipe_128x256_bf16;
 #   4. the summary table last (also OUTDIR/mma/summary.txt; logs beside it).
 # About 2-3 minutes after the build on an H200.
 set -u
@@ -53,9 +56,9 @@ FB=$(find $B -name matmul.fatbin | head -1)
 if [ -n "$FB" ] && command -v cuobjdump >/dev/null 2>&1; then
   cuobjdump -res-usage "$FB" >"$O/res_usage.txt" 2>&1
   # one line per matrix-unit kernel: name, registers, stack, shared
-  awk '/Function gemm_[tc]/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
+  awk '/Function gemm_(pipe|mma)_/ { f = $2; sub(/:$/, "", f) } /REG:/ && f { print f, $1, $2, $3, $4; f = "" }' \
     "$O/res_usage.txt" >"$O/res_mma.txt"
-  step "registers (gemm_c[xls]_bf16)" "$(grep -m3 -E 'gemm_c[xls]_bf16' "$O/res_mma.txt" | tr '\n' ' ')"
+  step "registers (gemm_pipe_*_bf16)" "$(grep -m3 -E 'gemm_pipe_[0-9x]+_bf16' "$O/res_mma.txt" | tr '\n' ' ')"
 fi
 
 # ---- 1. tests
@@ -64,7 +67,7 @@ for t in ${MMA_FULL_TESTS-test_gpu_gemm test_dtype}; do
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m8 FAIL "$O/$t.log"
 done
-for tile in ${MMA_TEST_TILES:-cx cl cs tl ts}; do
+for tile in ${MMA_TEST_TILES:-pipe_128x256 pipe_128x128 pipe_64x64 mma_128x128 mma_64x64}; do
   WICK_TEST_QUICK=1 WICK_GEMM_TILE=$tile timeout 300 $B/test_gpu_gemm >"$O/test_gpu_gemm_$tile.log" 2>&1
   step "test_gpu_gemm quick, WICK_GEMM_TILE=$tile" "rc=$? $(tail -1 "$O/test_gpu_gemm_$tile.log")"
   grep -m4 FAIL "$O/test_gpu_gemm_$tile.log"
@@ -91,9 +94,9 @@ if [ -n "$SAN" ]; then
     >"$O/racecheck_test_gpu_gemm.log" 2>&1
   step "racecheck test_gpu_gemm (quick)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/racecheck_test_gpu_gemm.log" | tail -1)"
   for tool in memcheck racecheck; do
-    WICK_TEST_QUICK=1 WICK_GEMM_TILE=${MMA_SAN_TILE:-cs} timeout 300 "$SAN" --tool $tool --error-exitcode 99 \
+    WICK_TEST_QUICK=1 WICK_GEMM_TILE=${MMA_SAN_TILE:-pipe_64x64} timeout 300 "$SAN" --tool $tool --error-exitcode 99 \
       $B/test_gpu_gemm >"$O/${tool}_forced.log" 2>&1
-    step "$tool test_gpu_gemm (quick, ${MMA_SAN_TILE:-cs} forced)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/${tool}_forced.log" | tail -1)"
+    step "$tool test_gpu_gemm (quick, ${MMA_SAN_TILE:-pipe_64x64} forced)" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/${tool}_forced.log" | tail -1)"
   done
 else
   step "compute-sanitizer" "not found"
@@ -109,7 +112,7 @@ else
   step "wick_gpu_bench_ops matmul_ (python3 has no torch)" "rc=$?"
 fi
 
-for tile in ${MMA_TILES:-cx cl cs tl}; do
+for tile in ${MMA_TILES:-pipe_128x256 pipe_128x128 pipe_64x64 mma_128x128}; do
   WICK_GEMM_TILE=$tile timeout 120 $B/wick_gpu_bench_ops --device cuda:0 portable_matmul_ \
     >"$O/bench_tile_$tile.log" 2>&1
   step "bench portable_matmul_ WICK_GEMM_TILE=$tile" "rc=$?"
@@ -121,17 +124,17 @@ if nvcc -std=c++17 -O3 -arch=sm_"${WICK_CUDA_ARCHS:-90}" -Ikernels -Isrc/core be
 else
   step "mma_peak" "FAIL"
 fi
-if [ "${MMA_SASS:-0}" = 1 ] && [ -n "$FB" ]; then # the SASS of gemm_cx_bf16 (OUTDIR/mma/sass_cx.txt)
-  cuobjdump -sass -fun gemm_cx_bf16 "$FB" >"$O/sass_cx.txt" 2>&1
-  step "sass gemm_cx_bf16" "$(grep -c HMMA "$O/sass_cx.txt") HMMA, $(grep -c LDSM "$O/sass_cx.txt") LDSM, $(grep -c LDGSTS "$O/sass_cx.txt") LDGSTS, $(wc -l <"$O/sass_cx.txt") lines"
+if [ "${MMA_SASS:-0}" = 1 ] && [ -n "$FB" ]; then # the SASS of the 128x256 kernel (OUTDIR/mma/sass_cx.txt)
+  cuobjdump -sass -fun gemm_pipe_128x256_bf16 "$FB" >"$O/sass_cx.txt" 2>&1
+  step "sass gemm_pipe_128x256_bf16" "$(grep -c HMMA "$O/sass_cx.txt") HMMA, $(grep -c LDSM "$O/sass_cx.txt") LDSM, $(grep -c LDGSTS "$O/sass_cx.txt") LDGSTS, $(wc -l <"$O/sass_cx.txt") lines"
 fi
 if [ "${MMA_NCU:-0}" = 1 ] && command -v ncu >/dev/null 2>&1; then
   st=smsp__average_warps_issue_stalled
   stalls=$(for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait \
     not_selected dispatch_stall lg_throttle selected no_instruction; do
     printf '%s_%s_per_issue_active.ratio,' $st $r; done)
-  for tile in ${MMA_NCU_TILES:-cx cl}; do
-    WICK_GEMM_TILE=$tile timeout 200 ncu --kernel-name regex:gemm_c._bf16 --launch-skip 2 --launch-count 1 \
+  for tile in ${MMA_NCU_TILES:-pipe_128x256 pipe_128x128}; do
+    WICK_GEMM_TILE=$tile timeout 200 ncu --kernel-name regex:gemm_pipe_.*_bf16 --launch-skip 2 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
       --metrics "${stalls}sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active" \
       $B/wick_gpu_bench_ops --device cuda:0 portable_matmul_bf16_4096 >"$O/ncu_$tile.txt" 2>&1
@@ -146,8 +149,8 @@ echo "== matmul rows (TFLOP/s; wick/torch = torch time / wick time) =="
 sed -n '/^op /,$p' "$O/bench_matmul.log" | grep -E '^op |matmul'
 echo
 echo "== sweep: portable_matmul rows with WICK_GEMM_TILE forced (TFLOP/s) =="
-for tile in ${MMA_TILES:-cx cl cs tl}; do
-  awk -v t="$tile" '$1 == "row" { printf "%-4s %-34s %8.1f\n", t, $2, $4 / $5 / 1e12 }' \
+for tile in ${MMA_TILES:-pipe_128x256 pipe_128x128 pipe_64x64 mma_128x128}; do
+  awk -v t="$tile" '$1 == "row" { printf "%-13s %-34s %8.1f\n", t, $2, $4 / $5 / 1e12 }' \
     "$O/bench_tile_$tile.log"
 done
 echo

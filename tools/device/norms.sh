@@ -1,21 +1,20 @@
 #!/bin/sh
-# norms.sh OUTDIR: softmax_last_dim, rms_norm and layer_norm on cuda:0 (wick issue 12, item 4:
-# the one-reduction "_f" row kernels of kernels/norm.cu and kernels/softmax.cu). From the
+# norms.sh OUTDIR: softmax_last_dim, rms_norm and layer_norm on cuda:0 (the register and
+# streaming row kernels of kernels/norm.cu and kernels/softmax.cu). From the
 # repository root on a machine with one NVIDIA GPU, CUDA, compute-sanitizer and PyTorch:
 #   sh tools/device/norms.sh OUTDIR
 #   1. build (build-gpu: CUDA code objects for WICK_CUDA_ARCHS, default 90; only the targets
 #      used here);
 #   2. tests on cuda:0 (and the CPU): test_fused_kat (known answers, rows of 4096 masked over
-#      whole threads, constant layer_norm rows) and test_bad_fused; test_fused_kat once more with
-#      WICK_ROWS=old (the two-reduction kernels); the parity rows of the three ops (wick check
-#      -v: worst NMSE against the float64 reference per dtype) with the embedded code objects,
-#      with run-time compiled kernels (NVRTC) and with WICK_ROWS=old;
+#      whole threads, constant layer_norm rows) and test_bad_fused; the parity rows of the three
+#      ops (wick check -v: worst NMSE against the float64 reference per dtype) with the embedded
+#      code objects and with run-time compiled kernels (NVRTC);
 #   3. compute-sanitizer memcheck and racecheck on test_fused_kat, memcheck on the parity rows of
 #      the three ops (rc 124: stopped at its cap);
 #   4. bench: the rows copy_f32_16384x4096 (the ceiling), softmax_f32/bf16, rms_norm_f32/bf16,
 #      layer_norm_f32/bf16 (16384 x 4096) and the streamed norm rows (D 1025, 65537) of
-#      bench/gpu_compare_ops.py beside PyTorch, twice; once with WICK_ROWS=old (the kernels
-#      before, same run); once with WICK_ROWS_KV=8 (f32 rows: 128 threads of 32 values per row,
+#      bench/gpu_compare_ops.py beside PyTorch, twice; once with WICK_ROWS_KV=8 (f32 rows: 128
+#      threads of 32 values per row,
 #      two rows per block, 3 blocks per SM) and WICK_ROWS_KV=4 (bf16 rows: 128 threads of 32
 #      values, the plan before bf16 went to KV 8): whether the other register plan is faster;
 #   5. the summary table last (also OUTDIR/norms/summary.txt).
@@ -33,17 +32,14 @@ for t in test_fused_kat test_bad_fused; do
   step "$t (cpu, cuda:0)" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m5 FAIL "$O/$t.log"
 done
-WICK_ROWS=old WICK_TEST_DEVICES=cuda:0 timeout 200 $B/test_fused_kat >"$O/test_fused_kat_old.log" 2>&1
-step "test_fused_kat (cuda:0, WICK_ROWS=old)" "rc=$? $(tail -1 "$O/test_fused_kat_old.log")"
-for mode in embedded rtc old; do
-  unset WICK_FORCE_RTC WICK_ROWS
+for mode in embedded rtc; do
+  unset WICK_FORCE_RTC
   [ $mode = rtc ] && export WICK_FORCE_RTC=1
-  [ $mode = old ] && export WICK_ROWS=old
   timeout 200 $B/wick check --device cuda:0 --op $OPS -v >"$O/parity_$mode.txt" 2>&1
   step "wick check --op (3 ops) ($mode)" "rc=$? $(grep summary "$O/parity_$mode.txt" | sed 's/.*summary/summary/')"
   grep -m5 FAIL "$O/parity_$mode.txt" | grep -v summary
 done
-unset WICK_FORCE_RTC WICK_ROWS
+unset WICK_FORCE_RTC
 
 # ---- 3. sanitizers
 dev_san memcheck test_fused_kat 90 env WICK_TEST_DEVICES=cuda:0 $B/test_fused_kat
@@ -58,10 +54,6 @@ for k in 1 2; do
     >"$O/bench_$k.log" 2>&1
   step "gpu_compare_ops.py norms (run $k)" "rc=$?"
 done
-WICK_ROWS=old timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
-  copy_f32_16384x4096 softmax_f32 softmax_bf16 rms_norm_f32 rms_norm_bf16 layer_norm_f32 \
-  layer_norm_bf16 >"$O/bench_old.log" 2>&1
-step "gpu_compare_ops.py norms (WICK_ROWS=old)" "rc=$?"
 WICK_ROWS_KV=8 timeout 200 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
   softmax_f32 rms_norm_f32 layer_norm_f32 >"$O/bench_kv8.log" 2>&1
 step "gpu_compare_ops.py f32 norms (WICK_ROWS_KV=8)" "rc=$?"
@@ -72,16 +64,13 @@ step "after the build" "$(( $(date +%s) - t1 )) s"
 
 # ---- 5. summary
 echo
-echo "worst NMSE against the float64 reference (new kernels | WICK_ROWS=old), bound after the /:"
-grep -E 'cases  nmse' "$O/parity_embedded.txt" | grep -E 'bf16|f16|f32|f64' >"$O/nmse_new.txt"
-grep -E 'cases  nmse' "$O/parity_old.txt" | grep -E 'bf16|f16|f32|f64' >"$O/nmse_old.txt"
-paste "$O/nmse_new.txt" "$O/nmse_old.txt" | awk '{printf "  %-17s %-7s %-21s | %s\n", $1, $2, $7 " / " $9, $16}' | tee -a "$S"
+echo "worst NMSE against the float64 reference, bound after the /:"
+grep -E 'cases  nmse' "$O/parity_embedded.txt" | grep -E 'bf16|f16|f32|f64' \
+  | awk '{printf "  %-17s %-7s %s\n", $1, $2, $7 " / " $9}' | tee -a "$S"
 echo
 echo "beside PyTorch (GB/s; wick/torch > 1: wick faster; note: % of wick's copy of 16384x4096 f32):"
 pat='^(copy_f32|softmax_|rms_norm_|layer_norm_)'
 for k in 1 2; do echo "run $k:"; grep -E "$pat" "$O/bench_$k.log"; done | tee -a "$S"
-echo "WICK_ROWS=old (the two-reduction kernels, same run):" | tee -a "$S"
-grep -E "$pat" "$O/bench_old.log" | tee -a "$S"
 echo "WICK_ROWS_KV=8 (f32: two rows per block) and WICK_ROWS_KV=4 (bf16: two rows per block):" | tee -a "$S"
 grep -E "$pat" "$O/bench_kv8.log" "$O/bench_kv4.log" | sed 's/^.*bench_kv[48].log://' | tee -a "$S"
 echo

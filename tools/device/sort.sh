@@ -10,11 +10,10 @@
 #      wick check with the embedded code objects and with run-time compiled kernels (NVRTC);
 #   3. compute-sanitizer memcheck and racecheck on test_arg_sort (WICK_TEST_QUICK=1);
 #   4. bench: the argsort rows of bench/gpu_compare_ops.py (4096 x 1024 and 64 x 200,000 f32)
-#      beside torch.argsort(stable=True), twice; then the kernels before this round in the same
-#      run: 4096 x 1024 with WICK_SORT_ROWS=radix (the shared-memory radix sort; the default is
-#      now the warp sort of kernels/sort_warp.h) and 64 x 200,000 with WICK_SORT_HIST=match (tile
-#      counts by warp match masks; the default is now shared atomics); WICK_SORT_AB adds more
-#      "VAR=value:row" variants (e.g. WICK_SORT_AB="WICK_SORT_ROWS=bitonic:argsort_4096");
+#      beside torch.argsort(stable=True), twice; then in the same run 4096 x 1024 with
+#      WICK_SORT_ROWS=radix (the shared-memory radix sort, which the default warp sort of
+#      kernels/sort_warp.h replaced there); WICK_SORT_AB adds more "VAR=value:row" variants
+#      (e.g. WICK_SORT_AB="WICK_SORT_ROWS=bitonic:argsort_4096");
 #      then, where nsys exists, the per-kernel times of those rows (OUTDIR/sort/nsys.log);
 #   5. the summary table last (also OUTDIR/sort/summary.txt).
 set -u
@@ -74,17 +73,17 @@ for k in 1 2; do
     >"$O/bench_$k.log" 2>&1
   step "gpu_compare_ops.py argsort (run $k)" "rc=$?"
 done
-# A/B in the same run: the kernels before this round (see the top), then WICK_SORT_AB's
+# A/B in the same run: the shared-memory radix sort (see the top), then WICK_SORT_AB's
 ab() { # ab VAR=value row: one bench row with one variable set
   env "$1" timeout 300 python3 bench/gpu_compare_ops.py $B/wick_gpu_bench_ops --device cuda:0 \
     "$2" >"$O/bench_ab_$1.log" 2>&1
   step "gpu_compare_ops.py $2 ($1)" "rc=$?"
 }
-for v in WICK_SORT_ROWS=radix:argsort_4096 WICK_SORT_HIST=match:argsort_64 ${WICK_SORT_AB:-}; do
+for v in WICK_SORT_ROWS=radix:argsort_4096 ${WICK_SORT_AB:-}; do
   ab "${v%%:*}" "${v#*:}"
 done
-# Per-kernel times (where nsys exists): how the argsort rows split over sort_rhist / sort_rscan /
-# sort_rscatter / sort_rblock4, for the next round of tuning.
+# Per-kernel times (where nsys exists): how the argsort rows split over sort_radix_hist /
+# sort_radix_scan / sort_radix_scatter / sort_warp32, for the next round of tuning.
 if command -v nsys >/dev/null 2>&1; then
   timeout 90 nsys profile -f true -o "$O/nsys_argsort" --stats=true $B/wick_gpu_bench_ops --device cuda:0 \
     argsort >"$O/nsys.log" 2>&1

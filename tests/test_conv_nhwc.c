@@ -1,26 +1,19 @@
-/* test_conv_mc.c: the implicit-GEMM forward convolution (kernels/conv.cu conv_mc*, chosen by
- * src/gpu/gpu_conv.c conv_mc_ok) on every GPU device of WICK_TEST_DEVICES (the CPU is skipped:
- * the path is the GPU's).
+/* test_conv_nhwc.c: the implicit-GEMM forward convolution (kernels/conv.cu conv_nhwc_*, chosen
+ * by src/gpu/gpu_conv.c conv_nhwc_ok) on every GPU device of WICK_TEST_DEVICES (the CPU is
+ * skipped: the path is the GPU's).
  *
- * For f16 and bf16 and conv2d shapes that cover both block tiles (C_out/groups <= 64 and > 64,
- * with partial tiles), k tails (C_in/groups * KH * KW not a multiple of 32), partial position
- * tiles, stride, padding, dilation, rectangular kernels, groups, a 1x1 kernel and an input read
- * through padded strides:
- *   - WICK_CONV=implicit must take the implicit path: one allocation (the output) where the
- *     im2col path also allocates its column matrix (the allocator's counters);
- *   - its result must equal, bit for bit, the im2col path's with the portable GEMM
- *     (WICK_CONV=im2col, WK_OPTION_PORTABLE_GEMM): the same matrix-unit products in the same
- *     order along k (kernels/mc.h);
- *   - both must be within the bound of a k-term f32 sum rounded once of a float64 reference:
- *     |got - want| <= (2 (k + 2) 2^-24 + 2 u_out) sum |w x| + 2^-24 (u_out: half an ulp of the
- *     dtype, relative), as test_gpu_gemm.
- * A weight whose rows are not 16-byte chunks (C_in * KH * KW = 27) must fall back to im2col.
- * Where C_in / groups is a multiple of 32, the NHWC form (conv_mcn*, WICK_CONV=nhwc: k in
- * (kh, kw, c) order) must equal, bit for bit, the portable GEMM (wk_matmul) of the weight and
- * the columns laid out here in that order, which also shows that it ran (the other paths sum
- * in (c, kh, kw) order), and stay within the same float64 bound.
- * Run: WICK_TEST_DEVICES=simt:0 ctest -R test_conv_mc (ctest runs it on simt:0 and simt:1 where
- * the simt device is built; on NVIDIA with tools/device scripts). */
+ * For f16 and bf16 and conv2d shapes with C_in / groups a multiple of 32 that cover both block
+ * tiles (C_out/groups <= 64 and > 64, with partial tiles), partial position tiles, stride,
+ * padding, dilation, rectangular kernels, groups, a 1x1 kernel and an input read through padded
+ * strides: with WICK_CONV=nhwc (k in (kh, kw, c) order) the result must equal, bit for bit, the
+ * portable GEMM (wk_matmul) of the weight and the columns laid out here in that order, which
+ * also shows that it ran (the other paths sum in (c, kh, kw) order), and stay within the bound of
+ * a k-term f32 sum rounded once of a float64 reference: |got - want| <= (2 (k + 2) 2^-24 +
+ * 2 u_out) sum |w x| + 2^-24 (u_out: half an ulp of the dtype, relative), as test_gpu_gemm.
+ * Where the default rule takes it (more than one tap, C_out / groups <= 64), the default path
+ * must give the same bits.
+ * Run: WICK_TEST_DEVICES=simt:0 ctest -R test_conv_nhwc (ctest runs it on simt:0 and simt:1
+ * where the simt device is built; on NVIDIA with tools/device scripts). */
 #include "testlib.h"
 #include "gpu/gpu_driver.h"
 #include "gpu/gpu_impl.h"
@@ -48,43 +41,30 @@ typedef struct shape {
     int64_t n, ci, h, w, co, kh, kw;
     int32_t sh, sw, ph, pw, dh, dw, groups;
     int64_t wpad;  /* extra elements at the end of each row of x (a strided input) */
-    int implicit;  /* whether the implicit path must take it */
+    int by_default; /* whether the default rule takes the implicit GEMM */
 } shape;
 
 static const shape SHAPES[] = {
-    {"3x3 p1, C_out 24 (tile m), P 99", 2, 16, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
-    {"3x3 s2 p1, C_out 80 (tile l, partial)", 1, 8, 20, 20, 80, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1},
-    {"3x3 p2 d2, groups 2", 2, 32, 12, 13, 40, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0, 1},
-    {"1x1, C_out 64", 1, 16, 16, 16, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},
-    {"5x3 s(2,1) p(2,1), strided x", 3, 8, 7, 30, 16, 5, 3, 2, 1, 2, 1, 1, 1, 1, 3, 1},
-    {"3x3 p1, C_out 136, k 576", 1, 64, 15, 17, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
-    {"3x3, C_in 3 (k 27: im2col)", 2, 3, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0},
-    {"3x3 p1, C_in 32, C_out 24, P 99", 2, 32, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {"3x3 p1, C_out 136 (tile 128, partial), k 576", 1, 64, 15, 17, 136, 3, 3, 1, 1, 1, 1, 1, 1,
+     1, 0, 0},
+    {"3x3 p1, C_in 32, C_out 24 (tile 64), P 99", 2, 32, 9, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0,
+     1},
     {"3x3 s2 p1, groups 2 of 64, C_out 80", 1, 128, 10, 9, 80, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 1},
     {"3x2 p(2,1) d2, C_in 32, C_out 64, strided x", 2, 32, 12, 9, 64, 3, 2, 1, 1, 2, 1, 2, 2, 1,
      2, 1},
-    {"1x1, C_in 64, C_out 136, strided x", 2, 64, 6, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 3, 1},
+    {"1x1, C_in 64, C_out 136, strided x", 2, 64, 6, 7, 136, 1, 1, 1, 1, 0, 0, 1, 1, 1, 3, 0},
 };
 
-static size_t allocs(wk_device *dev)
+/* out <- conv2d with WICK_CONV=mode (NULL: unset, the default path). */
+static wk_storage *run(const char *mode, const wk_storage *sx, const wk_layout *lx,
+                       const wk_storage *sw, const wk_layout *lw, const wk_conv_params *p)
 {
-    wk_gpu_mem_stats st;
-    wk_gpu_mem_stats_get(wk_gpu_dev(dev), &st);
-    return st.driver_allocs + st.cache_hits;
-}
-
-/* out <- conv2d with WICK_CONV=mode; *n_alloc: the allocations it made. */
-static wk_storage *run(wk_device *dev, const char *mode, const wk_storage *sx, const wk_layout *lx,
-                       const wk_storage *sw, const wk_layout *lw, const wk_conv_params *p,
-                       size_t *n_alloc)
-{
-    setenv("WICK_CONV", mode, 1);
+    if (mode)
+        setenv("WICK_CONV", mode, 1);
     wk_storage *so = NULL;
-    const size_t a0 = allocs(dev);
     const wk_status st = wk_conv2d(&so, sx, lx, sw, lw, p);
-    *n_alloc = allocs(dev) - a0;
     unsetenv("WICK_CONV");
-    TEST_CHECK(st == WK_OK, "conv2d (WICK_CONV=%s): %s (%s)", mode, wk_status_string(st),
+    TEST_CHECK(st == WK_OK, "conv2d (WICK_CONV=%s): %s (%s)", mode ? mode : "", wk_status_string(st),
                wk_last_error());
     return st == WK_OK ? so : NULL;
 }
@@ -128,26 +108,29 @@ static void run_nhwc(wk_device *dev, const char *spec, const shape *s, wk_dtype 
     wk_set_option(WK_OPTION_PORTABLE_GEMM, 0);
     TEST_CHECK(st == WK_OK, "%s %s %s: matmul of the NHWC-ordered columns: %s (%s)", spec, s->name,
                wk_dtype_name(dt), wk_status_string(st), wk_last_error());
-    size_t n_alloc;
-    wk_storage *on = run(dev, "nhwc", sx, lx, sw, lw, p, &n_alloc);
     const double uo = dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256;
     const double ua = 2.0 * ((double)K + 2) * ldexp(1, -24) + 2 * uo;
-    if (on && om && !testlib_download_f64(got, no, on) && !testlib_download_f64(ref, no, om)) {
-        size_t bad = 0, diff = 0;
-        for (size_t i = 0; i < no; i++) {
-            if (memcmp(&got[i], &ref[i], sizeof got[i]) != 0 && diff++ < 3)
-                printf("  %s %s %s: element %zu nhwc %.9g, GEMM in (kh, kw, c) order %.9g\n",
-                       spec, s->name, wk_dtype_name(dt), i, got[i], ref[i]);
-            if (!(fabs(got[i] - want[i]) <= ua * mag[i] + ldexp(1, -24)) && bad++ < 3)
-                printf("  %s %s %s: element %zu nhwc %.9g, want %.9g\n", spec, s->name,
-                       wk_dtype_name(dt), i, got[i], want[i]);
+    for (int pass = 0; pass < (s->by_default ? 2 : 1); pass++) { /* WICK_CONV=nhwc, default */
+        const char *mode = pass ? NULL : "nhwc", *what = pass ? "the default path" : "nhwc";
+        wk_storage *on = run(mode, sx, lx, sw, lw, p);
+        if (on && om && !testlib_download_f64(got, no, on) && !testlib_download_f64(ref, no, om)) {
+            size_t bad = 0, diff = 0;
+            for (size_t i = 0; i < no; i++) {
+                if (memcmp(&got[i], &ref[i], sizeof got[i]) != 0 && diff++ < 3)
+                    printf("  %s %s %s: element %zu %s %.9g, GEMM in (kh, kw, c) order %.9g\n",
+                           spec, s->name, wk_dtype_name(dt), i, what, got[i], ref[i]);
+                if (!(fabs(got[i] - want[i]) <= ua * mag[i] + ldexp(1, -24)) && bad++ < 3)
+                    printf("  %s %s %s: element %zu %s %.9g, want %.9g\n", spec, s->name,
+                           wk_dtype_name(dt), i, what, got[i], want[i]);
+            }
+            TEST_CHECK(diff == 0, "%s %s %s: %zu of %zu elements of %s differ from the portable "
+                       "GEMM in (kh, kw, c) order", spec, s->name, wk_dtype_name(dt), diff, no,
+                       what);
+            TEST_CHECK(bad == 0, "%s %s %s: %zu of %zu elements of %s outside the bound", spec,
+                       s->name, wk_dtype_name(dt), bad, no, what);
         }
-        TEST_CHECK(diff == 0, "%s %s %s: %zu of %zu elements of WICK_CONV=nhwc differ from the "
-                   "portable GEMM in (kh, kw, c) order", spec, s->name, wk_dtype_name(dt), diff, no);
-        TEST_CHECK(bad == 0, "%s %s %s: %zu of %zu nhwc elements outside the bound", spec,
-                   s->name, wk_dtype_name(dt), bad, no);
+        wk_storage_free(on);
     }
-    wk_storage_free(on);
     wk_storage_free(om);
     wk_storage_free(swt);
     wk_storage_free(sct);
@@ -164,7 +147,6 @@ static void run_shape(wk_device *dev, const char *spec, const shape *s, wk_dtype
     const size_t no = (size_t)(s->n * s->co * ho * wo);
     double *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
     double *want = malloc(no * sizeof *want), *mag = malloc(no * sizeof *mag);
-    double *got = malloc(no * sizeof *got), *ref = malloc(no * sizeof *ref);
     for (size_t i = 0; i < nx; i++)
         x[i] = round_to(dt, rnd());
     for (size_t i = 0; i < nw; i++)
@@ -203,52 +185,11 @@ static void run_shape(wk_device *dev, const char *spec, const shape *s, wk_dtype
                           .strides = {cig * kk, kk, s->kw, 1}};
     const wk_conv_params p = {.stride = {s->sh, s->sw}, .padding = {s->ph, s->pw},
                               .dilation = {s->dh, s->dw}, .groups = s->groups};
-    if (sx && sw) {
-        size_t a_imp = 0, a_col = 0;
-        wk_storage *oi = run(dev, "implicit", sx, &lx, sw, &lw, &p, &a_imp);
-        TEST_CHECK(wk_set_option(WK_OPTION_PORTABLE_GEMM, 1) == WK_OK, "portable GEMM option");
-        wk_storage *oc = run(dev, "im2col", sx, &lx, sw, &lw, &p, &a_col);
-        wk_set_option(WK_OPTION_PORTABLE_GEMM, 0);
-        const bool direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 &&
-                            s->pw == 0 && s->wpad == 0;
-        if (s->implicit)
-            TEST_CHECK(a_imp == 1, "%s %s %s: WICK_CONV=implicit made %zu allocations (want 1: "
-                       "the output, no column matrix)", spec, s->name, wk_dtype_name(dt), a_imp);
-        else
-            TEST_CHECK(a_imp >= 2, "%s %s %s: the weight's rows are not 16-byte chunks, yet "
-                       "WICK_CONV=implicit allocated no column matrix", spec, s->name,
-                       wk_dtype_name(dt));
-        if (!direct)
-            TEST_CHECK(a_col >= 2, "%s %s %s: im2col made %zu allocations", spec, s->name,
-                       wk_dtype_name(dt), a_col);
-        const double uo = dt == WK_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256;
-        const double ua = 2.0 * ((double)(cig * kk) + 2) * ldexp(1, -24) + 2 * uo;
-        if (oi && oc && !testlib_download_f64(got, no, oi) && !testlib_download_f64(ref, no, oc)) {
-            size_t bad = 0, diff = 0;
-            for (size_t i = 0; i < no; i++) {
-                if (memcmp(&got[i], &ref[i], sizeof got[i]) != 0 && diff++ < 3)
-                    printf("  %s %s %s: element %zu implicit %.9g, im2col %.9g\n", spec, s->name,
-                           wk_dtype_name(dt), i, got[i], ref[i]);
-                const double tol = ua * mag[i] + ldexp(1, -24);
-                if ((!(fabs(got[i] - want[i]) <= tol) || !(fabs(ref[i] - want[i]) <= tol)) &&
-                    bad++ < 3)
-                    printf("  %s %s %s: element %zu implicit %.9g, im2col %.9g, want %.9g "
-                           "(tol %.3g)\n", spec, s->name, wk_dtype_name(dt), i, got[i], ref[i],
-                           want[i], tol);
-            }
-            TEST_CHECK(diff == 0, "%s %s %s: %zu of %zu elements differ from the im2col path "
-                       "(portable GEMM)", spec, s->name, wk_dtype_name(dt), diff, no);
-            TEST_CHECK(bad == 0, "%s %s %s: %zu of %zu elements outside the bound", spec, s->name,
-                       wk_dtype_name(dt), bad, no);
-        }
-        wk_storage_free(oi);
-        wk_storage_free(oc);
-        if (cig % 32 == 0)
-            run_nhwc(dev, spec, s, dt, x, w, want, mag, ho, wo, sx, &lx, sw, &lw, &p);
-    }
+    if (sx && sw)
+        run_nhwc(dev, spec, s, dt, x, w, want, mag, ho, wo, sx, &lx, sw, &lw, &p);
     wk_storage_free(sx);
     wk_storage_free(sw);
-    free(x), free(w), free(want), free(mag), free(got), free(ref);
+    free(x), free(w), free(want), free(mag);
 }
 
 int main(void)
