@@ -25,7 +25,8 @@
  *     matrix-unit kernel, kernels/flash.cu); ms per call (best of 3 trials of 5 after a
  *     warm-up) and TFLOP/s counting 4 L^2 D / 2 multiply-adds x 2 per head (the causal half),
  *     as FlashAttention's benchmarks count. Lines "PREFILL dt D L ms tflops" for
- *     bench/gpu_compare_prefill.py. With --small: L 128 and 256 only. */
+ *     bench/gpu_compare_prefill.py. With --small: L 128 and 256 only; with --f32: f32 instead of
+ *     f16 and bf16 (the CPU's prefill: `--device cpu --prefill --f32`). */
 #include "bench.h"
 #include <math.h>
 #include <string.h>
@@ -269,11 +270,11 @@ static double prefill_time(wk_dtype dt, int64_t d, int64_t L)
     return best;
 }
 
-static void prefill_rows(int small)
+static void prefill_rows(int small, int f32)
 {
-    static const wk_dtype dts[2] = {WK_DTYPE_F16, WK_DTYPE_BF16};
+    static const wk_dtype dts[3] = {WK_DTYPE_F16, WK_DTYPE_BF16, WK_DTYPE_F32};
     static const int64_t ds[2] = {64, 128}, ls[3] = {2048, 4096, 8192}, lsmall[2] = {128, 256};
-    for (int a = 0; a < 2; a++)
+    for (int a = f32 ? 2 : 0; a < (f32 ? 3 : 2); a++)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < (small ? 2 : 3); c++) {
                 const int64_t L = small ? lsmall[c] : ls[c];
@@ -288,7 +289,7 @@ static void prefill_rows(int small)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0";
-    int attn_only = 0, small = 0, prefill = 0;
+    int attn_only = 0, small = 0, prefill = 0, f32 = 0;
     long long only_lk = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
@@ -299,13 +300,15 @@ int main(int argc, char **argv)
             small = 1;
         else if (strcmp(argv[i], "--prefill") == 0)
             prefill = 1;
+        else if (strcmp(argv[i], "--f32") == 0) /* --prefill in f32 instead (the CPU's case) */
+            f32 = 1;
         else if (strcmp(argv[i], "--lk") == 0 && i + 1 < argc) /* one cache length (profilers) */
             only_lk = atoll(argv[++i]);
     }
     CHECK(wk_device_open(&dev, spec));
     printf("device %s\n", wk_device_name(dev));
     if (prefill) {
-        prefill_rows(small);
+        prefill_rows(small, f32);
         wk_device_close(dev);
         return 0;
     }
