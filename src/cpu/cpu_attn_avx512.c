@@ -244,120 +244,13 @@ void wk_cpu_attn_rescale_avx512(float *O, float *l, const float *P, const float 
 {
     wk_cpu_attn_rescale_c(O, l, P, c, nk, R, D);
 }
-/* 16 elements of a key row (f32, f16 or bf16 at p), masked to m, as f32 */
-static inline __attribute__((always_inline)) __m512 kload(const void *p, wk_dtype dt, __mmask16 m)
-{
-    if (dt == WK_DTYPE_F32)
-        return _mm512_maskz_loadu_ps(m, p);
-    const __m256i h = _mm256_maskz_loadu_epi16(m, p);
-    if (dt == WK_DTYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-/* r[0..15] (rows) -> r[c] = column c: a 16 x 16 transpose in four rounds of shuffles */
-static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
-{
-    __m512 t[16], u[16];
-    for (int j = 0; j < 8; j++) {
-        t[2 * j] = _mm512_unpacklo_ps(r[2 * j], r[2 * j + 1]);
-        t[2 * j + 1] = _mm512_unpackhi_ps(r[2 * j], r[2 * j + 1]);
-    }
-    for (int j = 0; j < 4; j++) { /* u[4j + q], 128-bit lane L: rows 4j..4j+3 of column 4L + q */
-        u[4 * j] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
-        u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
-        u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
-        u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
-    }
-    for (int q = 0; q < 4; q++) {
-        const __m512 x0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88);
-        const __m512 x1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xDD);
-        const __m512 y0 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
-        const __m512 y1 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xDD);
-        r[q] = _mm512_shuffle_f32x4(x0, y0, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(x0, y0, 0xDD);
-        r[4 + q] = _mm512_shuffle_f32x4(x1, y1, 0x88);
-        r[12 + q] = _mm512_shuffle_f32x4(x1, y1, 0xDD);
-    }
-}
-
-void wk_cpu_attn_keys_avx512(float *KT, const void *K, int64_t stride, wk_dtype dt, int nt, int D)
-{
-    const size_t es = wk_dtype_size(dt);
-    for (int k0 = 0; k0 < 64; k0 += 16)
-        for (int e0 = 0; e0 < D; e0 += 16) {
-            const __mmask16 m = (__mmask16)(D - e0 >= 16 ? 0xFFFF : (1u << (D - e0)) - 1u);
-            __m512 r[16];
-            for (int i = 0; i < 16; i++)
-                r[i] = k0 + i < nt ? kload((const char *)K + (size_t)((k0 + i) * stride + e0) * es, dt, m)
-                                   : _mm512_setzero_ps();
-            transpose16(r);
-            for (int i = 0; i < 16 && e0 + i < D; i++)
-                _mm512_storeu_ps(KT + (e0 + i) * 64 + k0, r[i]);
-        }
-}
-
-void wk_cpu_attn_softmax_avx512(float *S, int R, const int *nk, float scale, float *m, float *dm)
-{
-    const __m512 sc = _mm512_set1_ps(scale), ninf = _mm512_set1_ps(-INFINITY);
-    const __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int r = 0; r < R; r++) {
-        float *s = S + r * 64;
-        __mmask16 vis[4];
-        __m512 v[4];
-        __m512 mx = _mm512_set1_ps(m[r]);
-        for (int c = 0; c < 4; c++) {
-            vis[c] = _mm512_cmplt_epi32_mask(_mm512_add_epi32(idx, _mm512_set1_epi32(16 * c)),
-                                             _mm512_set1_epi32(nk[r]));
-            v[c] = _mm512_mul_ps(_mm512_loadu_ps(s + 16 * c), sc);
-            /* a NaN score leaves the maximum as it is, as the plain C comparison does */
-            mx = _mm512_mask_max_ps(mx, vis[c], v[c], mx);
-        }
-        const float mt = nk[r] ? _mm512_reduce_max_ps(mx) : m[r];
-        const __m512 mv = _mm512_set1_ps(mt);
-        for (int c = 0; c < 4; c++)
-            _mm512_storeu_ps(s + 16 * c, _mm512_mask_sub_ps(ninf, vis[c], v[c], mv));
-        dm[r] = nk[r] ? m[r] - mt : 0.0f;
-        m[r] = mt;
-    }
-}
-
-/* the 16-lane tree of cpu_attn.c */
-static inline __attribute__((always_inline)) float tree16(__m512 v)
-{
-    const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(v),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
-    return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
-}
-
-void wk_cpu_attn_rescale_avx512(float *O, float *l, const float *P, const float *c, const int *nk,
-                                int R, int D)
-{
-    for (int r = 0; r < R; r++) {
-        if (!nk[r])
-            continue;
-        const float *p = P + r * 64;
-        const __m512 v = _mm512_add_ps(_mm512_add_ps(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16)),
-                                       _mm512_add_ps(_mm512_loadu_ps(p + 32), _mm512_loadu_ps(p + 48)));
-        l[r] = l[r] * c[r] + tree16(v);
-        const __m512 cv = _mm512_set1_ps(c[r]);
-        float *o = O + r * D;
-        for (int e = 0; e < D; e += 16) {
-            const __mmask16 m = (__mmask16)(D - e >= 16 ? 0xFFFF : (1u << (D - e)) - 1u);
-            _mm512_mask_storeu_ps(o + e, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + e), cv));
-        }
-    }
-}
-
 void wk_cpu_attn_scores_avx512(float *S, const float *Q, const float *KT, int R, int D)
 {
-    (void)S, (void)Q, (void)KT, (void)R, (void)D;
+    wk_cpu_attn_scores_c(S, Q, KT, R, D);
 }
 void wk_cpu_attn_pv_avx512(float *O, const float *P, const float *const *V, const int *nk, int R,
                            int D)
 {
-    (void)O, (void)P, (void)V, (void)nk, (void)R, (void)D;
+    wk_cpu_attn_pv_c(O, P, V, nk, R, D);
 }
 #endif
