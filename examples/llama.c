@@ -155,78 +155,16 @@ static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, table c, t
     return out;
 }
 
-/* The attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows of
- * block b's cache, composed of matmul + mask + softmax + matmul (prefill); (H, T, hd). */
-static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
-{
-    const int64_t KV = m->n_kv, hd = m->hd, G = m->n_head / KV, ctx = m->ctx;
-    /* scores (KV, G*T, L) = q (KV, G*T, hd) @ K^T (KV, hd, L) */
-    const wk_layout lq = lay3(KV, G * T, hd);
-    const int64_t kd[3] = {KV, hd, L}, ks[3] = {ctx * hd, 1, hd};
-    const wk_layout lkt = view(3, kd, ks, 0);
-    wk_storage *sc = NULL, *p = NULL, *o = NULL;
-    CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
-    wk_storage_free(qr);
-    const wk_layout ls = lay3(KV, G * T, L);
-    if (T > 1) { /* causal mask: query t (position pos+t) sees keys j <= pos+t */
-        float *mask = malloc((size_t)(T * L) * sizeof *mask);
-        wk_storage *ms = NULL, *masked = NULL;
-        if (!mask)
-            die("out of memory");
-        for (int64_t t = 0; t < T; t++)
-            for (int64_t j = 0; j < L; j++)
-                mask[t * L + j] = j <= m->pos + t ? 0.0f : -INFINITY;
-        CK(wk_storage_from_host(&ms, m->dev, WK_DTYPE_F32, mask, (size_t)(T * L)));
-        free(mask);
-        const int64_t d4[4] = {KV, G, T, L}, s4[4] = {0, 0, L, 1};
-        const wk_layout l4 = lay(4, d4), lm = view(4, d4, s4, 0);
-        CK(wk_binary(&masked, WK_OP_ADD, sc, &l4, ms, &lm));
-        wk_storage_free(ms);
-        wk_storage_free(sc);
-        sc = masked;
-    }
-    CK(wk_softmax_last_dim(&p, sc, &ls));
-    wk_storage_free(sc);
-    /* o (KV, G*T, hd) = p (KV, G*T, L) @ V (KV, L, hd) */
-    const int64_t vd[3] = {KV, L, hd}, vs[3] = {ctx * hd, hd, 1};
-    const wk_layout lvv = view(3, vd, vs, 0);
-    CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
-    wk_storage_free(p);
-    return o;
-}
-
-/* Steps of at most this many tokens (decode) use the fused wk_decode_attention; longer ones
- * (prefill) the composed attention on GPUs, whose matmuls use the GEMM for many queries at once.
- * The CPU's fused op takes any number of queries (key tiles with an online softmax, the scores
- * never materialised), so there every step uses it. */
-#define FUSED_ATTN_MAX_T 16
-
-/* Gemma's attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows
- * of block b's cache, for the features the fused op lacks: on a local block query t (position
- * pos+t) sees only keys j with pos+t - j < W (the window, W = fam.swa), and with soft-capping
- * the scores become c tanh(s / c) before the softmax. Keys before k0 = pos+1-W are outside
- * every query's window and are not read. Where the window binds no query beyond that and
- * nothing is capped (one-token steps, prompts within the window) this is the fused op over
- * rows [k0, L) (on GPUs for at most FUSED_ATTN_MAX_T queries, as attention() decides); else
- * matmul, soft-cap (wk_affine, tanh, wk_affine), window and causal mask, softmax, matmul.
+/* The attention of T new queries (qr (H, T, hd), rotated and scaled) over rows [k0, L) of block
+ * b's cache, composed of matmul, soft-cap (c > 0: c tanh(s / c), through wk_affine, tanh,
+ * wk_affine), mask, softmax and matmul (GPU prefill, and what the fused op lacks): query t
+ * (position pos+t) sees keys j with 0 <= pos+t - j and, with a window W > 0, pos+t - j < W.
  * Returns (H, T, hd); frees qr. */
-static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
+static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_t T, int64_t L,
+                                      int64_t k0, int64_t W, double cap)
 {
-    const int64_t KV = m->n_kv, H = m->n_head, hd = m->hd, G = H / KV, ctx = m->ctx;
-    const int64_t W = b->swa ? m->fam.swa : 0;
-    const int64_t k0 = W && m->pos + 1 > W ? m->pos + 1 - W : 0, n = L - k0;
-    const double cap = m->fam.attn_softcap;
+    const int64_t KV = m->n_kv, hd = m->hd, G = m->n_head / KV, ctx = m->ctx, n = L - k0;
     wk_storage *o = NULL;
-    const int binds = W && T > 1 && m->pos + T > W; /* a later query's window starts after k0 */
-    if (cap == 0 && !binds &&
-        (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU)) {
-        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, n, hd};
-        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
-        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, k0 * hd);
-        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
-        wk_storage_free(qr);
-        return o;
-    }
     /* scores (KV, G*T, n) = q (KV, G*T, hd) @ K^T (KV, hd, n) over cache rows [k0, L) */
     const wk_layout lq = lay3(KV, G * T, hd), ls = lay3(KV, G * T, n);
     const int64_t kd[3] = {KV, hd, n}, ks[3] = {ctx * hd, 1, hd};
@@ -263,6 +201,41 @@ static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t 
     CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
     wk_storage_free(p);
     return o;
+}
+
+/* Steps of at most this many tokens (decode) use the fused wk_decode_attention; longer ones
+ * (prefill) the composed attention on GPUs, whose matmuls use the GEMM for many queries at once.
+ * The CPU's fused op takes any number of queries (key tiles with an online softmax, the scores
+ * never materialised), so there every step uses it. */
+#define FUSED_ATTN_MAX_T 16
+
+/* Gemma's attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows
+ * of block b's cache, for the features the fused op lacks: on a local block query t (position
+ * pos+t) sees only keys j with pos+t - j < W (the window, W = fam.swa), and with soft-capping
+ * the scores become c tanh(s / c) before the softmax. Keys before k0 = pos+1-W are outside
+ * every query's window and are not read. Where the window binds no query beyond that and
+ * nothing is capped (one-token steps, prompts within the window) this is the fused op over
+ * rows [k0, L) (on GPUs for at most FUSED_ATTN_MAX_T queries, as attention() decides); else
+ * matmul, soft-cap (wk_affine, tanh, wk_affine), window and causal mask, softmax, matmul.
+ * Returns (H, T, hd); frees qr. */
+static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
+{
+    const int64_t KV = m->n_kv, H = m->n_head, hd = m->hd, ctx = m->ctx;
+    const int64_t W = b->swa ? m->fam.swa : 0;
+    const int64_t k0 = W && m->pos + 1 > W ? m->pos + 1 - W : 0, n = L - k0;
+    const double cap = m->fam.attn_softcap;
+    wk_storage *o = NULL;
+    const int binds = W && T > 1 && m->pos + T > W; /* a later query's window starts after k0 */
+    if (cap == 0 && !binds &&
+        (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU)) {
+        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, n, hd};
+        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
+        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, k0 * hd);
+        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
+        wk_storage_free(qr);
+        return o;
+    }
+    return attention_composed(m, b, qr, T, L, k0, W, cap);
 }
 
 
@@ -361,7 +334,7 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
         CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
         wk_storage_free(qr);
     } else {
-        o = attention_composed(m, b, qr, T, L);
+        o = attention_composed(m, b, qr, T, L, 0, 0, 0.0);
     }
     if (T == 1) /* (H, 1, hd) is (1, H*hd) already */
         return o;
