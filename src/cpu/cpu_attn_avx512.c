@@ -6,6 +6,7 @@
  * -mavx512f -mavx512bw -mavx512vl (cmake/cpu.cmake). */
 #include "cpu_attn.h"
 #if defined(__x86_64__) && defined(__AVX512F__)
+#include "cpu_t16.h"
 #include <immintrin.h>
 #include <math.h>
 
@@ -22,45 +23,20 @@ static inline __attribute__((always_inline)) __m512 kload(const void *p, wk_dtyp
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* r[0..15] (rows) -> r[c] = column c: a 16 x 16 transpose in four rounds of shuffles */
-static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
-{
-    __m512 t[16], u[16];
-    for (int j = 0; j < 8; j++) {
-        t[2 * j] = _mm512_unpacklo_ps(r[2 * j], r[2 * j + 1]);
-        t[2 * j + 1] = _mm512_unpackhi_ps(r[2 * j], r[2 * j + 1]);
-    }
-    for (int j = 0; j < 4; j++) { /* u[4j + q], 128-bit lane L: rows 4j..4j+3 of column 4L + q */
-        u[4 * j] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
-        u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
-        u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
-        u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
-    }
-    for (int q = 0; q < 4; q++) {
-        const __m512 x0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88);
-        const __m512 x1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xDD);
-        const __m512 y0 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
-        const __m512 y1 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xDD);
-        r[q] = _mm512_shuffle_f32x4(x0, y0, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(x0, y0, 0xDD);
-        r[4 + q] = _mm512_shuffle_f32x4(x1, y1, 0x88);
-        r[12 + q] = _mm512_shuffle_f32x4(x1, y1, 0xDD);
-    }
-}
-
 void wk_cpu_attn_keys_avx512(float *KT, const void *K, int64_t stride, wk_dtype dt, int nt, int D)
 {
     const size_t es = wk_dtype_size(dt);
     for (int k0 = 0; k0 < 64; k0 += 16)
         for (int e0 = 0; e0 < D; e0 += 16) {
             const __mmask16 m = (__mmask16)(D - e0 >= 16 ? 0xFFFF : (1u << (D - e0)) - 1u);
-            __m512 r[16];
+            __m512i r[16];
             for (int i = 0; i < 16; i++)
-                r[i] = k0 + i < nt ? kload((const char *)K + (size_t)((k0 + i) * stride + e0) * es, dt, m)
-                                   : _mm512_setzero_ps();
-            transpose16(r);
+                r[i] = _mm512_castps_si512(
+                    k0 + i < nt ? kload((const char *)K + (size_t)((k0 + i) * stride + e0) * es, dt, m)
+                                : _mm512_setzero_ps());
+            wk_t16_epi32(r);
             for (int i = 0; i < 16 && e0 + i < D; i++)
-                _mm512_storeu_ps(KT + (e0 + i) * 64 + k0, r[i]);
+                _mm512_storeu_si512(KT + (e0 + i) * 64 + k0, r[i]);
         }
 }
 

@@ -26,6 +26,7 @@
 #include "cpu_qdot.h"
 #if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_BF16__) && \
     defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512BF16__)
+#include "cpu_t16.h"
 #include "wk_core.h"
 #include <immintrin.h>
 #include <omp.h>
@@ -58,32 +59,6 @@ static void config(void)
     for (int t = 0; t < 8; t++)
         c.rows[t] = 16, c.colsb[t] = 64;
     _tile_loadconfig(&c);
-}
-
-/* 16 x 16 dword transpose (cpu_attn_avx512.c's shuffle rounds, on integers) */
-static inline __attribute__((always_inline)) void transpose16(__m512i r[16])
-{
-    __m512i t[16], u[16];
-    for (int j = 0; j < 8; j++) {
-        t[2 * j] = _mm512_unpacklo_epi32(r[2 * j], r[2 * j + 1]);
-        t[2 * j + 1] = _mm512_unpackhi_epi32(r[2 * j], r[2 * j + 1]);
-    }
-    for (int j = 0; j < 4; j++) {
-        u[4 * j] = _mm512_unpacklo_epi64(t[4 * j], t[4 * j + 2]);
-        u[4 * j + 1] = _mm512_unpackhi_epi64(t[4 * j], t[4 * j + 2]);
-        u[4 * j + 2] = _mm512_unpacklo_epi64(t[4 * j + 1], t[4 * j + 3]);
-        u[4 * j + 3] = _mm512_unpackhi_epi64(t[4 * j + 1], t[4 * j + 3]);
-    }
-    for (int q = 0; q < 4; q++) {
-        const __m512i x0 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x88);
-        const __m512i x1 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xDD);
-        const __m512i y0 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x88);
-        const __m512i y1 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xDD);
-        r[q] = _mm512_shuffle_i32x4(x0, y0, 0x88);
-        r[8 + q] = _mm512_shuffle_i32x4(x0, y0, 0xDD);
-        r[4 + q] = _mm512_shuffle_i32x4(x1, y1, 0x88);
-        r[12 + q] = _mm512_shuffle_i32x4(x1, y1, 0xDD);
-    }
 }
 
 /* v (f32) -> hi, lo (bf16 terms: hi = v rounded, lo = v - hi rounded) */
@@ -132,12 +107,12 @@ static void pack(int qt, const void *w, int64_t k, int64_t k0, int64_t kc, int64
             H[i] = _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1);
             L[i] = _mm512_inserti64x4(_mm512_castsi256_si512(l0), l1, 1);
         }
-        transpose16(H); /* row i's pair q -> tile row q, dword i */
+        wk_t16_epi32(H); /* row i's pair q -> tile row q, dword i */
         for (int q = 0; q < 16; q++)
             _mm512_storeu_si512(bh + 512 * c + 32 * q, H[q]);
         if (qt == WK_QTYPE_BF16)
             continue;
-        transpose16(L);
+        wk_t16_epi32(L);
         for (int q = 0; q < 16; q++)
             _mm512_storeu_si512(bl + 512 * c + 32 * q, L[q]);
     }

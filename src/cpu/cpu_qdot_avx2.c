@@ -141,22 +141,6 @@ static inline __attribute__((always_inline)) __m256i place(__m256i v, int from, 
     return _mm256_and_si256(sh, m);
 }
 
-/* The raw 32-byte fields of a block that the sub-blocks' bytes come from: offsets and count. */
-static inline int kfields(int qt, int off[6])
-{
-    switch (qt) {
-    case 10: off[0] = 16, off[1] = 48; return 2;                         /* q2_k: qs */
-    case 11: off[0] = 32, off[1] = 64, off[2] = 0; return 3;             /* q3_k: qs, hmask */
-    case 12: off[0] = 16, off[1] = 48, off[2] = 80, off[3] = 112; return 4; /* q4_k: qs */
-    case 13: /* q5_k: qs, qh */
-        off[0] = 48, off[1] = 80, off[2] = 112, off[3] = 144, off[4] = 16;
-        return 5;
-    default: /* q6_k: ql, qh */
-        off[0] = 0, off[1] = 32, off[2] = 64, off[3] = 96, off[4] = 128, off[5] = 160;
-        return 6;
-    }
-}
-
 /* U[q]: dword q of sub-block s's bytes u, lane i = row i, from the fields F[f][q] */
 static inline __attribute__((always_inline)) void kbytes(int qt, __m256i F[6][8], int s,
                                                           __m256i U[8])
@@ -204,7 +188,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     for (int r = 0; r < 8; r++)
         acc[r] = _mm256_setzero_ps();
     int foff[6];
-    const int nf = kfields(qt, foff);
+    const int nf = qd_kfields(qt, foff);
     const int tof = qdk_off(qt); /* the scale bytes, transposed once per block */
 
     for (int64_t blk = 0; blk < nblk; blk++) {

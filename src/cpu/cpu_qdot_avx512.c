@@ -143,7 +143,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     for (int r = 0; r < 8; r++)
         acc[r] = _mm512_setzero_ps();
     int foff[6];
-    const int nf = kfields(qt, foff);
+    const int nf = qd_kfields(qt, foff);
     const int tof = qdk_off(qt); /* the scale bytes, transposed once per block */
 
     for (int64_t blk = 0; blk < nblk; blk++) {

@@ -71,24 +71,8 @@ static inline __attribute__((always_inline)) __m512i place(__m512i v, int from, 
     return _mm512_and_si512(sh, m);
 }
 
-/* The raw 32-byte fields of a block that the sub-blocks' bytes come from: offsets and count. */
-static inline int kfields(int qt, int off[6])
-{
-    switch (qt) {
-    case 10: off[0] = 16, off[1] = 48; return 2;                         /* q2_k: qs */
-    case 11: off[0] = 32, off[1] = 64, off[2] = 0; return 3;             /* q3_k: qs, hmask */
-    case 12: off[0] = 16, off[1] = 48, off[2] = 80, off[3] = 112; return 4; /* q4_k: qs */
-    case 13: /* q5_k: qs, qh */
-        off[0] = 48, off[1] = 80, off[2] = 112, off[3] = 144, off[4] = 16;
-        return 5;
-    default: /* q6_k: ql, qh */
-        off[0] = 0, off[1] = 32, off[2] = 64, off[3] = 96, off[4] = 128, off[5] = 160;
-        return 6;
-    }
-}
-
 /* U[q]: dword q of sub-block s's bytes u (cpu_qdot_types.h's qd_bytes), lane i = row i, from
- * the transposed fields F[f][q] (kfields order). */
+ * the transposed fields F[f][q] (qd_kfields order). */
 static inline __attribute__((always_inline)) void kbytes(int qt, __m512i F[6][8], int s,
                                                           __m512i U[8])
 {

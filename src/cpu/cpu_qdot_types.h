@@ -133,6 +133,23 @@ static inline float qd_terms(const qd_type *ty, float acc, int32_t is0, int32_t 
     return acc;
 }
 
+/* The raw 32-byte fields of a K-type block (q2_k .. q6_k) that its sub-blocks' bytes come from,
+ * as the SIMD paths transpose them: their byte offsets (off) and count. */
+static inline int qd_kfields(int qt, int off[6])
+{
+    switch (qt) {
+    case 10: off[0] = 16, off[1] = 48; return 2;                         /* q2_k: qs */
+    case 11: off[0] = 32, off[1] = 64, off[2] = 0; return 3;             /* q3_k: qs, hmask */
+    case 12: off[0] = 16, off[1] = 48, off[2] = 80, off[3] = 112; return 4; /* q4_k: qs */
+    case 13: /* q5_k: qs, qh */
+        off[0] = 48, off[1] = 80, off[2] = 112, off[3] = 144, off[4] = 16;
+        return 5;
+    default: /* q6_k: ql, qh */
+        off[0] = 0, off[1] = 32, off[2] = 64, off[3] = 96, off[4] = 128, off[5] = 160;
+        return 6;
+    }
+}
+
 /* The float scales d and e of the block at b (e = 0 when the type has no min term). */
 static inline void qd_floats(const qd_type *ty, const uint8_t *b, float *d, float *e)
 {

@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) void pack(const wk_qdot_job *jb, co
         }
         /* the K types: fields transposed once per block (cpu_qdot_avx512.h) */
         int foff[6];
-        const int nf = kfields(qt, foff);
+        const int nf = qd_kfields(qt, foff);
         __m128i T[16];
         {
             __m128i R[16];
