@@ -5,6 +5,7 @@
 #include "cpu_qdot.h"
 #include <pthread.h>
 #if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,7 +18,10 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void ask(void)
 {
-    if (!__builtin_cpu_supports("amx-tile"))
+    /* CPUID leaf 7 EDX bit 24 (AMX-TILE); read directly because clang before 16 does not know
+     * the name "amx-tile" in __builtin_cpu_supports */
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !((d >> 24) & 1u))
         return;
     unsigned long bits = 0;
     if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0 ||
