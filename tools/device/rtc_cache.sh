@@ -21,6 +21,8 @@
 #   8. the summary table last (also OUTDIR/rtc_cache/summary.txt), each time in seconds.
 # The timing table of docs/performance.md ("Run-time compilation and the kernel cache") is made
 # from this summary.
+#   RTC_STAGES picks the steps (default "modules warmup check kats ten cache"; "cache" needs
+#   "modules" in the same run); the whole list takes longer than one device call of 10 minutes.
 set -u
 . tools/device/lib.sh
 dev_init rtc_cache "${1:-}"
@@ -36,7 +38,11 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
 ns() { date +%s%N; }
 nentries() { ls "$1" 2>/dev/null | grep -c '\.wkrtc$'; }
 
+STAGES=${RTC_STAGES:-modules warmup check kats ten cache}
+has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # ---- 2. each module's first use
+if has modules; then
 bench_modules() { # LABEL ENV...
   label=$1
   shift
@@ -52,7 +58,10 @@ for m in $(awk '/^module/ { print $2 }' "$O/modules_cold.txt"); do
   step "  $m" "$(awk -v m=$m '$1 == "module" && $2 == m { printf "%s", $3 }' "$O/modules_cold.txt") / $(awk -v m=$m '$1 == "module" && $2 == m { printf "%s", $3 }' "$O/modules_warm.txt") / $(awk -v m=$m '$1 == "module" && $2 == m { printf "%s", $3 }' "$O/modules_embedded.txt")"
 done
 
+fi
+
 # ---- 3. the warm-up on several threads
+if has warmup; then
 for th in 1 4 $(nproc); do
   WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/warmup$th timeout 900 $B/wick_gpu_rtc_bench cuda:0 warmup $th \
     >"$O/warmup_cold_$th.txt" 2>&1
@@ -61,6 +70,8 @@ done
 WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/warmup$(nproc) timeout 900 $B/wick_gpu_rtc_bench cuda:0 warmup 0 \
   >"$O/warmup_warm.txt" 2>&1
 step "wk_device_warmup warm" "rc=$? $(awk '/^warmup/ { printf "%.2f s", $2 / 1000 } /^total/ { printf " (process %.2f s)", $2 / 1000 }' "$O/warmup_warm.txt")"
+
+fi
 
 # ---- 4. wick check whole
 check() { # LABEL ENV...
@@ -71,10 +82,12 @@ check() { # LABEL ENV...
   rc=$?
   step "wick check --device cuda:0 ($label)" "rc=$rc $(secs $t $(ns)) s $(grep summary "$O/check_$label.txt" | sed 's/.*summary/summary/')"
 }
+if has check; then
 check embedded
 check rtc_cold WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/check
 check rtc_warm WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/check
 step "  cache entries after wick check" "$(nentries $C/check)"
+fi
 
 # ---- 5. the known-answer tests, one process each
 kats() { # LABEL ENV...
@@ -89,18 +102,24 @@ kats() { # LABEL ENV...
   done
   step "11 KAT programs on cuda:0 ($label)" "$(secs $t $(ns)) s, $fails failed"
 }
+if has kats; then
 kats embedded
 kats rtc_cold WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/kat
 kats rtc_warm WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/kat
+fi
 
 # ---- 6. ten ops
+if has ten; then
 OPS=add,mul,exp,sum,matmul,softmax_last_dim,rms_norm,rope,index_select,to_dtype
 t=$(ns)
 WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/ten timeout 900 $B/wick check --device cuda:0 --op $OPS \
   >"$O/check_ten.txt" 2>&1
 step "wick check --op (10 ops), cold" "rc=$? $(secs $t $(ns)) s, modules compiled: $(ls $C/ten | sed -n 's/-sm_.*//p' | tr '\n' ' ')"
 
+fi
+
 # ---- 7. the cache on the real NVRTC path
+if has cache; then
 n=$(nentries $C/modules)
 step "entries after the modules run" "$n (of $(grep -c '^module' "$O/modules_cold.txt") modules)"
 e=$(ls $C/modules/*.wkrtc | head -1)
@@ -117,6 +136,7 @@ step "one entry flipped ($(basename "$e" | cut -d- -f1))" "rc=$? compiled again:
 WICK_CACHE_DISABLE=1 WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/off timeout 900 $B/wick_gpu_rtc_bench \
   cuda:0 modules >"$O/modules_off.txt" 2>&1
 step "WICK_CACHE_DISABLE=1" "rc=$? entries $(nentries $C/off), $(grep '^cache' "$O/modules_off.txt")"
+fi
 $B/wick devices >"$O/devices.txt" 2>&1
 WICK_FORCE_RTC=1 $B/wick devices >"$O/devices_rtc.txt" 2>&1
 step "wick devices" "$(grep -A1 'cuda:0' "$O/devices.txt" | tail -1 | sed 's/^ *//')"
