@@ -21,6 +21,7 @@
 #   8. the summary table last (also OUTDIR/rtc_cache/summary.txt), each time in seconds.
 # The timing table of docs/performance.md ("Run-time compilation and the kernel cache") is made
 # from this summary.
+#   RTC_WARMUP_THREADS: the warm-up's thread counts (default "1 4 $(nproc)").
 #   RTC_STAGES picks the steps (default "modules warmup check kats ten cache"; "cache" needs
 #   "modules" in the same run); the whole list takes longer than one device call of 10 minutes.
 set -u
@@ -34,6 +35,10 @@ C=$O/caches
 rm -rf "$C"
 mkdir -p "$C"
 export WICK_CACHE_MAXSIZE=4294967296 # every entry kept, whatever the default
+# NVRTC keeps its own cache since CUDA 12.9 (its user guide, "Caching"): on 2026-12-05 the 10-op
+# step compiled in 8.75 s modules that took about 240 s cold earlier in the same run. In case it
+# follows the driver's cache variables (not verified), the driver's cache is off and elsewhere.
+export CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH=$C/nv
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
 ns() { date +%s%N; }
 nentries() { ls "$1" 2>/dev/null | grep -c '\.wkrtc$'; }
@@ -62,7 +67,7 @@ fi
 
 # ---- 3. the warm-up on several threads
 if has warmup; then
-for th in 1 4 $(nproc); do
+for th in ${RTC_WARMUP_THREADS:-1 4 $(nproc)}; do
   WICK_FORCE_RTC=1 WICK_CACHE_DIR=$C/warmup$th timeout 900 $B/wick_gpu_rtc_bench cuda:0 warmup $th \
     >"$O/warmup_cold_$th.txt" 2>&1
   step "wk_device_warmup cold, $th threads" "rc=$? $(awk '/^warmup/ { printf "%.1f s", $2 / 1000 } /^total/ { printf " (process %.1f s)", $2 / 1000 }' "$O/warmup_cold_$th.txt")"
