@@ -346,10 +346,10 @@ void wk_gpu_modules_destroy(wk_gpu_device *g)
 /* ---- warm-up: every module now, the run-time compiles on several threads */
 typedef struct warm_state {
     wk_gpu_device *g;
-    const int *todo;   /* module indices to compile */
+    const int *pending;   /* module indices to compile */
     int n;
     atomic_int next;
-    wk_status *st;     /* per todo entry */
+    wk_status *st;     /* per pending module */
     char (*msg)[512];
 } warm_state;
 
@@ -358,7 +358,7 @@ static void *warm_worker(void *p)
     warm_state *w = p;
     for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
         const void *image = NULL;
-        w->st[i] = rtc_get(w->g, &wk_gpu_embedded_modules[w->todo[i]], &image);
+        w->st[i] = rtc_get(w->g, &wk_gpu_embedded_modules[w->pending[i]], &image);
         if (w->st[i] != WK_OK)
             snprintf(w->msg[i], sizeof w->msg[i], "%s", wk_last_error());
     }
@@ -377,12 +377,12 @@ wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
     const int n = wk_gpu_embedded_module_count;
     wk_status first = WK_OK;
     char first_msg[700] = "";
-    int *todo = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *todo);
+    int *pending = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *pending);
     char (*why)[320] = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *why);
     wk_status *st = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *st);
     char (*msg)[512] = wk_calloc((size_t)(n > 0 ? n : 1), sizeof *msg);
-    if (!todo || !why || !st || !msg) {
-        wk_free(todo);
+    if (!pending || !why || !st || !msg) {
+        wk_free(pending);
         wk_free(why);
         wk_free(st);
         wk_free(msg);
@@ -400,7 +400,7 @@ wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
         else
             s = module_load_embedded(g, mi, &M->loaded[mi], why[nt], sizeof why[nt]);
         if (s == WK_ERR_NOT_SUPPORTED && g->drv->kind != WK_BACKEND_SIMT)
-            todo[nt++] = mi;
+            pending[nt++] = mi;
         else if (s != WK_OK && first == WK_OK) {
             first = s;
             snprintf(first_msg, sizeof first_msg, "%s", wk_last_error());
@@ -411,7 +411,7 @@ wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
     if (nt > 0) {
         int t = threads > 0 ? threads : online_cpus();
         t = t < nt ? t : nt;
-        warm_state w = {g, todo, nt, 0, st, msg};
+        warm_state w = {g, pending, nt, 0, st, msg};
         pthread_t tid[256];
         int started = 0;
         for (; started < t - 1 && started < 256; started++)
@@ -424,7 +424,7 @@ wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
     /* 3. the compiled images loaded (rtc_get finds them ready) */
     pthread_mutex_lock(&M->mu);
     for (int i = 0; i < nt; i++) {
-        const int mi = todo[i];
+        const int mi = pending[i];
         wk_status s = st[i];
         if (s == WK_OK && !M->loaded[mi])
             s = module_load_rtc(g, mi, &M->loaded[mi], why[i]);
@@ -437,7 +437,7 @@ wk_status wk_gpu_modules_warmup(wk_gpu_device *g, int threads)
         }
     }
     pthread_mutex_unlock(&M->mu);
-    wk_free(todo);
+    wk_free(pending);
     wk_free(why);
     wk_free(st);
     wk_free(msg);
