@@ -1,6 +1,6 @@
 /* gpu_mma_peak.cu: the rate of kernels/gpu.h's 16 x 8 x 16 matrix-unit product (wk_mma_16816:
  * mma.sync m16n8k16, f32 accumulation) on one NVIDIA GPU, with nothing loaded: the ceiling that
- * the portable GEMM (kernels/matmul.cu gemm_c*, which issues only this instruction) is measured
+ * the portable GEMM (kernels/gemm.h gemm_c*, which issues only this instruction) is measured
  * against in docs/performance.md, beside cuBLAS (whose sm_90 kernels use Hopper's wgmma, which
  * has no portable twin). A benchmark, not a test, and not part of the build:
  *   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc/core bench/gpu_mma_peak.cu -o /tmp/mma_peak

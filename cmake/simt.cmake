@@ -136,7 +136,7 @@ function(_wick_simt_tests)
   add_test(NAME test_qmv_simt64 COMMAND test_qmv)
   set_tests_properties(test_qmv_simt64 PROPERTIES ENVIRONMENT "WICK_TEST_DEVICES=simt:1;WICK_TEST_QUICK=1")
   # The portable GEMM's matrix-unit kernels with 64-lane warps: for f16 and bf16 those are CDNA's
-  # MFMA kernels (kernels/matmul.cu gemm_w*, on gpu.h's twin of the instruction), against float64.
+  # MFMA kernels (kernels/gemm.h gemm_w*, on gpu.h's twin of the instruction), against float64.
   # f16 and bf16 only (f8e4m3 takes the 32-lane kernels there, as on simt:0): about 60 s on one
   # core, started early (COST); left out under the sanitizers (the parity rows cover them there).
   if(NOT WICK_SANITIZE)

@@ -236,8 +236,8 @@ WK_KERNEL conv_zero(int64_t nbytes, void *p)
  *       channels, p = (oh, ow); xh = the NHWC copy of x at channel gr Cig + c, row oh sh - ph +
  *       kh dh, column ow sw - pw + kw dw, zero in the padding. Grid: x over tiles of 128
  *       positions, y over (group, tiles of C_out), z = image.
- *   The pipeline is gemm_pipe's (kernels/mc.h, matmul.cu). NVIDIA sm_80+ and the simt device
- *   only (as matmul.cu's matrix-unit kernels; AMD takes im2col + the FMA GEMM). (An NCHW form
+ *   The pipeline is gemm_pipe's (kernels/mc.h, gemm.h). NVIDIA sm_80+ and the simt device
+ *   only (as gemm.h's matrix-unit kernels; AMD takes im2col + the FMA GEMM). (An NCHW form
  *   that gathered the columns from x in registers ran at 0.34x cuDNN on the H200, half this
  *   one's speed, and was removed: docs/performance.md, "Matmul and convolutions".) */
 #if !defined(WK_HIP)

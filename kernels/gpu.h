@@ -602,7 +602,7 @@ WK_DEV int wk_dp4a_plain(int a, int b, int c)
  * 16-bit values from shared memory into fragment registers. Everywhere else (the simt device,
  * AMD, NVIDIA before sm_80) wk_mma_16816 is the portable twin: the same fragment product from
  * warp shuffles and f32 fma, in k order, and kernels load fragments with plain shared-memory
- * reads instead of ldmatrix (kernels/matmul.cu shows both). Products of two f16 or bf16 values
+ * reads instead of ldmatrix (kernels/gemm.h shows both). Products of two f16 or bf16 values
  * are exact in f32; only the rounding of the sums differs (the hardware's order and inner
  * rounding are unspecified), within the error bound of a k-term f32 sum.
  * 64-lane waves: a fragment belongs to an aligned group of 32 lanes; lanes 0-31 and 32-63 of a

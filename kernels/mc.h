@@ -1,4 +1,4 @@
-/* mc.h: the pieces of the cp.async matrix-unit GEMM pipeline (kernels/matmul.cu gemm_pipe_*, whose
+/* mc.h: the pieces of the cp.async matrix-unit GEMM pipeline (kernels/gemm.h gemm_pipe_*, whose
  * comment describes the scheme) that other modules' implicit GEMMs share (kernels/conv.cu):
  * the swizzled staging of 16-bit operand tiles (mc_off, mc_swz), the tile copies (mc_load,
  * mc_src), one staged k tile's fragment products (mc_tile) and the store of a warp tile's
@@ -218,7 +218,7 @@ WK_DEV void mw_store(float (*acc)[FN][4], typename wk_t<D>::S *cz, int64_t ldc, 
         }
 }
 
-/* The warp tilings of a BM x BN block tile, as policies of one pipeline (kernels/matmul.cu
+/* The warp tilings of a BM x BN block tile, as policies of one pipeline (kernels/gemm.h
  * mc_body): mc_w32, 8 warps of 32 lanes (2 x 4) on 16 x 8 x 16 fragment products, MC_ST stages;
  * mc_w64, 4 waves of 64 lanes (2 x 2) on 16 x 16 x 16 wave products, MW_ST stages: AMD has no
  * asynchronous copy (gpu.h's twin loads and stores at the issue), so stages beyond two hide no

@@ -1,5 +1,5 @@
 /* mma.h: fragments of the 16 x 8 x 16 matrix-unit products (gpu.h, wk_mma_16816) from tiles
- * staged in shared memory as 16-bit values; kernels/matmul.cu and kernels/flash.cu. A tile is
+ * staged in shared memory as 16-bit values; kernels/gemm.h and kernels/flash.cu. A tile is
  * staged [e][k] (KC = 1: rows along the reduction index k) or [k][e] (KC = 0), rows of LD
  * elements; on NVIDIA sm_80+ the fragments come by ldmatrix (plain for [e][k], .trans for
  * [k][e]), elsewhere by plain 16-bit reads: both give the registers of gpu.h's layout. */
@@ -10,7 +10,7 @@
 
 /* Where element (row, col) of a staged tile lies (in elements): T::at(row, col), and
  * T::ptr(s, row, c0, c1) the address of (row, c0 + c1). wk_tile_rows<LD>:
- * plain rows of LD elements (padded tiles); kernels/matmul.cu's cp.async tiles are swizzled. */
+ * plain rows of LD elements (padded tiles); kernels/gemm.h's cp.async tiles are swizzled. */
 template <int LD> struct wk_tile_rows {
     static __device__ __forceinline__ int at(int row, int col) { return row * LD + col; }
     /* the place of (row, c0 + c1) as a pointer (the sum in this order, as the kernels had it) */
@@ -96,7 +96,7 @@ WK_DEV void wk_mma_tile(float (*acc)[FN][4], const uint16_t *As, const uint16_t 
 }
 
 /* ---- softmax pieces of the attention kernels on the matrix units (kernels/flash.cu and the
- * decode kernel of kernels/attn.cu) */
+ * decode kernel of kernels/attn.h) */
 
 /* The 16-bit storage type of a matrix-unit operand (BF: bf16, else f16), for its conversions. */
 template <int BF> struct fl_t : wk_t<BF ? WK_DT_BF16 : WK_DT_F16> {};

@@ -1,4 +1,6 @@
-/* sort.cu: arg_sort_last_dim (candle-nn), every dtype, rows of any length; module "sort".
+/* sort.cu: arg_sort_last_dim (candle-nn), every dtype, rows of any length; module "sort" (the
+ * bitonic and warp sorts), with module "sort_radix" (kernels/sort_radix.cu: the radix sorts; a
+ * module of their own, so that run-time compilation of the two runs side by side).
  *
  * Order (docs/semantics.md, = src/cpu/cpu_sort.c): stable (ties keep index order in both
  * directions), -0 == +0, NaN last ascending and first descending, NaNs in index order. Each
@@ -21,46 +23,11 @@
  *       starts at koff(R, r), element j at + j*sx. src/gpu/gpu_sort.c uses it for rows of
  *       D <= 256 only (cpr = 1, several rows per block).
  *   the warp sorts (rows of D <= 1024, 32-bit keys): kernels/sort_warp.h.
- *   the radix sorts (rows of D > 256): kernels/sort_radix.h. */
-#include "gpu.h"
+ *   the radix sorts (rows of D > 256): kernels/sort_radix.h, in module "sort_radix". */
+#include "sort_keys.h"
 
 #define SO_EM 8                     /* outputs per thread in a merge */
 #define SO_TILE (WK_BLOCK * SO_EM) /* outputs per merge block */
-
-/* ---- keys: ascending order of the key = the wanted ascending order of the values. */
-WK_DEV uint32_t so_fkey32(float f)
-{
-    if (f != f)
-        return 0xffffffffu;
-    const uint32_t u = __float_as_uint(f), mag = u & 0x7fffffffu;
-    return (u >> 31) ? 0x80000000u - mag : 0x80000000u + mag; /* -0 and +0: 0x80000000 */
-}
-WK_DEV uint64_t so_fkey64(double d)
-{
-    if (d != d)
-        return ~0ull;
-    const uint64_t u = (uint64_t)__double_as_longlong(d), mag = u & 0x7fffffffffffffffull;
-    const uint64_t mid = 0x8000000000000000ull;
-    return (u >> 63) ? mid - mag : mid + mag;
-}
-
-template <int DT> struct so_key;
-#define SO_KEY(DT, KT, EXPR)                                                                   \
-    template <> struct so_key<DT> {                                                            \
-        typedef KT K;                                                                          \
-        WK_DEV K get(typename wk_t<DT>::S v) { return EXPR; }                                  \
-    };
-SO_KEY(WK_DT_U8, uint32_t, (uint32_t)v)
-SO_KEY(WK_DT_U32, uint32_t, v)
-SO_KEY(WK_DT_I16, uint32_t, (uint32_t)(int32_t)v ^ 0x80000000u)
-SO_KEY(WK_DT_I32, uint32_t, (uint32_t)v ^ 0x80000000u)
-SO_KEY(WK_DT_I64, uint64_t, (uint64_t)v ^ 0x8000000000000000ull)
-SO_KEY(WK_DT_BF16, uint32_t, so_fkey32(wk_t<WK_DT_BF16>::ld(v)))
-SO_KEY(WK_DT_F16, uint32_t, so_fkey32(wk_t<WK_DT_F16>::ld(v)))
-SO_KEY(WK_DT_F32, uint32_t, so_fkey32(v))
-SO_KEY(WK_DT_F64, uint64_t, so_fkey64(v))
-SO_KEY(WK_DT_F8E4M3, uint32_t, so_fkey32(wk_t<WK_DT_F8E4M3>::ld(v)))
-#undef SO_KEY
 
 /* ---- items: (key, index), compared lexicographically; the sentinel is above every item
  * (an index never reaches 2^32 - 1 in a row that needs padding, and an equal pair would
@@ -211,7 +178,6 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
     }
 }
 
-#include "sort_radix.h"
 #include "sort_warp.h"
 
 #define WK_SORT_BLOCK(dtn, DT)                                                                 \

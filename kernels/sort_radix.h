@@ -1,10 +1,10 @@
-/* sort_radix.h: the LSD radix sorts of arg_sort_last_dim (included by kernels/sort.cu, which
- * states the order). Each element becomes an unsigned key of KB = 8, 16, 32 or 64 bits whose
- * ascending order is the wanted order (sr_key: integers offset by their sign bit; floats from
- * their own bits, magnitude up from the middle for positives and down for negatives, -0 and +0
- * both the middle, every NaN the largest key; descending: the key complemented within its KB
- * bits, so NaN comes first and ties stay in index order). A stable sort on 8-bit digits from
- * the lowest (KB / 8 passes) is then the CPU's order exactly.
+/* sort_radix.h: the LSD radix sorts of arg_sort_last_dim (included by kernels/sort_radix.cu;
+ * kernels/sort.cu states the order). Each element becomes an unsigned key of KB = 8, 16, 32 or 64
+ * bits whose ascending order is the wanted order (sr_key: integers offset by their sign bit;
+ * floats from their own bits, magnitude up from the middle for positives and down for negatives,
+ * -0 and +0 both the middle, every NaN the largest key; descending: the key complemented within
+ * its KB bits, so NaN comes first and ties stay in index order). A stable sort on 8-bit digits
+ * from the lowest (KB / 8 passes) is then the CPU's order exactly.
  *
  * The tile rank (sr_rank): a block of 256 threads holds a tile of n <= 256 * er items, item i
  * of the tile at warp w = i / (er * ws), round r = i / ws % er, lane i % ws (ws: the warp

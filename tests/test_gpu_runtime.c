@@ -240,6 +240,25 @@ static int bundle_targets(const unsigned char *b, size_t n, char *out, size_t ca
     return 1;
 }
 
+static bool defines_kernels(const char *text)
+{
+    return strstr(text, "__global__") || strstr(text, "WK_KERNEL");
+}
+
+/* Whether text #includes an embedded header that defines kernels (a module whose .cu only
+ * instantiates the macros of its header: kernels/matmul_f16.cu and gemm.h, say). */
+static bool includes_kernels(const char *text)
+{
+    for (int i = 0; i < wk_gpu_embedded_header_count; i++) {
+        const wk_gpu_embedded_header *h = &wk_gpu_embedded_headers[i];
+        char inc[96];
+        snprintf(inc, sizeof inc, "#include \"%s\"", h->name);
+        if (h->text && strstr(text, inc) && defines_kernels(h->text))
+            return true;
+    }
+    return false;
+}
+
 static void test_code_objects(void)
 {
     int n = wk_gpu_embedded_module_count;
@@ -256,8 +275,9 @@ static void test_code_objects(void)
 
     for (int i = 0; i < n; i++) {
         const wk_gpu_embedded *e = &wk_gpu_embedded_modules[i];
-        TEST_CHECK(e->source && (strstr(e->source, "__global__") || strstr(e->source, "WK_KERNEL")),
-                   "module %s: embedded source has no kernel", e->name);
+        TEST_CHECK(e->source && (defines_kernels(e->source) || includes_kernels(e->source)),
+                   "module %s: embedded source has no kernel, nor includes a header with one",
+                   e->name);
         if (WICK_TEST_NVCC) {
             bool sass[200] = {false}, ptx[200] = {false};
             const void *fb = NULL;

@@ -141,7 +141,7 @@ WK_FP_FN float wk_fp_f8e4m3_to_f32(uint8_t b)
 }
 
 /* float8 E4M3FN -> f16 bits, exact (every e4m3 value is an f16 value; f16's quiet NaN 0x7e00
- * with the sign for NaN): the matrix-unit GEMM of kernels/matmul.cu widens f8e4m3 operands with
+ * with the sign for NaN): the matrix-unit GEMM of kernels/gemm.h widens f8e4m3 operands with
  * it. Normal: the exponent rebiased 7 -> 15, the mantissa moved up 7 bits; subnormal m * 2^-9
  * (m = 1..7) is normal in f16: 2^(p - 9) (1 + the bits of m below its top bit p). */
 WK_FP_FN uint16_t wk_fp_f8e4m3_to_f16(uint8_t b)

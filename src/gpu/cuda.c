@@ -481,7 +481,7 @@ static wk_status cu_launch(void *ctx, void *fn, const unsigned grid[3], const un
     const cu_ctx *c = ctx;
     CU_CURRENT(c);
     /* past the 48 KiB that every kernel may take, the kernel must opt in (sm_70+; the GEMM
-     * of kernels/matmul.cu takes up to 96 KiB); the attribute is cheap to set again */
+     * of kernels/gemm.h takes up to 96 KiB); the attribute is cheap to set again */
     if (shmem > 48u * 1024u && cu.FuncSetAttribute) {
         CUresult a = cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                          (int)shmem);

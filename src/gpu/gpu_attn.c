@@ -1,16 +1,17 @@
-/* gpu_attn.c: decode attention on the GPU through kernels/attn.cu (its header comment describes
- * the kernels). Here: the split of the sequence (planned for Lk; with lens the kernels read
- * each entry's count and the blocks past it store empty partials), the query set per block, the
- * alignment test for 16-byte loads, the scratch for the partial results, and the launch (the
- * merge of the splits fused into it through the device's completion counters, or a second
- * launch of the combine kernel). */
+/* gpu_attn.c: decode attention on the GPU through kernels/attn.h (its header comment describes the
+ * kernels; modules attn_f32, attn_f16, attn_bf16 by the query dtype). Here: the split of the
+ * sequence (planned for Lk; with lens the kernels read each entry's count and the blocks past it
+ * store empty partials), the query set per block, the alignment test for 16-byte loads, the
+ * scratch for the partial results, and the launch (the merge of the splits fused into it through
+ * the device's completion counters, or a second launch of the combine kernel). */
 #include "gpu_ops.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.cu: 256 / W warps of W keys) */
+#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.h: 256 / W warps of W keys) */
 
-/* Mirrors struct attn_geom of kernels/attn.cu field for field (all int64: no padding). */
+/* Mirrors struct attn_geom of kernels/attn.h field for field (all int64: no padding). */
 typedef struct attn_geom {
     int64_t nb, hq, hkv, lq, lk, d;
     int64_t qs[3], ks[3], vs[3];
@@ -38,7 +39,7 @@ static bool attn_vec_ok(const void *p, const wk_layout *l, size_t esz)
     return l->dims[3] % (int64_t)(16 / esz) == 0 && wk_gpu_rows_aligned(p, l, esz, 16);
 }
 
-/* The decode kernel of a call (kernels/attn.cu): its name, the queries each block takes and the
+/* The decode kernel of a call (kernels/attn.h): its name, the queries each block takes and the
  * resident blocks per multiprocessor the split is planned for. */
 typedef struct attn_kernel {
     char name[64];
@@ -109,6 +110,8 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     g.nq = g.hq / g.hkv * g.lq;
     g.vec = attn_vec_ok(k, lk, ksz) && attn_vec_ok(v, lv, ksz);
     const attn_kernel kern = attn_pick(dev, a, &g);
+    char module[16]; /* one module per query dtype: kernels/attn_<qd>.cu */
+    snprintf(module, sizeof module, "attn_%s", wk_gpu_dtype_kname(a->qdt));
     const int64_t nz = cdiv(g.nq, kern.qb), chunks = cdiv(g.lk, ATTN_CHUNK);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
      * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
@@ -144,13 +147,13 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         return st;
     }
     void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
-    st = wk_gpu_run(dev, "attn", kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
+    st = wk_gpu_run(dev, module, kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                     (unsigned)nz, args);
     if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);
         void *cargs[] = {&po, &pm, &pl, &out, &g};
-        st = wk_gpu_run(dev, "attn", name, wk_gpu_blocks(dev, g.nb * g.hq * g.lq * g.d), 1, 1,
+        st = wk_gpu_run(dev, module, name, wk_gpu_blocks(dev, g.nb * g.hq * g.lq * g.d), 1, 1,
                         cargs);
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the kernels that use it */

@@ -4,7 +4,7 @@
  * few entry points looked up by name (declarations: blas_api.h). Each device gets one handle,
  * created at its first GEMM under g->blas_mu and bound to the device's stream, so BLAS work
  * is ordered with wick's kernels. Where the library is missing (or a handle cannot be made),
- * the device uses the portable kernel of kernels/matmul.cu, without an error.
+ * the device uses the portable kernel of kernels/gemm.h, without an error.
  *
  * Row-major C = A B is column-major C^T = B^T A^T: B goes first. An operand is read in place
  * when one of its matrix strides is 1 and the other a valid leading dimension (row-major or

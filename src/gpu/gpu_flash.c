@@ -1,7 +1,7 @@
 /* gpu_flash.c: attention over many query tokens (prefill) on the matrix units, through
  * kernels/flash.cu (its header comment describes the kernel). wk_gpu_attention hands a call
  * here when wk_gpu_flash_fits says the kernel takes it; otherwise the decode kernels of
- * kernels/attn.cu run it (any dtype, D, Lq and alignment). */
+ * kernels/attn.h run it (any dtype, D, Lq and alignment). */
 #include "gpu_ops.h"
 #include <stdlib.h>
 #include <string.h>

@@ -131,7 +131,7 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
  * of them may be 1: row-major or transposed operands alike), the same for B, and C_i starts at
  * c + i*c_bs. A, B and C have dtype dt (f32, f64, f16, bf16, and f8e4m3 through the portable
  * kernel only); the reduced types accumulate in f32, f64 in f64. Runs cuBLAS / rocBLAS where present and the strides allow (operands that they cannot
- * read are made contiguous in scratch first), the portable kernel of kernels/matmul.cu
+ * read are made contiguous in scratch first), the portable kernel of kernels/gemm.h
  * otherwise or when WK_OPTION_PORTABLE_GEMM is on. f32 uses TF32 only with
  * WK_OPTION_MATMUL_TF32. Asynchronous on the device's stream. */
 typedef struct wk_gpu_gemm_args {
@@ -146,7 +146,7 @@ typedef struct wk_gpu_gemm_args {
 } wk_gpu_gemm_args;
 wk_status wk_gpu_gemm(wk_device *dev, const wk_gpu_gemm_args *g);
 /* Whether f16 / bf16 / f8e4m3 products of dtype dt run on the matrix units (kernels/mc.h and
- * matmul.cu's gemm_t*: NVIDIA sm_80+ and the simt device; gpu_matmul.c). */
+ * gemm.h's gemm_mma_* and gemm_pipe_*: NVIDIA sm_80+ and the simt device; gpu_matmul.c). */
 bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt);
 
 /* ---- device-side errors. word: the device's error record, two device uint32 words
@@ -168,7 +168,7 @@ const char *wk_gpu_kerr_name(uint32_t code); /* "index_select", ...; "op" if unk
  * kernel that uses them (a kernel counts its blocks' arrivals in some and the last block to
  * arrive sets them back to 0; kernels run one at a time on the device's stream). Allocated
  * and zeroed on first use (and by wk_graph_begin, before a capture). Decode attention uses
- * them to let the last block of a kv head merge the splits (kernels/attn.cu). */
+ * them to let the last block of a kv head merge the splits (kernels/attn.h). */
 #define WK_GPU_COUNTERS 65536
 wk_status wk_gpu_counters(wk_device *dev, uint32_t **ctr);
 

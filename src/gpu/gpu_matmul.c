@@ -2,7 +2,7 @@
  *
  * wk_gpu_gemm (contract in gpu_impl.h) runs cuBLAS / rocBLAS through gpu_blas.c where the
  * device has one and WK_OPTION_PORTABLE_GEMM is off; otherwise, and for what the library
- * cannot take (k = 0, sizes past int32), the portable kernel of kernels/matmul.cu, which reads
+ * cannot take (k = 0, sizes past int32), the portable kernel of kernels/gemm.h, which reads
  * any strides directly. f8e4m3 (defined for matmul by docs/semantics.md: f32 accumulation, one
  * rounding) always takes the portable kernel: the vendor FP8 GEMMs need scale factors and
  * restricted layouts. wk_gpu_matmul maps a [..., m, k] @ b [..., k, n] onto it: the batch
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* kernels/matmul.cu: gemm_<unit>_<tile>_<dt>, unit fma (the FMA units: BK 8), mma (matrix units,
+/* kernels/gemm.h: gemm_<unit>_<tile>_<dt>, unit fma (the FMA units: BK 8), mma (matrix units,
  * operands staged through registers: BK 32), pipe (matrix units, a cp.async pipeline of 16-byte
  * chunks: BK 32; mma and pipe on NVIDIA and simt only, not compiled for AMD) or mfma (CDNA's
  * 64-lane matrix units, the same pipeline), tile 128x128, 64x64 or 128x256 (pipe only). */
@@ -25,9 +25,17 @@
 #define MM_GRID_YZ 65535 /* the largest grid.y and grid.z */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The module that holds a dtype's GEMM kernels: kernels/matmul_f16.cu, matmul_bf16.cu, and
+ * matmul.cu for the others (split by dtype so that run-time compilation of one does not wait
+ * for the rest). */
+static const char *mm_module(wk_dtype dt)
+{
+    return dt == WK_DTYPE_F16 ? "matmul_f16" : dt == WK_DTYPE_BF16 ? "matmul_bf16" : "matmul";
+}
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* The kernel's operand mode (kernels/matmul.cu): bit 0 = read V consecutive elements along the
+/* The kernel's operand mode (kernels/gemm.h): bit 0 = read V consecutive elements along the
  * m/n dim (1) or along k (0), whichever has the smaller stride; bit 1 = that stride is 1 and
  * every tile's start is aligned for one V-element vector access. The operand is E x K with
  * strides se, sk (a dim of size 1 has no stride that matters), batch stride bs. */
@@ -46,7 +54,7 @@ static int32_t mm_mode(int64_t E, int64_t K, int64_t se, int64_t sk, int64_t bs,
  * sm_80 and later, where they run on mma.sync, and on the simt device, where gpu.h's shuffle twin
  * runs (that is how their tiling is tested with 32- and 64-lane warps). Elsewhere (AMD and older
  * NVIDIA) the twin would be correct, but it needs 16 shuffles per 16 x 8 x 16 product where the
- * FMA kernels read operands from shared memory as vectors, so those stay, and kernels/matmul.cu
+ * FMA kernels read operands from shared memory as vectors, so those stay, and kernels/gemm.h
  * does not compile these kernels for AMD; CDNA has its own (mm_wave_units below). */
 bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
 {
@@ -59,7 +67,7 @@ bool wk_gpu_matrix_units(const wk_device *dev, wk_dtype dt)
 }
 
 /* Whether f16 and bf16 take CDNA's matrix units (gemm_mfma_*: 16 x 16 x 16 MFMA products of
- * 64-lane waves, kernels/matmul.cu) when both operands suit 16-byte chunks: on gfx908 (f16; its
+ * 64-lane waves, kernels/gemm.h) when both operands suit 16-byte chunks: on gfx908 (f16; its
  * bf16 MFMA has another shape), gfx90a and gfx94x, and on the simt device with 64-lane warps,
  * which runs the same kernels with gpu.h's twin of the instruction (that is how they are
  * tested). There they replace the pipe kernels; every other case keeps the kernels above. */
@@ -88,7 +96,7 @@ typedef struct mm_cfg {
     unsigned shmem;
 } mm_cfg;
 
-/* kernels/matmul.cu's cp.async kernels (pipe, mfma): BK 32, MC_ST stages of both 16-bit tiles */
+/* kernels/gemm.h's cp.async kernels (pipe, mfma): BK 32, MC_ST stages of both 16-bit tiles */
 #define MC_BK 32
 #define MC_ST 4
 #define MW_ST 2 /* mfma: two stages (kernels/mc.h) */
@@ -174,7 +182,7 @@ static wk_status gemm_portable(wk_device *dev, const wk_gpu_gemm_args *g)
         return wk_err(WK_ERR_NOT_SUPPORTED, "gemm: n = %lld needs too large a grid",
                       (long long)g->n);
     wk_gpu_fn fn = NULL;
-    wk_status st = wk_gpu_function(&fn, dev, "matmul", cfg.name);
+    wk_status st = wk_gpu_function(&fn, dev, mm_module(g->dt), cfg.name);
     const int64_t rows = MM_GRID_YZ * BM;
     for (int64_t m0 = 0; st == WK_OK && m0 < g->m; m0 += rows) {
         int64_t M = min64(g->m - m0, rows);

@@ -1,6 +1,6 @@
 /* gpu_sort.c: the GPU arg_sort_last_dim, every dtype, rows of any length, through
- * kernels/sort.cu and kernels/sort_radix.h (the order, the keys and the kernels are described
- * there). Four paths by row length D:
+ * kernels/sort.cu (module "sort") and kernels/sort_radix.cu (module "sort_radix"), where the
+ * order, the keys and the kernels are described. Four paths by row length D:
  *   D <= 256          sort_bitonic: a bitonic network per row in shared memory, several short
  *                     rows per block (P / p2 segments of p2 = the power of two >= D);
  *   256 < D <= 1024   32-bit keys: sort_warp8/16/32: one row per 32 lanes, a bitonic network
@@ -107,16 +107,16 @@ static wk_status sort_radix(wk_device *dev, wk_dtype dt, void *out, const void *
     for (int32_t shift = 0; shift < kb && s == WK_OK; shift += 8) {
         int32_t last = shift + 8 >= kb;
         void *hargs[] = {&xp, &kin, &hist, &D, &M, &T, &shift, &asc, &sx, R};
-        s = wk_gpu_run(dev, "sort", hname, tiles, 1, 1, hargs);
+        s = wk_gpu_run(dev, "sort_radix", hname, tiles, 1, 1, hargs);
         if (s != WK_OK)
             break;
         void *sargs[] = {&hist, &M, &T};
-        s = wk_gpu_run(dev, "sort", "sort_radix_scan", rows, 1, 1, sargs);
+        s = wk_gpu_run(dev, "sort_radix", "sort_radix_scan", rows, 1, 1, sargs);
         if (s != WK_OK)
             break;
         void *cargs[] = {&xp,   &kin, &iin, &kout, &iout, &out, &hist, &D,
                          &M,    &T,   &shift, &asc, &sx,  R,    &last};
-        s = wk_gpu_run(dev, "sort", cname, tiles, 1, 1, cargs);
+        s = wk_gpu_run(dev, "sort_radix", cname, tiles, 1, 1, cargs);
         void *t = kin;
         kin = kout;
         kout = t;
@@ -168,7 +168,7 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
         snprintf(name, sizeof name, "sort_radix_block%d_%s", er <= 4 ? 4 : 8,
                  wk_gpu_dtype_kname(dt));
         void *args[] = {&xp, &out, &D, &M, &er, &asc, &sx, &R};
-        return wk_gpu_run(dev, "sort", name, capped(dev, M), 1, 1, args);
+        return wk_gpu_run(dev, "sort_radix", name, capped(dev, M), 1, 1, args);
     }
 
     /* bitonic segments of p2 = 2^lp2 >= D slots, P / p2 per block */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # attn.sh OUTDIR: decode attention on cuda:0 (issue 10, item 4: wk_decode_attention_lens and
-# the flash-decoding kernels of kernels/attn.cu). From the repository root, on a machine with one
+# the flash-decoding kernels of kernels/attn.h). From the repository root, on a machine with one
 # NVIDIA GPU, CUDA, PyTorch and compute-sanitizer:
 #   sh tools/device/attn.sh [OUTDIR]          (OUTDIR default: $OUT, else ./gpu-out)
 #   0. configure build-gpu (CUDA only, sm_90 unless WICK_CUDA_ARCHS says otherwise, no simt)

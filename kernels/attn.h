@@ -1,5 +1,7 @@
-/* attn.cu: decode attention (wk_decode_attention, wk_decode_attention_lens), module "attn";
- * host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding"), the splits merged by
+/* attn.h: decode attention (wk_decode_attention, wk_decode_attention_lens), compiled in one
+ * module per query dtype (kernels/attn_f32.cu, attn_f16.cu, attn_bf16.cu: modules "attn_f32",
+ * "attn_f16", "attn_bf16"; each the ATTN_* lines of its dtype, so that run-time compilation of
+ * one does not wait for the others); host side src/gpu/gpu_attn.c. Split over the sequence ("flash decoding"), the splits merged by
  * the last block of each kv head (or by a second kernel). For q, k and v of one 16-bit dtype the
  * host takes attn_mma_* (further down, on the matrix units) with the same grid, partials and
  * merge; otherwise, in f32 arithmetic:
@@ -46,6 +48,8 @@
  * aligned, or D not a multiple of the elements per 16 bytes) take the same path with element
  * loads. Every warp operation is reached by all lanes of the warp (loops uniform per warp); the
  * shuffles use offsets below the warp size, so waves of 32 and 64 lanes run the same code. */
+#ifndef WK_ATTN_H
+#define WK_ATTN_H
 #include "mma.h"
 
 /* All int64 so that the host mirror (gpu_attn.c) has no padding. */
@@ -670,8 +674,6 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
         attn_mma<BF, ND>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, po, pm, \
                          pl, g, scale, lens, word, (uint16_t *)out, ctr);                       \
     }
-ATTN_MMA(f16, 0, 1) ATTN_MMA(f16, 0, 2) ATTN_MMA(f16, 0, 3) ATTN_MMA(f16, 0, 4)
-ATTN_MMA(bf16, 1, 1) ATTN_MMA(bf16, 1, 2) ATTN_MMA(bf16, 1, 3) ATTN_MMA(bf16, 1, 4)
 #endif /* !WK_HIP */
 
 /* Register budgets: the block of 1 query is compiled to fit 2 blocks per multiprocessor on
@@ -702,6 +704,4 @@ ATTN_MMA(bf16, 1, 1) ATTN_MMA(bf16, 1, 2) ATTN_MMA(bf16, 1, 3) ATTN_MMA(bf16, 1,
     {                                                                                           \
         attn_combine<QD>(po, pm, pl, (wk_t<QD>::S *)out, g);                                    \
     }
-ATTN_KV(f32, WK_DT_F32)
-ATTN_KV(f16, WK_DT_F16)
-ATTN_KV(bf16, WK_DT_BF16)
+#endif /* WK_ATTN_H */
