@@ -68,7 +68,7 @@ if(_wick_simt_on)
   add_library(wick_simt_obj OBJECT ${_wick_simt_cpp})
   target_compile_definitions(wick_simt_obj PRIVATE WK_SIMT=1)
   target_include_directories(wick_simt_obj PRIVATE kernels src/core src/simt include)
-  # -O1: the 17 kernel files compile in about a minute on 2 cores and run fast enough for the
+  # -O1: the kernel files (25 modules) compile in about a minute on 2 cores and run fast enough for the
   # parity matrix; no exceptions or RTTI, so the objects need nothing of libstdc++.
   target_compile_options(wick_simt_obj PRIVATE -std=c++17 -O1 -fno-exceptions -fno-rtti
     -fno-threadsafe-statics -fvisibility=hidden ${WICK_FPFLAGS} -Wno-unknown-pragmas)
