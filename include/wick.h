@@ -146,9 +146,9 @@ typedef enum wk_op {
     /* quantized tensors (the dtype is the float side: f32, f16 or bf16; see wk_qtype) */
     WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122,
     /* decode (float dtypes) */
-    WK_OP_DECODE_ATTENTION = 130
+    WK_OP_DECODE_ATTENTION = 130, WK_OP_ROPE_KV_APPEND = 131
 } wk_op;
-#define WK_OP_ID_LIMIT 131 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 132 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -518,6 +518,27 @@ WK_API wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, cons
 WK_API wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q,
         const wk_layout *lq, const wk_storage *k, const wk_layout *lk, const wk_storage *v,
         const wk_layout *lv, const wk_storage *lens, const wk_layout *ll, float scale, int causal);
+
+/* Rotary embedding and KV-cache append in one op (the step of a decoder before its attention;
+ * Candle runs rope, then writes the cache with slice_assign or cat):
+ *   q (B, Hq, T, D), k and v (B, Hkv, T, D): the step's new queries, keys and values, one float
+ *   dtype, any layouts; D even. cos and sin (P, D/2) or (B, P, D/2), q's dtype: the tables of
+ *   every position (row p for position p), as wk_rope reads them. kc and vc (B, Hkv, L, D): the
+ *   cache, written in place; one float dtype, which may differ from q's (an f16 cache under f32
+ *   activations); any strides. The T new tokens of batch entry b sit at positions
+ *   p_b .. p_b + T - 1: p_b = pos[b] (u32, rank 1 of B, on q's device, for graph replay: the
+ *   positions can change between replays) when pos is not NULL, else p_b = start for every b.
+ *   interleaved: 1 rotates adjacent pairs (wk_rope_i: ggml's NORMAL mode), 0 halves (wk_rope).
+ * Writes kc[b, h, p_b + t] = rope(k)[b, h, t] and vc[b, h, p_b + t] = v[b, h, t] converted to the
+ * cache's dtype, and out (B, Hq, T, D), contiguous, q's dtype, = rope(q): bit for bit what wk_rope
+ * (or wk_rope_i) of q and of k with the tables' rows p_b.., then wk_to_dtype into the cache, give.
+ * p_b + T beyond P or L: WK_ERR_INDEX_OUT_OF_RANGE, nothing written (with pos on a GPU: at the next
+ * synchronizing call, as ids are; that entry's rows of out and of the cache are not written). */
+WK_API wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage *q,
+        const wk_layout *lq, const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+        const wk_layout *lv, const wk_storage *cos, const wk_layout *lc, const wk_storage *sin,
+        const wk_layout *ls, wk_storage *kc, const wk_layout *lkc, wk_storage *vc,
+        const wk_layout *lvc, const wk_storage *pos, const wk_layout *lp, int64_t start);
 
 /* ---------------------------------------------------------------- graphs */
 /* Capture and replay (docs/semantics.md, "Graphs"). wk_graph_begin(dev) opens a capture: every

@@ -554,7 +554,8 @@ template <> struct wk_bits<16> { typedef wk_u32x4 T; };
 enum {
     WK_KERR_INDEX_SELECT = 1, WK_KERR_GATHER = 2, WK_KERR_SCATTER_SET = 3,
     WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6,
-    WK_KERR_DECODE_ATTENTION = 7 /* a key count of wk_decode_attention_lens */
+    WK_KERR_DECODE_ATTENTION = 7, /* a key count of wk_decode_attention_lens */
+    WK_KERR_ROPE_KV_APPEND = 8    /* a position of wk_rope_kv_append */
 };
 WK_DEV void wk_kerr(uint32_t *word, uint32_t code, uint64_t detail)
 {

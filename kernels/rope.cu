@@ -9,7 +9,18 @@
  * bf16/f16/f8e4m3 compute in f32 and round once, f32 in f32, f64 in f64, no FMA (the build's
  * flags). Any layouts: every operand is read through its own strides (offsets folded into the
  * pointers by the host); out is contiguous.
- *   rope_<dt>(x, cs, sn, out, npairs, G)   G: geometry, mirrored by rope_geom in gpu_rope.c. */
+ *   rope_<dt>(x, cs, sn, out, npairs, G)   G: geometry, mirrored by rope_geom in gpu_rope.c.
+ *
+ * wk_rope_kv_append (docs/semantics.md, "Rope and the KV cache"): q (B, Hq, T, D), k and v (B, Hkv,
+ * T, D) of dt, the tables (P, D/2) or (B, P, D/2) read at position p = p_b + t, the caches (B, Hkv,
+ * L, D) of cdt. One thread per pair (grid-stride), the q pairs first: a q pair rotates into out
+ * (contiguous) as rope_pair does; a k pair rotates, rounds to dt, converts to cdt as to_dtype
+ * does (through double; f32 first for the reduced types) into kc at row p, and converts the same
+ * two elements of v into vc. p_b = pos[b] (device memory) or start; an entry whose rows run past
+ * the tables or the cache is recorded in the error record (word, WK_KERR_ROPE_KV_APPEND, detail
+ * p_b) and none of its elements is written.
+ *   rope_kv_<dt>_<cdt>(q, k, v, cs, sn, pos, word, out, kc, vc, npairs, G)   G: rkv_geom, mirrored
+ *   in gpu_rope.c. */
 #include "gpu.h"
 
 /* All int64 so the host mirror has no padding. cb/sb: the batch stride of cos/sin (0 when the
@@ -73,3 +84,88 @@ WK_ROPE(f16, WK_DT_F16)
 WK_ROPE(f32, WK_DT_F32)
 WK_ROPE(f64, WK_DT_F64)
 WK_ROPE(f8e4m3, WK_DT_F8E4M3)
+
+/* All int64 (no padding in the host mirror). Strides in elements; cb / sb: the tables' batch
+ * stride (0 when shared); np, nl: the tables' and the cache's rows; ps: between entries of pos. */
+struct rkv_geom {
+    int64_t hq, hkv, t, h2;
+    int64_t sq[4], sk[4], sv[4], skc[4], svc[4];
+    int64_t cb, cp, ci, sb, sp, si;
+    int64_t np, nl, ps, start, interleaved;
+};
+
+/* A value of dt (exact in double) into cdt, as to_dtype converts float to float. */
+template <int CDT> struct rkv_to {
+    WK_DEV typename wk_t<CDT>::S from(double v) { return wk_t<CDT>::st((float)v); }
+};
+template <> struct rkv_to<WK_DT_F64> {
+    WK_DEV double from(double v) { return v; }
+};
+
+template <int DT, int CDT>
+WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *k,
+                     const typename wk_t<DT>::S *v, const typename wk_t<DT>::S *cs,
+                     const typename wk_t<DT>::S *sn, const uint32_t *pos, uint32_t *word,
+                     typename wk_t<DT>::S *out, typename wk_t<CDT>::S *kc,
+                     typename wk_t<CDT>::S *vc, int64_t e, int64_t nqp, const rkv_geom &g)
+{
+    typedef typename wk_t<DT>::C C;
+    typedef typename wk_t<DT>::S S;
+    const int is_q = e < nqp;
+    const int64_t ee = is_q ? e : e - nqp, hn = is_q ? g.hq : g.hkv;
+    const int64_t r = ee / g.h2, i = ee - r * g.h2;
+    const int64_t t = r % g.t, bh = r / g.t, h = bh % hn, b = bh / hn;
+    const int64_t pb = pos ? (int64_t)pos[b * g.ps] : g.start;
+    if (pb + g.t > g.np || pb + g.t > g.nl) {
+        if (t == 0 && i == 0 && h == 0)
+            wk_kerr(word, WK_KERR_ROPE_KV_APPEND, (uint64_t)pb);
+        return;
+    }
+    const int64_t p = pb + t;
+    const int64_t i0 = g.interleaved ? 2 * i : i, i1 = g.interleaved ? i0 + 1 : i + g.h2;
+    const int64_t *sx = is_q ? g.sq : g.sk;
+    const S *x = (is_q ? q : k) + b * sx[0] + h * sx[1] + t * sx[2];
+    const C x0 = wk_t<DT>::ld(x[i0 * sx[3]]), x1 = wk_t<DT>::ld(x[i1 * sx[3]]);
+    const C c = wk_t<DT>::ld(cs[b * g.cb + p * g.cp + i * g.ci]);
+    const C s = wk_t<DT>::ld(sn[b * g.sb + p * g.sp + i * g.si]);
+    const S y0 = wk_t<DT>::st(x0 * c - x1 * s), y1 = wk_t<DT>::st(x0 * s + x1 * c);
+    if (is_q) {
+        S *o = out + r * 2 * g.h2;
+        o[i0] = y0;
+        o[i1] = y1;
+        return;
+    }
+    typename wk_t<CDT>::S *kr = kc + b * g.skc[0] + h * g.skc[1] + p * g.skc[2];
+    typename wk_t<CDT>::S *vr = vc + b * g.svc[0] + h * g.svc[1] + p * g.svc[2];
+    const S *vx = v + b * g.sv[0] + h * g.sv[1] + t * g.sv[2];
+    kr[i0 * g.skc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(y0));
+    kr[i1 * g.skc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(y1));
+    vr[i0 * g.svc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(vx[i0 * g.sv[3]]));
+    vr[i1 * g.svc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(vx[i1 * g.sv[3]]));
+}
+
+#define WK_ROPE_KV(dtn, DT, cdtn, CDT)                                                         \
+    WK_KERNEL rope_kv_##dtn##_##cdtn(const void *q, const void *k, const void *v,             \
+                                     const void *cs, const void *sn, const uint32_t *pos,      \
+                                     uint32_t *word, void *out, void *kc, void *vc,            \
+                                     int64_t npairs, int64_t nqp, rkv_geom g)                  \
+    {                                                                                          \
+        WK_GRID_WAIT(); /* launched early (gpu_rope.c) */                                      \
+        typedef wk_t<DT>::S S;                                                                 \
+        typedef wk_t<CDT>::S CS;                                                               \
+        for (int64_t e = wk_tid(); e < npairs; e += wk_nthreads())                             \
+            rkv_pair<DT, CDT>((const S *)q, (const S *)k, (const S *)v, (const S *)cs,         \
+                              (const S *)sn, pos, word, (S *)out, (CS *)kc, (CS *)vc, e, nqp,  \
+                              g);                                                              \
+    }
+#define WK_ROPE_KV_ALL(dtn, DT)                                                                \
+    WK_ROPE_KV(dtn, DT, bf16, WK_DT_BF16)                                                      \
+    WK_ROPE_KV(dtn, DT, f16, WK_DT_F16)                                                        \
+    WK_ROPE_KV(dtn, DT, f32, WK_DT_F32)                                                        \
+    WK_ROPE_KV(dtn, DT, f64, WK_DT_F64)                                                        \
+    WK_ROPE_KV(dtn, DT, f8e4m3, WK_DT_F8E4M3)
+WK_ROPE_KV_ALL(bf16, WK_DT_BF16)
+WK_ROPE_KV_ALL(f16, WK_DT_F16)
+WK_ROPE_KV_ALL(f32, WK_DT_F32)
+WK_ROPE_KV_ALL(f64, WK_DT_F64)
+WK_ROPE_KV_ALL(f8e4m3, WK_DT_F8E4M3)

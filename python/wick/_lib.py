@@ -214,6 +214,8 @@ SIGNATURES = {
     "wk_arg_sort_last_dim": (_S, [_pp, _p, _L, c_int]),
     "wk_decode_attention": (_S, [_pp, _p, _L, _p, _L, _p, _L, c_float, c_int]),
     "wk_decode_attention_lens": (_S, [_pp, _p, _L, _p, _L, _p, _L, _p, _L, c_float, c_int]),
+    "wk_rope_kv_append": (_S, [_pp, c_int, _p, _L, _p, _L, _p, _L, _p, _L, _p, _L, _p, _L, _p, _L,
+                               _p, _L, c_int64]),
     # graphs (GPU devices)
     "wk_graph_begin": (_S, [_p]),
     "wk_graph_end": (_S, [_p, _pp]),

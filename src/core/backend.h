@@ -92,6 +92,21 @@ typedef struct wk_attn_args {
     const wk_layout *ll;
 } wk_attn_args;
 
+/* wk_rope_kv_append (api_rope_kv.c has checked everything): q (B, Hq, T, D), k and v (B, Hkv, T,
+ * D) of dt; cos and sin (P, D/2) or (B, P, D/2) of dt; kc and vc (B, Hkv, L, D) of cdt, written in
+ * place; out (B, Hq, T, D) contiguous of dt. Every operand through its layout (offsets applied by
+ * the backend). The T rows of entry b go to positions p_b.. of the tables and the cache: p_b =
+ * pos[b] (u32 through lp, rank 1; values unchecked: p_b + T beyond P or L is the backend's to
+ * report, WK_ERR_INDEX_OUT_OF_RANGE, that entry not written) or, pos NULL, start (checked). */
+typedef struct wk_rope_kv_args {
+    wk_dtype dt, cdt;
+    int interleaved;
+    void *out, *kc, *vc;
+    const void *q, *k, *v, *cos, *sin, *pos;
+    const wk_layout *lq, *lk, *lv, *lc, *ls, *lkc, *lvc, *lp;
+    int64_t start;
+} wk_rope_kv_args;
+
 struct wk_backend {
     const char *name;
     wk_backend_kind kind;
@@ -189,6 +204,8 @@ struct wk_backend {
 
     /* decode attention (api_attn.c has checked everything: shapes, strides, dtypes) */
     wk_status (*attention)(wk_device *dev, const wk_attn_args *a);
+    /* rope of q and k, k and v appended to a KV cache (wk_rope_kv_append) */
+    wk_status (*rope_kv)(wk_device *dev, const wk_rope_kv_args *a);
     /* graphs (api_graph.c; NULL: the backend cannot capture). graph_begin: ops issued on dev are
      * recorded, not run, until graph_end, which returns the backend's graph (freed by
      * graph_free, after waiting for its replays) or fails, ending the capture either way.

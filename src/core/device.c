@@ -55,6 +55,7 @@ bool wk_backend_has_family(const wk_backend *be, wk_op op)
     case WK_OP_QMATMUL: return be->qmatmul != NULL && be->supports_q != NULL;
     case WK_OP_QEMBEDDING: return be->qembedding != NULL && be->supports_q != NULL;
     case WK_OP_DECODE_ATTENTION: return be->attention != NULL;
+    case WK_OP_ROPE_KV_APPEND: return be->rope_kv != NULL;
     }
     return false;
 }

@@ -50,6 +50,7 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_ADD_RMS_NORM] = "add_rms_norm", [WK_OP_ADD_LAYER_NORM] = "add_layer_norm",
     [WK_OP_DEQUANTIZE] = "dequantize", [WK_OP_QMATMUL] = "qmatmul",
     [WK_OP_QEMBEDDING] = "qembedding", [WK_OP_DECODE_ATTENTION] = "decode_attention",
+    [WK_OP_ROPE_KV_APPEND] = "rope_kv_append",
 };
 
 const char *wk_op_name(wk_op op)
@@ -80,6 +81,7 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_CONV_TRANSPOSE2D: case WK_OP_AVG_POOL2D: case WK_OP_UPSAMPLE_BILINEAR2D:
     case WK_OP_SOFTMAX_LAST_DIM: case WK_OP_RMS_NORM: case WK_OP_LAYER_NORM: case WK_OP_ROPE:
     case WK_OP_ROPE_I: case WK_OP_ROPE_THD: case WK_OP_ADD_RMS_NORM: case WK_OP_ADD_LAYER_NORM:
+    case WK_OP_ROPE_KV_APPEND:
         return 0;
     case WK_OP_NEG:
         return wk_dtype_is_signed_int(dt);

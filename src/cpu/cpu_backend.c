@@ -107,6 +107,7 @@ const wk_backend wk_cpu_backend = {
     .add_norm = wk_cpu_add_norm,
     .rope = wk_cpu_rope,
     .attention = wk_cpu_attention,
+    .rope_kv = wk_cpu_rope_kv,
     .arg_sort = wk_cpu_arg_sort,
     /* @marker:fused */
     .supports_q = wk_cpu_supports_q,

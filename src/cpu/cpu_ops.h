@@ -102,6 +102,8 @@ wk_status wk_cpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       const wk_layout *ls);
 /* cpu_attn.c: decode attention */
 wk_status wk_cpu_attention(wk_device *dev, const wk_attn_args *a);
+/* cpu_rope_kv.c: rope of q and k, k and v appended to a KV cache */
+wk_status wk_cpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a);
 wk_status wk_cpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending);
 /* @marker:fused */

@@ -261,7 +261,7 @@ static wk_status gpu_warmup(wk_device *dev, int threads)
         .matmul = wk_gpu_matmul, .conv = wk_gpu_conv, .pool2d = wk_gpu_pool2d,               \
         .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
         .norm = wk_gpu_norm, .add_norm = wk_gpu_add_norm, .rope = wk_gpu_rope,               \
-        .arg_sort = wk_gpu_arg_sort,                                                         \
+        .arg_sort = wk_gpu_arg_sort, .rope_kv = wk_gpu_rope_kv,                              \
         .attention = wk_gpu_attention, .graph_begin = wk_gpu_graph_begin,                     \
         .graph_end = wk_gpu_graph_end, .graph_launch = wk_gpu_graph_launch,                  \
         .graph_free = wk_gpu_graph_free,                                                     \

@@ -113,6 +113,7 @@ void wk_gpu_graph_free(wk_device *dev, void *graph);
 wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls); /* gpu_rope.c */
+wk_status wk_gpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a); /* gpu_rope.c */
 wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
                           const wk_layout *lx, int ascending); /* gpu_sort.c */
 /* Quantized tensors (gpu_quant.c, kernels/quant.cu): contracts in backend.h. */
@@ -160,7 +161,8 @@ wk_status wk_gpu_error_word(wk_device *dev, uint32_t **word);
 enum {
     WK_KERR_INDEX_SELECT = 1, WK_KERR_GATHER = 2, WK_KERR_SCATTER_SET = 3,
     WK_KERR_SCATTER_ADD_SET = 4, WK_KERR_INDEX_ADD = 5, WK_KERR_QEMBEDDING = 6,
-    WK_KERR_DECODE_ATTENTION = 7 /* a key count of wk_decode_attention_lens */
+    WK_KERR_DECODE_ATTENTION = 7, /* a key count of wk_decode_attention_lens */
+    WK_KERR_ROPE_KV_APPEND = 8    /* a position of wk_rope_kv_append */
 };
 const char *wk_gpu_kerr_name(uint32_t code); /* "index_select", ...; "op" if unknown */
 

@@ -145,6 +145,7 @@ const char *wk_gpu_kerr_name(uint32_t code)
     case WK_KERR_INDEX_ADD: return "index_add";
     case WK_KERR_QEMBEDDING: return "qembedding";
     case WK_KERR_DECODE_ATTENTION: return "decode_attention_lens (key count)";
+    case WK_KERR_ROPE_KV_APPEND: return "rope_kv_append (position)";
     default: return "op";
     }
 }

@@ -1,5 +1,6 @@
-/* gpu_rope.c: the GPU rope, rope_i and rope_thd (candle-nn's rotary embeddings), through
- * kernels/rope.cu: one thread per rotated pair, every operand read through its own layout. */
+/* gpu_rope.c: the GPU rope, rope_i and rope_thd (candle-nn's rotary embeddings) and
+ * rope_kv_append (rope with the KV-cache write), through kernels/rope.cu: one thread per rotated
+ * pair, every operand read through its own layout. */
 #include "gpu_ops.h"
 #include <stdio.h>
 
@@ -44,4 +45,56 @@ wk_status wk_gpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
     snprintf(name, sizeof name, "rope_%s", wk_gpu_dtype_kname(dt));
     void *args[] = {&xp, &cp, &sp, &out, &npairs, &g};
     return wk_gpu_run_early(dev, "rope", name, wk_gpu_blocks(dev, npairs), 1, 1, args); /* it waits */
+}
+
+/* Mirrors struct rkv_geom of kernels/rope.cu field for field (all int64: no padding). */
+typedef struct rkv_geom {
+    int64_t hq, hkv, t, h2;
+    int64_t sq[4], sk[4], sv[4], skc[4], svc[4];
+    int64_t cb, cp, ci, sb, sp, si;
+    int64_t np, nl, ps, start, interleaved;
+} rkv_geom;
+_Static_assert(sizeof(rkv_geom) == 35 * 8, "rkv_geom layout");
+
+static void strides4(int64_t *dst, const wk_layout *l)
+{
+    for (int i = 0; i < 4; i++)
+        dst[i] = l->strides[i];
+}
+
+/* wk_rope_kv_append (checked by api_rope_kv.c): one launch over the pairs of q, then of k (with
+ * v's two elements of each pair). */
+wk_status wk_gpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a)
+{
+    const wk_layout *lq = a->lq, *lk = a->lk, *lc = a->lc, *ls = a->ls;
+    const int cr = lc->rank;
+    rkv_geom g = {
+        .hq = lq->dims[1], .hkv = lk->dims[1], .t = lq->dims[2], .h2 = lq->dims[3] / 2,
+        .cb = cr == 3 ? lc->strides[0] : 0, .cp = lc->strides[cr - 2], .ci = lc->strides[cr - 1],
+        .sb = cr == 3 ? ls->strides[0] : 0, .sp = ls->strides[cr - 2], .si = ls->strides[cr - 1],
+        .np = lc->dims[cr - 2], .nl = a->lkc->dims[2], .ps = a->lp ? a->lp->strides[0] : 0,
+        .start = a->start, .interleaved = a->interleaved != 0,
+    };
+    strides4(g.sq, lq), strides4(g.sk, lk), strides4(g.sv, a->lv);
+    strides4(g.skc, a->lkc), strides4(g.svc, a->lvc);
+    const int64_t nb = lq->dims[0];
+    int64_t nqp = nb * g.hq * g.t * g.h2, npairs = nqp + nb * g.hkv * g.t * g.h2;
+    if (npairs == 0)
+        return WK_OK;
+    const size_t es = wk_dtype_size(a->dt), ces = wk_dtype_size(a->cdt);
+    const void *q = wk_gpu_at(a->q, lq->offset, es), *k = wk_gpu_at(a->k, lk->offset, es);
+    const void *v = wk_gpu_at(a->v, a->lv->offset, es);
+    const void *cs = wk_gpu_at(a->cos, lc->offset, es), *sn = wk_gpu_at(a->sin, ls->offset, es);
+    void *kc = wk_gpu_at(a->kc, a->lkc->offset, ces), *vc = wk_gpu_at(a->vc, a->lvc->offset, ces);
+    const uint32_t *pos = a->pos ? wk_gpu_at(a->pos, a->lp->offset, sizeof(uint32_t)) : NULL;
+    uint32_t *word = NULL;
+    wk_status st = wk_gpu_error_word(dev, &word);
+    if (st != WK_OK)
+        return st;
+    void *out = a->out;
+    char name[48];
+    snprintf(name, sizeof name, "rope_kv_%s_%s", wk_gpu_dtype_kname(a->dt),
+             wk_gpu_dtype_kname(a->cdt));
+    void *args[] = {&q, &k, &v, &cs, &sn, &pos, &word, &out, &kc, &vc, &npairs, &nqp, &g};
+    return wk_gpu_run_early(dev, "rope", name, wk_gpu_blocks(dev, npairs), 1, 1, args);
 }

@@ -6,7 +6,7 @@ pub const WK_VERSION_PATCH: u32 = 0;
 pub const WK_VERSION_NUMBER: u32 = 100;
 pub const WK_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const WK_DTYPE_COUNT: u32 = 10;
-pub const WK_OP_ID_LIMIT: u32 = 131;
+pub const WK_OP_ID_LIMIT: u32 = 132;
 pub const WK_MAX_RANK: u32 = 8;
 pub const WK_BACKEND_COUNT: u32 = 4;
 pub const WK_OPTION_COUNT: u32 = 3;
@@ -387,6 +387,9 @@ impl wk_op {
 }
 impl wk_op {
     pub const WK_OP_DECODE_ATTENTION: wk_op = wk_op(130);
+}
+impl wk_op {
+    pub const WK_OP_ROPE_KV_APPEND: wk_op = wk_op(131);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1323,6 +1326,29 @@ extern "C" {
         ll: *const wk_layout,
         scale: f32,
         causal: ::std::os::raw::c_int,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_rope_kv_append(
+        out: *mut *mut wk_storage,
+        interleaved: ::std::os::raw::c_int,
+        q: *const wk_storage,
+        lq: *const wk_layout,
+        k: *const wk_storage,
+        lk: *const wk_layout,
+        v: *const wk_storage,
+        lv: *const wk_layout,
+        cos: *const wk_storage,
+        lc: *const wk_layout,
+        sin: *const wk_storage,
+        ls: *const wk_layout,
+        kc: *mut wk_storage,
+        lkc: *const wk_layout,
+        vc: *mut wk_storage,
+        lvc: *const wk_layout,
+        pos: *const wk_storage,
+        lp: *const wk_layout,
+        start: i64,
     ) -> wk_status;
 }
 #[repr(C)]
