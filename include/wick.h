@@ -529,9 +529,10 @@ WK_API wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q,
  *   p_b .. p_b + T - 1: p_b = pos[b] (u32, rank 1 of B, on q's device, for graph replay: the
  *   positions can change between replays) when pos is not NULL, else p_b = start for every b.
  *   interleaved: 1 rotates adjacent pairs (wk_rope_i: ggml's NORMAL mode), 0 halves (wk_rope).
- * Writes kc[b, h, p_b + t] = rope(k)[b, h, t] and vc[b, h, p_b + t] = v[b, h, t] converted to the
- * cache's dtype, and out (B, Hq, T, D), contiguous, q's dtype, = rope(q): bit for bit what wk_rope
- * (or wk_rope_i) of q and of k with the tables' rows p_b.., then wk_to_dtype into the cache, give.
+ * Writes kc[b, h, p_b + t] = rope(k)[b, h, t] and vc[b, h, p_b + t] = v[b, h, t], and out (B, Hq,
+ * T, D), contiguous, = rope(q), all three in the cache's dtype (out is the query of the attention
+ * over this cache: one dtype for q, k and v): bit for bit what wk_rope (or wk_rope_i) of q and of
+ * k with the tables' rows p_b.., then wk_to_dtype to the cache's dtype, give.
  * p_b + T beyond P or L: WK_ERR_INDEX_OUT_OF_RANGE, nothing written (with pos on a GPU: at the next
  * synchronizing call, as ids are; that entry's rows of out and of the cache are not written). */
 WK_API wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage *q,

@@ -13,10 +13,10 @@
  *
  * wk_rope_kv_append (docs/semantics.md, "Rope and the KV cache"): q (B, Hq, T, D), k and v (B, Hkv,
  * T, D) of dt, the tables (P, D/2) or (B, P, D/2) read at position p = p_b + t, the caches (B, Hkv,
- * L, D) of cdt. One thread per pair (grid-stride), the q pairs first: a q pair rotates into out
- * (contiguous) as rope_pair does; a k pair rotates, rounds to dt, converts to cdt as to_dtype
- * does (through double; f32 first for the reduced types) into kc at row p, and converts the same
- * two elements of v into vc. p_b = pos[b] (device memory) or start; an entry whose rows run past
+ * L, D) of cdt. One thread per pair (grid-stride), the q pairs first: a pair rotates as rope_pair
+ * does, rounds to dt and converts to cdt as to_dtype does (through double; f32 first for the
+ * reduced types): a q pair into out (contiguous, cdt), a k pair into kc at row p, with the same
+ * two elements of v converted into vc. p_b = pos[b] (device memory) or start; an entry whose rows run past
  * the tables or the cache is recorded in the error record (word, WK_KERR_ROPE_KV_APPEND, detail
  * p_b) and none of its elements is written.
  *   rope_kv_<dt>_<cdt>(q, k, v, cs, sn, pos, word, out, kc, vc, npairs, G)   G: rkv_geom, mirrored
@@ -106,7 +106,7 @@ template <int DT, int CDT>
 WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *k,
                      const typename wk_t<DT>::S *v, const typename wk_t<DT>::S *cs,
                      const typename wk_t<DT>::S *sn, const uint32_t *pos, uint32_t *word,
-                     typename wk_t<DT>::S *out, typename wk_t<CDT>::S *kc,
+                     typename wk_t<CDT>::S *out, typename wk_t<CDT>::S *kc,
                      typename wk_t<CDT>::S *vc, int64_t e, int64_t nqp, const rkv_geom &g)
 {
     typedef typename wk_t<DT>::C C;
@@ -130,18 +130,18 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
     const C s = wk_t<DT>::ld(sn[b * g.sb + p * g.sp + i * g.si]);
     const S y0 = wk_t<DT>::st(x0 * c - x1 * s), y1 = wk_t<DT>::st(x0 * s + x1 * c);
     if (is_q) {
-        S *o = out + r * 2 * g.h2;
-        o[i0] = y0;
-        o[i1] = y1;
+        typename wk_t<CDT>::S *o = out + r * 2 * g.h2;
+        o[i0] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y0));
+        o[i1] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y1));
         return;
     }
     typename wk_t<CDT>::S *kr = kc + b * g.skc[0] + h * g.skc[1] + p * g.skc[2];
     typename wk_t<CDT>::S *vr = vc + b * g.svc[0] + h * g.svc[1] + p * g.svc[2];
     const S *vx = v + b * g.sv[0] + h * g.sv[1] + t * g.sv[2];
-    kr[i0 * g.skc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(y0));
-    kr[i1 * g.skc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(y1));
-    vr[i0 * g.svc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(vx[i0 * g.sv[3]]));
-    vr[i1 * g.svc[3]] = rkv_to<CDT>::from((double)wk_t<DT>::ld(vx[i1 * g.sv[3]]));
+    kr[i0 * g.skc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y0));
+    kr[i1 * g.skc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y1));
+    vr[i0 * g.svc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(vx[i0 * g.sv[3]]));
+    vr[i1 * g.svc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(vx[i1 * g.sv[3]]));
 }
 
 #define WK_ROPE_KV(dtn, DT, cdtn, CDT)                                                         \
@@ -155,7 +155,7 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
         typedef wk_t<CDT>::S CS;                                                               \
         for (int64_t e = wk_tid(); e < npairs; e += wk_nthreads())                             \
             rkv_pair<DT, CDT>((const S *)q, (const S *)k, (const S *)v, (const S *)cs,         \
-                              (const S *)sn, pos, word, (S *)out, (CS *)kc, (CS *)vc, e, nqp,  \
+                              (const S *)sn, pos, word, (CS *)out, (CS *)kc, (CS *)vc, e, nqp, \
                               g);                                                              \
     }
 #define WK_ROPE_KV_ALL(dtn, DT)                                                                \

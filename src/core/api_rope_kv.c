@@ -104,8 +104,8 @@ wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage 
         (st = wk_check_op(q->dev, WK_OP_ROPE_KV_APPEND, kc->dtype)))
         return st;
     const int64_t n = wk_layout_elem_count(lq);
-    wk_storage *o;
-    if ((st = wk_storage_new(&o, q->dev, q->dtype, (size_t)n, NAME)))
+    wk_storage *o; /* the rotated q in the cache's dtype */
+    if ((st = wk_storage_new(&o, q->dev, kc->dtype, (size_t)n, NAME)))
         return st;
     if (n > 0 || wk_layout_elem_count(lk) > 0) {
         const wk_rope_kv_args a = {.dt = q->dtype, .cdt = kc->dtype, .interleaved = interleaved != 0,

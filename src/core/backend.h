@@ -94,7 +94,7 @@ typedef struct wk_attn_args {
 
 /* wk_rope_kv_append (api_rope_kv.c has checked everything): q (B, Hq, T, D), k and v (B, Hkv, T,
  * D) of dt; cos and sin (P, D/2) or (B, P, D/2) of dt; kc and vc (B, Hkv, L, D) of cdt, written in
- * place; out (B, Hq, T, D) contiguous of dt. Every operand through its layout (offsets applied by
+ * place; out (B, Hq, T, D) contiguous of cdt. Every operand through its layout (offsets applied by
  * the backend). The T rows of entry b go to positions p_b.. of the tables and the cache: p_b =
  * pos[b] (u32 through lp, rank 1; values unchecked: p_b + T beyond P or L is the backend's to
  * report, WK_ERR_INDEX_OUT_OF_RANGE, that entry not written) or, pos NULL, start (checked). */

@@ -1,10 +1,10 @@
 /* cpu_rope_kv.c: wk_rope_kv_append on the CPU (rules: docs/semantics.md, "Rope and the KV
  * cache"). Per row (b, h, t) of D elements, with p = p_b + t and for each pair i < D/2 (halves:
  * (i, i + D/2), interleaved: (2i, 2i + 1)), c = cos[p, i], s = sin[p, i]:
- *   q rows:  out = (x0 c - x1 s, x0 s + x1 c), computed as wk_cpu_rope does (the dtype's compute
- *            type, no FMA, one rounding to the dtype);
- *   k rows:  the same rotation rounded to the dtype, then converted to the cache's dtype as
- *            wk_to_dtype converts (through double; f32 first for the reduced types);
+ *   q and k rows: (x0 c - x1 s, x0 s + x1 c), computed as wk_cpu_rope does (the dtype's compute
+ *            type, no FMA, one rounding to the dtype), then converted to the cache's dtype as
+ *            wk_to_dtype converts (through double; f32 first for the reduced types): q's into
+ *            out, k's into the cache;
  *   v rows:  converted the same way.
  * Every position is checked before anything is written. Rows run in parallel above
  * WK_CPU_PAR_THRESHOLD elements. */
@@ -78,18 +78,20 @@ static void rkv_row(const rkv_geom *g, int64_t r, double *tmp)
     const int is_q = r < nq;
     const int64_t rr = is_q ? r : r - nq, hn = is_q ? g->hq : g->hkv;
     const int64_t h = (rr / g->t) % hn, b = rr / g->t / hn, p = g->p[b] + t;
-    void *y = is_q ? (char *)a->out + (size_t)(r * d) * wk_dtype_size(a->dt) : (void *)tmp;
     const void *x = is_q ? a->q : a->k;
     const wk_layout *lx = is_q ? a->lq : a->lk;
     switch (a->dt) {
 #define ROT_CASE(E, s, T, CT)                                                                   \
-    case WK_DTYPE_##E: rot_##s(x, lx, b, h, t, g, p, (T *)y); break;
+    case WK_DTYPE_##E: rot_##s(x, lx, b, h, t, g, p, (T *)tmp); break;
         WK_CPU_FLOAT_TYPES(ROT_CASE)
 #undef ROT_CASE
     default: return;
     }
-    if (is_q)
+    if (is_q) {
+        for (int64_t e = 0; e < d; e++)
+            rkv_st(a->cdt, a->out, r * d + e, rkv_ld(a->dt, tmp, e));
         return;
+    }
     const wk_layout *lkc = a->lkc, *lvc = a->lvc, *lv = a->lv;
     const int64_t ko = lkc->offset + b * lkc->strides[0] + h * lkc->strides[1] + p * lkc->strides[2];
     const int64_t vco = lvc->offset + b * lvc->strides[0] + h * lvc->strides[1] + p * lvc->strides[2];
