@@ -117,6 +117,10 @@ const pt_row pt_rows[] = {
     QROWS("q2_k"), QROWS("q3_k"), QROWS("q4_k"),
     QROWS("q5_k"), QROWS("q6_k"), QROWS("q8_k"),
     QROWS("f32"), QROWS("f16"), QROWS("bf16"),
+    /* rope with the KV-cache append (one rounding to q's dtype, as rope: PT_TRANSC, then a
+     * conversion to the cache's dtype; the bound is the coarser dtype's), halves and interleaved */
+    {"rope_kv_append", WK_OP_ROPE_KV_APPEND, PK_ROPE_KV, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
+    {"rope_kv_append_i", WK_OP_ROPE_KV_APPEND, PK_ROPE_KV, PD_ANY, PT_TRANSC, 0, WK_DTYPE_U8},
     /* decode attention: f32 sums (scores, softmax, weighted values), the output rounded once */
     {"decode_attention", WK_OP_DECODE_ATTENTION, PK_ATTN, PD_ANY, PT_SUM, 0, WK_DTYPE_U8},
     /* the same with per-entry key counts (wk_decode_attention_lens; target: the counts' dtype) */

@@ -33,6 +33,7 @@ static const pt_runner runners[PK_COUNT] = {
     /* @marker:fused */
     [PK_QUANT] = pt_run_quant,
     [PK_ATTN] = pt_run_attn,
+    [PK_ROPE_KV] = pt_run_rope_kv,
 };
 
 #define PARITY_BASE_SEED 0x77696b6bULL /* "wikk": change it and every case changes */

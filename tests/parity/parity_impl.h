@@ -112,6 +112,7 @@ typedef enum pt_kind {
     /* @marker:fused */
     PK_QUANT,        /* wk_dequantize, wk_qmatmul, wk_qembedding for row.qtype */
     PK_ATTN,         /* wk_decode_attention */
+    PK_ROPE_KV,      /* wk_rope_kv_append (halves, and interleaved for the row named "..._i") */
     PK_COUNT
 } pt_kind;
 
@@ -169,6 +170,7 @@ void pt_run_add_norm(pt_ctx *c, pt_rng *r);
 /* @marker:fused */
 void pt_run_quant(pt_ctx *c, pt_rng *r); /* run_quant.c */
 void pt_run_attn(pt_ctx *c, pt_rng *r);  /* run_attn.c */
+void pt_run_rope_kv(pt_ctx *c, pt_rng *r); /* run_rope_kv.c */
 /* The adversarial rows of the row reductions and fused row ops (run_adversarial.c): 1 if
  * c->row / c->dt has them (PK_REDUCE, PK_SOFTMAX, PK_NORM, PK_ARG_SORT on a float dtype). */
 int pt_has_adversarial(const pt_row *row, wk_dtype dt);

@@ -52,6 +52,8 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_ROPE_I: case WK_OP_ROPE_THD:
     /* wick's residual add + norm: as the norms */
     case WK_OP_ADD_RMS_NORM: case WK_OP_ADD_LAYER_NORM:
+    /* rope with the KV-cache append: every float dtype, q's and the cache's */
+    case WK_OP_ROPE_KV_APPEND:
         return is_float;
     case WK_OP_ARG_SORT_LAST_DIM:
         return 1;
