@@ -3,6 +3,7 @@
 
   python3 bench/llama_bench.py [--wick build-gpu/wick_llama] [--llama-bench PATH]
                                [--device cuda:0] [--types q4_0,q4_k,q8_0,f16] [--reps 3]
+                               [--pp 512] [--tg 128] [--depth N] [--variants default,f32,...]
                                [--arch llama|qwen2|qwen3|gemma2|gemma3]
                                [--models /tmp/wick_llama_models] [--log DIR] [--keep]
                                [--n-layer N] [--threads T] [--llama-args ARGS] [--rt]
@@ -12,24 +13,28 @@ bench-model: random valid blocks, no float model quantized) of the family --arch
 (dim 4096, 32 blocks, 32 heads, 8 KV heads, ffn 14336, vocabulary 128256; the default),
 Qwen2.5-7B, Qwen3-8B, Gemma-2-9B or Gemma-3-4B (their configs' shapes: llama_ref.py
 BENCH_SHAPES), then measures
-  - wick:      wick_llama FILE --bench 512,128 --device DEV --reps R
+  - wick:      wick_llama FILE --bench 512,128 --device DEV --reps R [--depth N]
                (pp512: one 512-token prefill into an empty cache; tg128: 128 single-token steps
-               from an empty cache; one warm-up run, the mean of R runs; logits of the last
-               position copied to the host after every step);
-  - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json (the same two tests,
-               as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the binary.
+               from an empty cache; with --depth N both after N tokens put in the cache first,
+               not timed; one warm-up run, the mean of R runs; logits of the last position
+               copied to the host after every step);
+  - llama.cpp: llama-bench -m FILE -p 512 -n 128 -ngl 99 -r R -o json [-d N] (the same two
+               tests, as llama-bench defines them), when --llama-bench or $LLAMA_BENCH names the
+               binary.
 llama.cpp is not part of this project: build it yourself beside it and pass the binary's path.
 --device cpu: both on the CPU with --threads T each (OMP_NUM_THREADS; llama-bench -t T, no -ngl);
 --n-layer N cuts the model to its first N blocks (the vocabulary and output stay whole); --rt
 runs every timed program under SCHED_FIFO (chrt -f 50, root) so a shared machine's other work
 cannot take the cores from either.
---variants adds wick rows per type: f32 (default; every product in f32), tf32
-(WICK_MATMUL_TF32=1: prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16: prefill's
-products read x in f16 and run f16 GEMMs with f32 accumulation). Decode is the same in all three.
-eager / f16eager: decode steps op by op instead of graph replays; unfused / f16unfused: the
-residual add + rms_norm and silu * up as two ops each (--fuse 0), to measure what the fused ops
-save. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after its rows
-unless --keep (the F16 file is 15 GiB).
+--variants picks wick's rows per type: default (the default: wick_llama without precision flags,
+which on GPUs is f16 prefill products and an f16 KV cache, on the CPU all f32), f32 (--gemm-dtype
+f32 --kv-dtype f32: every product and the cache in f32), tf32 (f32 with WICK_MATMUL_TF32=1:
+prefill's f32 GEMMs on TF32 tensor cores), f16 (--gemm-dtype f16 --kv-dtype f32: f16 prefill
+products with f32 accumulation, f32 cache; against default: what the f16 cache gives). eager
+and unfused: the defaults with decode steps op by op instead of graph replays (--graph 0), with
+the residual add + rms_norm and silu * up as two ops each (--fuse 0); f16eager and f16unfused
+the same on f16. Prints one table, tokens/s and wick / llama.cpp, and deletes each model after
+its rows unless --keep (the F16 file is 15 GiB).
 """
 import argparse
 import json
@@ -51,14 +56,17 @@ def log_run(cmd, log, env=None):
     return r, time.time() - t0
 
 
+F32 = ["--gemm-dtype", "f32", "--kv-dtype", "f32"]
+F16 = ["--gemm-dtype", "f16", "--kv-dtype", "f32"]
 VARIANTS = {  # wick's run variants: extra arguments, extra environment
-    "f32": ([], {}),                                   # full f32 products (the default)
-    "tf32": ([], {"WICK_MATMUL_TF32": "1"}),           # prefill's f32 GEMMs on TF32 tensor cores
-    "f16": (["--gemm-dtype", "f16"], {}),              # prefill's products in f16 (f32 accumulate)
+    "default": ([], {}),                               # the example's defaults (no flags)
+    "f32": (F32, {}),                                  # every product and the cache in f32
+    "tf32": (F32, {"WICK_MATMUL_TF32": "1"}),          # prefill's f32 GEMMs on TF32 tensor cores
+    "f16": (F16, {}),                                  # prefill's products in f16, f32 cache
     "eager": (["--graph", "0"], {}),                   # decode steps issued op by op, no graph
-    "f16eager": (["--gemm-dtype", "f16", "--graph", "0"], {}),
+    "f16eager": (F16 + ["--graph", "0"], {}),
     "unfused": (["--fuse", "0"], {}),                  # add + rms_norm and silu * up as two ops each
-    "f16unfused": (["--gemm-dtype", "f16", "--fuse", "0"], {}),
+    "f16unfused": (F16 + ["--fuse", "0"], {}),
 }
 
 
@@ -68,13 +76,15 @@ def prefix(args):
     return ["chrt", "-f", "50"] if args.rt else []
 
 
-def wick_bench(args, path, log, variant="f32"):
+def wick_bench(args, path, log, variant="default"):
     extra, env = VARIANTS[variant]
     env = {**os.environ, "WICK_MATMUL_TF32": "0", **env}
     if args.threads:
         env["OMP_NUM_THREADS"] = str(args.threads)
+    depth = ["--depth", str(args.depth)] if args.depth else []
     r, _ = log_run(prefix(args) + [args.wick, path, "--device", args.device, "--bench",
-                                   f"{args.pp},{args.tg}", "--reps", str(args.reps)] + extra, log, env=env)
+                                   f"{args.pp},{args.tg}", "--reps", str(args.reps)] + depth + extra,
+                   log, env=env)
     m = re.search(rf"pp{args.pp} ([\d.]+) ± ([\d.]+) tokens/s, tg{args.tg} ([\d.]+) ± ([\d.]+)", r.stdout)
     if r.returncode != 0 or not m:
         return None, (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -87,8 +97,9 @@ def llama_cpp_bench(args, path, log):
     dev = ["-t", str(args.threads)] if args.device == "cpu" else ["-ngl", "99"]
     if args.device == "cpu" and args.llama_args:
         dev += args.llama_args.split()
+    depth = ["-d", str(args.depth)] if args.depth else []
     r, _ = log_run(prefix(args) + [args.llama_bench, "-m", path, "-p", str(args.pp), "-n", str(args.tg)] +
-                   dev + ["-r", str(args.reps), "-o", "json"], log)
+                   dev + depth + ["-r", str(args.reps), "-o", "json"], log)
     try:
         rows = json.loads(r.stdout)
         pp = [x for x in rows if x["n_prompt"] == args.pp and x["n_gen"] == 0][0]
@@ -111,10 +122,13 @@ def main():
     p.add_argument("--keep", action="store_true")
     p.add_argument("--n-layer", type=int, default=0, help="fewer blocks (a quick check)")
     p.add_argument("--arch", default="llama", help="llama, qwen2, qwen3, gemma2 or gemma3")
-    p.add_argument("--variants", default="f32",
-                   help="wick rows per type, of " + ",".join(VARIANTS) + " (default f32)")
+    p.add_argument("--variants", default="default",
+                   help="wick rows per type, of " + ",".join(VARIANTS) +
+                        " (default: default, the example's own defaults)")
     p.add_argument("--pp", type=int, default=512)
     p.add_argument("--tg", type=int, default=128)
+    p.add_argument("--depth", type=int, default=0,
+                   help="pp and tg after this many tokens in the cache (wick --depth, llama-bench -d)")
     p.add_argument("--threads", type=int, default=0,
                    help="--device cpu: threads of both (OMP_NUM_THREADS, llama-bench -t; default: all)")
     p.add_argument("--llama-args", default="", help="--device cpu: more llama-bench arguments")
@@ -142,7 +156,7 @@ def main():
         wn = []
         for v in a.variants.split(","):
             w, msg = wick_bench(a, path, os.path.join(a.log, f"llama_wick_{t}_{v}.log"), v)
-            rows.append((t if v == "f32" else f"{t} (wick {v} prefill)", w, c))
+            rows.append((t if v == "default" else f"{t} (wick {v})", w, c))
             wn.append(f"{v} {msg or 'ok'}")
         wn = ", ".join(wn)
         notes.append(f"{t}: generated in {gen_s:.0f} s; wick {wn or 'ok'}; llama.cpp {cn}")
@@ -153,7 +167,8 @@ def main():
     shape = {"llama": "Llama-3-8B", "qwen2": "Qwen2.5-7B", "qwen3": "Qwen3-8B", "gemma2": "Gemma-2-9B",
              "gemma3": "Gemma-3-4B"}.get(a.arch, a.arch)
     blocks = f", {a.n_layer} blocks" if a.n_layer else ""
-    print(f"\n{shape}-shaped{blocks}, random weights, {where}, {a.reps} reps (tokens/s, mean ± sd)")
+    depth = f", at depth {a.depth}" if a.depth else ""
+    print(f"\n{shape}-shaped{blocks}, random weights, {where}{depth}, {a.reps} reps (tokens/s, mean ± sd)")
     print(f"| type | wick pp{a.pp} | llama.cpp pp{a.pp} | ratio | wick tg{a.tg} | llama.cpp tg{a.tg} | ratio |")
     print("|---|---|---|---|---|---|---|")
 

@@ -11,13 +11,15 @@
  *                   (the test mode: logits of every prompt position, then of every teacher-forced
  *                    decode step, as raw little-endian f32 rows of the vocabulary size)
  *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
+ *                   [--depth 4096]         (both after 4096 tokens in the cache, llama-bench -d)
  *                   [--profile 1]          (and the time per op of one prefill and decode step)
  *        wick_llama MODEL.gguf ... --devices cuda:0,cuda:1       (tensor parallel: any mode)
  *
  * The model (llama.cpp's LLM_ARCH_LLAMA):
  *   x = token_embd[ids]
  *   per block: h = rms_norm(x) * attn_norm; q, k, v = h Wq^T, h Wk^T, h Wv^T;
- *              q, k rotated by rope; grouped-query attention over the KV cache (causal);
+ *              q, k rotated by rope; k, v appended to the KV cache;
+ *              grouped-query attention of q over the cache (causal, q k^T scaled by 1/sqrt(hd));
  *              x += attn Wo^T;  h = rms_norm(x) * ffn_norm;  x += (silu(h Wg^T) * h Wu^T) Wd^T
  *   logits = (rms_norm(x) * output_norm) Wout^T   (Wout = token_embd when `output` is absent)
  * Rope: llama.cpp's converter permutes the rows of Wq and Wk (HF's "rotate halves" layout) so that
@@ -32,21 +34,28 @@
  * share of the heads, of the ffn columns and of the vocabulary; the products of Wo and Wd are
  * partial sums, added over the ranks by wk_comm_all_reduce (include/wick_comm.h). This one
  * thread issues every rank's ops in turn, the all_reduces of all ranks in one group.
- * Decode steps (one token) read the token, its position and the attention's key count from a
- * small device buffer (step_upload): the rope row is gathered (index_select), the cache row
- * scattered (scatter_set) and the attention told its length (wk_decode_attention_lens) from
- * there, so on GPUs the first step is captured as a graph per device (the all_reduces
- * included) and every later step is one replay of each (--graph 0: issued op by op; the logits
- * are the same bits either way).
+ * Rope and the cache write are one op per block (wk_rope_kv_append: q and k rotated with the
+ * full position tables, rope(k) and v written into the cache rows of their positions), the
+ * attention one more (wk_decode_attention, the query scale applied there). Decode steps (one
+ * token) read the token, its position and the attention's key count from a small device buffer
+ * (step_upload): the embedding, wk_rope_kv_append and wk_decode_attention_lens read them there,
+ * so on GPUs the first step is captured as a graph per device (the all_reduces included) and
+ * every later step is one replay of each (--graph 0: issued op by op; the logits are the same
+ * bits either way).
  * Text in and out: examples/llama_text.c (the file's tokenizer, examples/tokenizer.h; its chat
  * format, examples/chat_template.h); generated text goes to stdout as the tokens come, until an
  * end-of-generation token (--ignore-eos: never) or -n tokens; the rest (prompt ids, generated
  * ids, speeds) to stderr.
  * Every weight matrix stays in its file type (F32, F16, BF16 or a GGML block type) as raw bytes
- * on the device and is used through wk_qmatmul / wk_qembedding; activations and the KV cache are
- * f32. Each residual add is fused with the norm that follows it (wk_add_rms_norm: the next
- * block's attn_norm, the ffn_norm, or output_norm after the last block), and the gate with the
- * up projection (wk_binary SWIGLU); --fuse 0 runs each as its two ops (the same bits). */
+ * on the device and is used through wk_qmatmul / wk_qembedding; activations are f32.
+ * Defaults (docs/llama.md, "Precision"): on GPUs (every backend but the CPU, simt included) the
+ * products of more than 8 rows (prefill) run in f16 with f32 accumulation (--gemm-dtype), and
+ * the KV cache is f16 (--kv-dtype; f32 for Gemma 2/3, whose soft-capping and windows take the
+ * composed attention); on the CPU both are f32. `--gemm-dtype f32 --kv-dtype f32` is the exact
+ * path everywhere (the tests' bounds assume it).
+ * Each residual add is fused with the norm that follows it (wk_add_rms_norm: the next block's
+ * attn_norm, the ffn_norm, or output_norm after the last block), and the gate with the up
+ * projection (wk_binary SWIGLU); --fuse 0 runs each as its two ops (the same bits). */
 #include "llama_model.h"
 #include "llama_text.h"
 #include "llama_util.h"
@@ -59,25 +68,35 @@
 #include <time.h>
 
 /* ------------------------------------------------------------------ the forward pass */
-/* out (rows, W.n) = x (rows, W.k) @ W^T; lx may be any layout of x. */
-/* With --gemm-dtype f16/bf16, products of more than 8 rows (prefill) read x rounded to that type
- * and round their output to it: on a GPU the weights are then dequantized to it and the GEMM runs
- * on its tensor cores. */
+/* The dtype a product of `rows` rows reads x in: --gemm-dtype (f16 by default on GPUs) for
+ * more than 8 rows (prefill), else f32 (decode steps: the matrix-vector kernels, whose
+ * quantized paths round x to 8-bit blocks themselves). */
+static wk_dtype act_dtype(const model *m, int64_t rows)
+{
+    return rows > 8 ? m->gemm_dt : WK_DTYPE_F32;
+}
+
+/* out (rows, W.n) f32 = x (rows, W.k) @ W^T; lx may be any layout of x. x is f32, or already
+ * act_dtype(rows). With a 16-bit act_dtype the product reads x rounded to that type and rounds
+ * its output to it: on a GPU the weights are then dequantized to it and the GEMM runs on its
+ * tensor cores (f32 accumulation); the output comes back as f32. */
 static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *lx,
                           const qweight *w)
 {
     wk_storage *out = NULL, *xc = NULL, *oc = NULL;
     const int64_t rows = wk_layout_elem_count(lx) / w->k;
+    const wk_dtype dt = act_dtype(m, rows);
     char label[64]; /* for --profile: the product's shape and type */
     snprintf(label, sizeof label, "wk_qmatmul %s %lldx%lld", wk_qtype_name(w->qt),
              (long long)w->n, (long long)w->k);
-    if (m->gemm_dt == WK_DTYPE_F32 || rows <= 8) {
+    if (dt == WK_DTYPE_F32) {
         CKL(label, wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
         return out;
     }
     const wk_layout lc = lay(lx->rank, lx->dims), lo = lay2(rows, w->n);
-    CK(wk_to_dtype(&xc, x, lx, m->gemm_dt));
-    CKL(label, wk_qmatmul(&oc, xc, &lc, w->w, w->qt, w->n, w->k));
+    if (wk_storage_dtype(x) != dt)
+        CK(wk_to_dtype(&xc, x, lx, dt));
+    CKL(label, wk_qmatmul(&oc, xc ? xc : x, xc ? &lc : lx, w->w, w->qt, w->n, w->k));
     wk_storage_free(xc);
     CK(wk_to_dtype(&out, oc, &lo, WK_DTYPE_F32));
     wk_storage_free(oc);
@@ -132,46 +151,107 @@ typedef struct cols {
     int64_t off, stride;
 } cols;
 
-/* A (T, hd/2) table: storage s read from element off on, rows half apart or `stride`. */
-typedef struct table {
-    const wk_storage *s;
-    int64_t off, stride;
-} table;
+/* Steps of at most this many tokens use the fused wk_decode_attention on GPUs with an f32 cache;
+ * longer ones (prefill) the composed attention there, whose matmuls use the GEMM for many
+ * queries at once. The CPU's fused op takes any number of queries (key tiles with an online
+ * softmax, the scores never materialised), so there every step uses it; and so does a 16-bit
+ * cache on GPUs, whose q, k and v of one 16-bit dtype take the op's matrix-unit kernels (for
+ * prefill its flash kernel: head size 64 or 128, 64 queries or more). */
+#define FUSED_ATTN_MAX_T 16
 
-/* out (1, H, T, hd) = rope_i of x (T, H * hd) read as (1, H, T, hd) with the tables c, s; rope
- * (halves) for the NEOX families (Qwen, Gemma: their converters do not permute Wq/Wk). */
-static wk_storage *rope(const model *m, cols x, int64_t T, int64_t H, table c, table s)
+/* Whether the fused op serves T queries (where nothing of Gemma's is needed; above). */
+static int fused_serves(const model *m, int64_t T)
 {
-    const int64_t hd = m->hd, half = hd / 2;
-    const int64_t xd[4] = {1, H, T, hd}, xs[4] = {T * x.stride, hd, x.stride, 1};
-    const int64_t cd[2] = {T, half}, cst[2] = {c.stride, 1}, sst[2] = {s.stride, 1};
-    const wk_layout lx = view(4, xd, xs, x.off);
-    const wk_layout lc = view(2, cd, cst, c.off), ls = view(2, cd, sst, s.off);
-    wk_storage *out = NULL;
-    if (m->fam.rope_neox)
-        CK(wk_rope(&out, x.s, &lx, c.s, &lc, s.s, &ls));
-    else
-        CK(wk_rope_i(&out, x.s, &lx, c.s, &lc, s.s, &ls));
-    return out;
+    return T <= FUSED_ATTN_MAX_T || m->kv_dt != WK_DTYPE_F32 ||
+           wk_device_backend(m->dev) == WK_BACKEND_CPU;
 }
 
-/* The attention of T new queries (qr (H, T, hd), rotated and scaled) over rows [k0, L) of block
- * b's cache, composed of matmul, soft-cap (c > 0: c tanh(s / c), through wk_affine, tanh,
- * wk_affine), mask, softmax and matmul (GPU prefill, and what the fused op lacks): query t
- * (position pos+t) sees keys j with 0 <= pos+t - j and, with a window W > 0, pos+t - j < W.
- * Returns (H, T, hd); frees qr. */
+/* (1, H, T, hd) view of the columns c of a (T, stride) activation: H heads of hd. */
+static wk_layout heads(const model *m, cols c, int64_t T, int64_t H)
+{
+    const int64_t d[4] = {1, H, T, m->hd}, s[4] = {T * c.stride, m->hd, c.stride, 1};
+    return view(4, d, s, c.off);
+}
+
+/* (1, KV, n, hd) view of a block's cache (KV, ctx, hd): rows [k0, k0 + n) of every kv head. */
+static wk_layout cache_rows(const model *m, int64_t k0, int64_t n)
+{
+    const int64_t d[4] = {1, m->n_kv, n, m->hd};
+    const int64_t s[4] = {m->n_kv * m->ctx * m->hd, m->ctx * m->hd, m->hd, 1};
+    return view(4, d, s, k0 * m->hd);
+}
+
+/* One op for the step's rope and cache write: q and k (columns of (T, stride) activations) rotated
+ * at positions p .. p+T-1 (rope_i; rope, halves, for the NEOX families: Qwen, Gemma, whose
+ * converters do not permute Wq/Wk), rope(k) and v written into block b's cache rows p.. in the
+ * cache's dtype. p: the step's device position (step[1]; decode, so a captured graph serves every
+ * step) when from_step, else m->pos. Gemma 3's local blocks use their own tables. Returns rope(q)
+ * (1, H, T, hd) in the cache's dtype (the attention's query), unscaled (the attention applies
+ * attn_scale). */
+static wk_storage *rope_kv(model *m, block *b, cols q, cols k, cols v, int64_t T, int from_step)
+{
+    const int own = b->swa && m->lcos;
+    const wk_layout lq = heads(m, q, T, m->n_head), lk = heads(m, k, T, m->n_kv);
+    const wk_layout lv = heads(m, v, T, m->n_kv), lc = cache_rows(m, 0, m->ctx);
+    const wk_layout lt = lay2(m->ctx, m->hd / 2);
+    const int64_t nd[1] = {1}, ns[1] = {1};
+    const wk_layout lp = view(1, nd, ns, 1);
+    wk_storage *qr = NULL;
+    CK(wk_rope_kv_append(&qr, !m->fam.rope_neox, q.s, &lq, k.s, &lk, v.s, &lv,
+                         own ? m->lcos : m->cos, &lt, own ? m->lsin : m->sin, &lt, b->kc, &lc,
+                         b->vc, &lc, from_step ? m->step : NULL, from_step ? &lp : NULL, m->pos));
+    return qr;
+}
+
+/* The fused attention of T new queries qr (1, H, T, hd) (rotated, the cache's dtype) over rows
+ * [k0, L) of block b's cache, causal (query t at position L - T + t). Returns (H, T, hd) in the
+ * cache's dtype; frees qr. */
+static wk_storage *attention_fused(const model *m, const block *b, wk_storage *qr, int64_t T,
+                                   int64_t k0, int64_t L)
+{
+    const int64_t qd[4] = {1, m->n_head, T, m->hd};
+    const wk_layout lq = lay(4, qd), lc = cache_rows(m, k0, L - k0);
+    wk_storage *o = NULL;
+    CK(wk_decode_attention(&o, qr, &lq, b->kc, &lc, b->vc, &lc, (float)m->attn_scale, 1));
+    wk_storage_free(qr);
+    return o;
+}
+
+/* The attention of T new queries (qr (H, T, hd), rotated, the cache's dtype) over rows [k0, L)
+ * of block b's cache, composed of q * attn_scale (wk_affine), matmul, soft-cap (c > 0:
+ * c tanh(s / c), through wk_affine, tanh, wk_affine), mask, softmax and matmul (GPU prefill with
+ * an f32 cache, and what the fused op lacks): query t (position pos+t) sees keys j with
+ * 0 <= pos+t - j and, with a window W > 0, pos+t - j < W. With a 16-bit cache q and the cache's
+ * rows [k0, L) are converted to f32 first (wk_matmul takes one dtype; the scores stay f32).
+ * Returns (H, T, hd) f32; frees qr. */
 static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_t T, int64_t L,
                                       int64_t k0, int64_t W, double cap)
 {
-    const int64_t KV = m->n_kv, hd = m->hd, G = m->n_head / KV, ctx = m->ctx, n = L - k0;
-    wk_storage *o = NULL;
-    /* scores (KV, G*T, n) = q (KV, G*T, hd) @ K^T (KV, hd, n) over cache rows [k0, L) */
+    const int64_t KV = m->n_kv, hd = m->hd, G = m->n_head / KV, n = L - k0;
     const wk_layout lq = lay3(KV, G * T, hd), ls = lay3(KV, G * T, n);
-    const int64_t kd[3] = {KV, hd, n}, ks[3] = {ctx * hd, 1, hd};
-    const wk_layout lkt = view(3, kd, ks, k0 * hd);
-    wk_storage *sc = NULL, *p = NULL;
-    CK(wk_matmul(&sc, qr, &lq, b->kc, &lkt));
+    wk_storage *o = NULL, *qs = NULL, *sc = NULL, *p = NULL, *k32 = NULL, *v32 = NULL;
+    const wk_storage *kc = b->kc, *vc = b->vc;
+    int64_t hs = m->ctx * hd, off = k0 * hd; /* a kv head's stride and row k0 in kc, vc */
+    if (m->kv_dt != WK_DTYPE_F32) {
+        const int64_t d[3] = {KV, n, hd}, s[3] = {hs, hd, 1};
+        const wk_layout lr = view(3, d, s, off);
+        CK(wk_to_dtype(&k32, b->kc, &lr, WK_DTYPE_F32));
+        CK(wk_to_dtype(&v32, b->vc, &lr, WK_DTYPE_F32));
+        CK(wk_to_dtype(&qs, qr, &lq, WK_DTYPE_F32));
+        wk_storage_free(qr);
+        qr = qs;
+        kc = k32;
+        vc = v32;
+        hs = n * hd;
+        off = 0;
+    }
+    CK(wk_affine(&qs, qr, &lq, m->attn_scale, 0.0));
     wk_storage_free(qr);
+    /* scores (KV, G*T, n) = q (KV, G*T, hd) @ K^T (KV, hd, n) */
+    const int64_t kd[3] = {KV, hd, n}, ks[3] = {hs, 1, hd};
+    const wk_layout lkt = view(3, kd, ks, off);
+    CK(wk_matmul(&sc, qs, &lq, kc, &lkt));
+    wk_storage_free(qs);
     if (cap > 0)
         sc = softcap(sc, KV * G * T * n, cap);
     if (T > 1) { /* query t sees keys k0 + j with pos+t - W < k0 + j <= pos+t */
@@ -196,153 +276,72 @@ static wk_storage *attention_composed(model *m, block *b, wk_storage *qr, int64_
     CK(wk_softmax_last_dim(&p, sc, &ls));
     wk_storage_free(sc);
     /* o (KV, G*T, hd) = p (KV, G*T, n) @ V (KV, n, hd) */
-    const int64_t vd[3] = {KV, n, hd}, vs[3] = {ctx * hd, hd, 1};
-    const wk_layout lvv = view(3, vd, vs, k0 * hd);
-    CK(wk_matmul(&o, p, &ls, b->vc, &lvv));
+    const int64_t vd[3] = {KV, n, hd}, vs[3] = {hs, hd, 1};
+    const wk_layout lvv = view(3, vd, vs, off);
+    CK(wk_matmul(&o, p, &ls, vc, &lvv));
     wk_storage_free(p);
+    wk_storage_free(k32);
+    wk_storage_free(v32);
     return o;
 }
 
-/* Steps of at most this many tokens (decode) use the fused wk_decode_attention; longer ones
- * (prefill) the composed attention on GPUs, whose matmuls use the GEMM for many queries at once.
- * The CPU's fused op takes any number of queries (key tiles with an online softmax, the scores
- * never materialised), so there every step uses it. */
-#define FUSED_ATTN_MAX_T 16
-
-/* Gemma's attention of T new queries (qr (H, T, hd), rotated and scaled) over the first L rows
- * of block b's cache, for the features the fused op lacks: on a local block query t (position
- * pos+t) sees only keys j with pos+t - j < W (the window, W = fam.swa), and with soft-capping
- * the scores become c tanh(s / c) before the softmax. Keys before k0 = pos+1-W are outside
- * every query's window and are not read. Where the window binds no query beyond that and
- * nothing is capped (one-token steps, prompts within the window) this is the fused op over
- * rows [k0, L) (on GPUs for at most FUSED_ATTN_MAX_T queries, as attention() decides); else
- * matmul, soft-cap (wk_affine, tanh, wk_affine), window and causal mask, softmax, matmul.
- * Returns (H, T, hd); frees qr. */
+/* Gemma's attention of T new queries (qr (H, T, hd), rotated) over the first L rows of block
+ * b's cache, for the features the fused op lacks: on a local block query t (position pos+t)
+ * sees only keys j with pos+t - j < W (the window, W = fam.swa), and with soft-capping the
+ * scores become c tanh(s / c) before the softmax. Keys before k0 = pos+1-W are outside every
+ * query's window and are not read. Where the window binds no query beyond that and nothing is
+ * capped (one-token steps, prompts within the window) this is the fused op over rows [k0, L)
+ * (where fused_serves); else the composed attention. Returns (H, T, hd); frees qr. */
 static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t T, int64_t L)
 {
-    const int64_t KV = m->n_kv, H = m->n_head, hd = m->hd, ctx = m->ctx;
     const int64_t W = b->swa ? m->fam.swa : 0;
-    const int64_t k0 = W && m->pos + 1 > W ? m->pos + 1 - W : 0, n = L - k0;
+    const int64_t k0 = W && m->pos + 1 > W ? m->pos + 1 - W : 0;
     const double cap = m->fam.attn_softcap;
-    wk_storage *o = NULL;
     const int binds = W && T > 1 && m->pos + T > W; /* a later query's window starts after k0 */
-    if (cap == 0 && !binds &&
-        (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU)) {
-        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, n, hd};
-        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
-        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, k0 * hd);
-        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
-        wk_storage_free(qr);
-        return o;
-    }
+    if (cap == 0 && !binds && fused_serves(m, T))
+        return attention_fused(m, b, qr, T, k0, L);
     return attention_composed(m, b, qr, T, L, k0, W, cap);
 }
 
-
-/* Appends the T new rows k (KV, T, hd) and v (columns of a (T, stride) matrix) to block b's
- * cache at rows pos.. (positions from the host: prefill). */
-static void cache_write(model *m, block *b, const wk_storage *kr, cols v, int64_t T)
-{
-    const int64_t KV = m->n_kv, hd = m->hd, ctx = m->ctx;
-    /* the cache is (KV, ctx, hd): rows [pos, pos+T) of every kv head */
-    CK(wk_copy2d(b->kc, kr, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
-                 0, (size_t)(m->pos * hd)));
-    if (T == 1) { /* v's one row is (KV, 1, hd) already */
-        CK(wk_copy2d(b->vc, v.s, (size_t)KV, (size_t)hd, (size_t)hd, (size_t)(ctx * hd),
-                     (size_t)v.off, (size_t)(m->pos * hd)));
-        return;
-    }
-    wk_storage *vt = NULL; /* v as (KV, T, hd) */
-    const int64_t d[3] = {KV, T, hd}, st[3] = {hd, v.stride, 1};
-    const wk_layout lv = view(3, d, st, v.off);
-    CK(wk_storage_alloc_uninit(&vt, m->dev, WK_DTYPE_F32, (size_t)(KV * T * hd)));
-    CK(wk_copy_strided_src(vt, 0, v.s, &lv));
-    CK(wk_copy2d(b->vc, vt, (size_t)KV, (size_t)(T * hd), (size_t)(T * hd), (size_t)(ctx * hd),
-                 0, (size_t)(m->pos * hd)));
-    wk_storage_free(vt);
-}
-
-/* One decode step (T = 1) of block b with the position in device memory (m->step): q and k
- * rotated by the gathered rope row, k and v scattered into cache row pos, attention over the
- * first pos + 1 rows. When k's columns follow q's in one row (stacked Wq|Wk|Wv), one rope
- * rotates q and k together with the unscaled tables and the attention applies the query scale
- * (1/sqrt(hd)); else q takes the scaled tables. Returns (1, H*hd). */
+/* One decode step (T = 1) of block b with the position in device memory (m->step): rope and
+ * the cache write of row pos in one op, then the fused attention over the first step[2] =
+ * pos + 1 rows. Returns (H, 1, hd) = (1, H*hd) in the cache's dtype. */
 static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
 {
-    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, half = hd / 2, ctx = m->ctx;
-    const table c = {m->rows, 0, 0}, s = {m->rows, half, 0};
-    const table qc = {m->rows, 2 * half, 0}, qs = {m->rows, 3 * half, 0};
-    const int joint = q.s == k.s && k.off == q.off + H * hd;
-    wk_storage *qr = NULL, *kr = NULL, *o = NULL;
-    int64_t koff = 0; /* k's heads in kr */
-    if (joint) { /* (1, H + KV, 1, hd): q's heads, then k's */
-        qr = rope(m, q, 1, H + KV, c, s);
-        kr = qr;
-        koff = H * hd;
-    } else {
-        qr = rope(m, q, 1, H, qc, qs);
-        kr = rope(m, k, 1, KV, c, s);
-    }
-    /* cache (KV, ctx, hd)[kv, pos, :] = row (KV, 1, hd)[kv, 0, :]: scatter along dim 1 with
-     * every id = pos (step[1], read through stride-0 strides) */
-    const int64_t cd[3] = {KV, ctx, hd}, rd[3] = {KV, 1, hd}, zero[3] = {0, 0, 0};
-    const int64_t rs[3] = {hd, hd, 1}, vs[3] = {hd, v.stride, 1};
-    const wk_layout lcache = lay(3, cd), lid = view(3, rd, zero, 1);
-    const wk_layout lrow = view(3, rd, rs, koff), lv = view(3, rd, vs, v.off);
-    CK(wk_scatter_set(b->kc, &lcache, m->step, &lid, kr, &lrow, 1));
-    CK(wk_scatter_set(b->vc, &lcache, m->step, &lid, v.s, &lv, 1));
-    if (kr != qr)
-        wk_storage_free(kr);
-    /* keys: the first step[2] = pos + 1 rows of the cache */
-    const int64_t qd4[4] = {1, H, 1, hd}, cd4[4] = {1, KV, ctx, hd};
-    const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1}, nd[1] = {1}, ns[1] = {1};
-    const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0), ln = view(1, nd, ns, 2);
-    const float scale = joint ? (float)m->attn_scale : 1.0f;
-    CK(wk_decode_attention_lens(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, m->step, &ln, scale, 1));
+    wk_storage *qr = rope_kv(m, b, q, k, v, 1, 1), *o = NULL;
+    const int64_t qd[4] = {1, m->n_head, 1, m->hd}, nd[1] = {1}, ns[1] = {1};
+    const wk_layout lq = lay(4, qd), lc = cache_rows(m, 0, m->ctx), ln = view(1, nd, ns, 2);
+    CK(wk_decode_attention_lens(&o, qr, &lq, b->kc, &lc, b->vc, &lc, m->step, &ln,
+                                (float)m->attn_scale, 1));
     wk_storage_free(qr);
-    return o; /* (H, 1, hd) is (1, H*hd) already */
+    return o;
 }
 
 /* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
- * column views: appends k and v to the cache at m->pos and returns (T, H*hd). */
+ * column views: appends k and v to the cache at m->pos and returns (T, H*hd) in the dtype that
+ * the output projection's product reads (act_dtype). */
 static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
 {
-    if (T == 1 && m->rows)
-        return attention_step(m, b, q, k, v);
-    const int64_t H = m->n_head, KV = m->n_kv, hd = m->hd, ctx = m->ctx, half = hd / 2;
-    const int64_t L = m->pos + T; /* keys after this step */
-    /* (1, H, T, hd), heads of a kv group adjacent; already scaled by the query scale. Local
-     * blocks of Gemma 3 have tables of their own. */
-    const int own = b->swa && m->lcos;
-    const table c = {own ? m->lcos : m->cos, m->pos * half, half};
-    const table s = {own ? m->lsin : m->sin, m->pos * half, half};
-    const table qc = {own ? m->lqcos : m->qcos, m->pos * half, half};
-    const table qs = {own ? m->lqsin : m->qsin, m->pos * half, half};
-    wk_storage *qr = rope(m, q, T, H, qc, qs);
-    wk_storage *kr = rope(m, k, T, KV, c, s); /* (KV, T, hd) */
-    cache_write(m, b, kr, v, T);
-    wk_storage_free(kr);
-
+    const int64_t H = m->n_head, hd = m->hd, L = m->pos + T; /* keys after this step */
     wk_storage *o = NULL, *ot = NULL;
-    if (m->fam.host_pos) { /* sliding windows, soft-capping */
-        o = attention_family(m, b, qr, T, L);
-    } else if (T <= FUSED_ATTN_MAX_T || wk_device_backend(m->dev) == WK_BACKEND_CPU) {
-        /* the fused op over the cache's first L rows */
-        const int64_t qd4[4] = {1, H, T, hd}, cd4[4] = {1, KV, L, hd};
-        const int64_t cs4[4] = {KV * ctx * hd, ctx * hd, hd, 1};
-        const wk_layout lq4 = lay(4, qd4), lc4 = view(4, cd4, cs4, 0);
-        CK(wk_decode_attention(&o, qr, &lq4, b->kc, &lc4, b->vc, &lc4, 1.0f, 1));
-        wk_storage_free(qr);
+    if (T == 1 && !m->fam.host_pos) {
+        o = attention_step(m, b, q, k, v);
     } else {
-        o = attention_composed(m, b, qr, T, L, 0, 0, 0.0);
+        wk_storage *qr = rope_kv(m, b, q, k, v, T, 0);
+        if (m->fam.host_pos) /* sliding windows, soft-capping */
+            o = attention_family(m, b, qr, T, L);
+        else if (fused_serves(m, T))
+            o = attention_fused(m, b, qr, T, 0, L);
+        else
+            o = attention_composed(m, b, qr, T, L, 0, 0, 0.0);
     }
-    if (T == 1) /* (H, 1, hd) is (1, H*hd) already */
+    const wk_dtype dt = act_dtype(m, T);
+    if (T == 1 && wk_storage_dtype(o) == dt) /* (H, 1, hd) is (1, H*hd) already */
         return o;
-    /* (H, T, hd) -> (T, H, hd) */
+    /* (H, T, hd) -> (T, H, hd) in dt, one pass (T = 1, a 16-bit cache: the conversion alone) */
     const int64_t od[3] = {T, H, hd}, os[3] = {hd, T * hd, 1};
     const wk_layout lo = view(3, od, os, 0);
-    CK(wk_storage_alloc_uninit(&ot, m->dev, WK_DTYPE_F32, (size_t)(T * H * hd)));
-    CK(wk_copy_strided_src(ot, 0, o, &lo));
+    CK(wk_to_dtype(&ot, o, &lo, dt));
     wk_storage_free(o);
     return ot;
 }
@@ -596,16 +595,13 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
                            wk_storage **x, wk_storage **p)
 {
     const int64_t nd[1] = {1}, ns[1] = {1};
-    const wk_layout li = lay1(T), lid = view(1, nd, ns, 0), lpos = view(1, nd, ns, 1);
+    const wk_layout li = lay1(T), lid = view(1, nd, ns, 0);
     for (int i = 0; i < L->n; i++) { /* every rank embeds the tokens itself */
         model *m = &L->r[i];
         wk_storage *sid = NULL;
         if (T == 1) {
-            const wk_layout lr = lay2(m->ctx, 2 * m->hd); /* rope_rows: (ctx, 4 * hd/2) */
             CK(wk_qembedding(&x[i], WK_DTYPE_F32, m->step, &lid, m->embd.w, m->embd.qt,
                              m->vocab, m->dim));
-            if (!m->fam.host_pos) /* else attention() takes the host position */
-                CK(wk_index_select(&m->rows, m->rope_rows, &lr, m->step, &lpos, 0));
         } else {
             CK(wk_storage_from_host(&sid, m->dev, WK_DTYPE_U32, ids, (size_t)T));
             CK(wk_qembedding(&x[i], WK_DTYPE_F32, sid, &li, m->embd.w, m->embd.qt, m->vocab,
@@ -624,8 +620,6 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
     for (int i = 0; i < L->n; i++) {
         wk_storage_free(x[i]);
         x[i] = NULL;
-        wk_storage_free(L->r[i].rows);
-        L->r[i].rows = NULL;
     }
 }
 
@@ -707,14 +701,14 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 typedef struct opts {
     const char *path, *device, *devices, *force, *logits;
     llama_prompt prompt;
-    int64_t n_gen, ctx, bench_pp, bench_tg, reps;
+    int64_t n_gen, ctx, bench_pp, bench_tg, bench_depth, reps;
     int graph, fuse, ignore_eos, profile;
-    wk_dtype gemm_dt;
+    int gemm_dt, kv_dt; /* a wk_dtype, or -1: the default for the device (main, model_load) */
     double temp, top_p;
     uint64_t seed;
 } opts;
 
-static void usage(void)
+static _Noreturn void usage(void)
 {
     fprintf(stderr,
             "usage: wick_llama MODEL.gguf [--device cpu|cuda:N|rocm:N] [--prompt TEXT] [-n N]\n"
@@ -725,21 +719,40 @@ static void usage(void)
             "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
+            "                  [--depth N]     with --bench: both measured after N tokens in the\n"
+            "                                  cache (filled first, not timed)\n"
             "                  [--gemm-dtype f32|f16|bf16]   the type of prefill's products\n"
+            "                                  (more than 8 rows; default f16 on GPUs, f32 on cpu)\n"
+            "                  [--kv-dtype f32|f16|bf16]     the KV cache's type (default f16 on\n"
+            "                                  GPUs, f32 on cpu and for gemma2/gemma3)\n"
             "                  [--graph 1|0]   decode steps as graph replays on GPUs (default 1)\n"
             "                  [--fuse 1|0]    add + rms_norm, silu * up as one op each (default 1)\n"
             "                  [--profile 1]   with --bench: time per op of one prefill and one\n"
             "                                  decode step (devices synchronised around each op)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n"
+            "--gemm-dtype f32 --kv-dtype f32: every product and the cache in f32 (the exact path).\n"
             "Text goes through the file's tokenizer (BOS as it asks, special tokens such as\n"
             "<|im_start|> parsed); generated text is written to stdout as it comes.\n");
     exit(2);
 }
 
+/* The value of --gemm-dtype or --kv-dtype: f32, f16 or bf16. */
+static int float_dtype(const char *opt, const char *v)
+{
+    if (!strcmp(v, "f32"))
+        return WK_DTYPE_F32;
+    if (!strcmp(v, "f16"))
+        return WK_DTYPE_F16;
+    if (!strcmp(v, "bf16"))
+        return WK_DTYPE_BF16;
+    fprintf(stderr, "wick_llama: %s %s: expected f32, f16 or bf16\n", opt, v);
+    usage();
+}
+
 static opts parse_args(int argc, char **argv)
 {
-    opts o = {NULL, "cpu", NULL, NULL, NULL, {NULL, NULL, NULL, 0}, 32, 0, 0, 0, 3, 1, 1, 0, 0,
-              WK_DTYPE_F32, 0.0, 1.0, 1};
+    opts o = {NULL, "cpu", NULL, NULL, NULL, {NULL, NULL, NULL, 0}, 32, 0, 0, 0, 0, 3, 1, 1, 0, 0,
+              -1, -1, 0.0, 1.0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -773,12 +786,9 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--graph")) o.graph = atoi(v);
         else if (!strcmp(a, "--fuse")) o.fuse = atoi(v);
         else if (!strcmp(a, "--profile")) o.profile = atoi(v);
-        else if (!strcmp(a, "--gemm-dtype")) {
-            if (!strcmp(v, "f16")) o.gemm_dt = WK_DTYPE_F16;
-            else if (!strcmp(v, "bf16")) o.gemm_dt = WK_DTYPE_BF16;
-            else if (!strcmp(v, "f32")) o.gemm_dt = WK_DTYPE_F32;
-            else usage();
-        }
+        else if (!strcmp(a, "--gemm-dtype")) o.gemm_dt = float_dtype(a, v);
+        else if (!strcmp(a, "--kv-dtype")) o.kv_dt = float_dtype(a, v);
+        else if (!strcmp(a, "--depth")) o.bench_depth = atoll(v);
         else if (!strcmp(a, "--bench")) {
             long long pp = 0, tg = 0;
             if (sscanf(v, "%lld,%lld", &pp, &tg) != 2 || pp <= 0 || tg <= 0)
@@ -788,8 +798,13 @@ static opts parse_args(int argc, char **argv)
         } else
             usage();
     }
-    if (!o.path || o.n_gen < 0 || o.reps <= 0 || o.top_p <= 0 || o.top_p > 1)
+    if (!o.path || o.n_gen < 0 || o.reps <= 0 || o.top_p <= 0 || o.top_p > 1 ||
+        o.bench_depth < 0)
         usage();
+    if (o.bench_depth > 0 && !o.bench_pp) {
+        fprintf(stderr, "wick_llama: --depth goes with --bench\n");
+        usage();
+    }
     if (o.prompt.ids && (o.prompt.text || o.prompt.chat)) {
         fprintf(stderr, "wick_llama: --prompt-ids goes without --prompt and --chat\n");
         usage();
@@ -880,26 +895,37 @@ static void generate(llama *L, const opts *o, llama_text *tx)
     free(p);
 }
 
-/* Bench mode, measured as llama-bench does: prefill of PP random tokens into an empty cache
- * (pp) and TG single-token steps from an empty cache (tg), each after one warm-up run;
- * the mean over --reps repetitions. */
+/* Bench mode: the cache filled with `depth` tokens ids[0 .. depth) at positions 0.. (not timed),
+ * in steps of at most 512 tokens (llama-bench's default micro-batch); positions then = depth. */
+static void fill_depth(llama *L, const uint32_t *ids, int64_t depth)
+{
+    set_pos(L, 0);
+    for (int64_t p = 0; p < depth; p += 512)
+        free(forward(L, ids + p, depth - p < 512 ? depth - p : 512, 0));
+}
+
+/* Bench mode, measured as llama-bench does (-p PP -n TG -d DEPTH): per repetition the cache
+ * filled with --depth random tokens (none by default; not timed), then a prefill of PP random
+ * tokens after them (pp) and, from the same depth again, TG single-token steps (tg); one
+ * warm-up repetition, the mean over --reps. */
 static void bench(llama *L, const opts *o)
 {
     const model *m = &L->r[0];
+    const int64_t depth = o->bench_depth;
     uint64_t rng = o->seed;
-    uint32_t *ids = malloc((size_t)o->bench_pp * sizeof *ids);
+    uint32_t *ids = malloc((size_t)(depth + o->bench_pp) * sizeof *ids), *pp_ids = ids + depth;
     if (!ids)
         die("out of memory");
-    for (int64_t i = 0; i < o->bench_pp; i++)
+    for (int64_t i = 0; i < depth + o->bench_pp; i++)
         ids[i] = (uint32_t)(rng_next(&rng) % (uint64_t)m->vocab);
     double pp = 0, tg = 0, pp2 = 0, tg2 = 0;
     for (int64_t r = -1; r < o->reps; r++) { /* r = -1: warm-up */
-        set_pos(L, 0);
+        fill_depth(L, ids, depth);
         double t0 = now_s();
-        free(forward(L, ids, o->bench_pp, 0));
+        free(forward(L, pp_ids, o->bench_pp, 0));
         const double tp = (double)o->bench_pp / (now_s() - t0);
-        set_pos(L, 0);
-        uint32_t id = ids[0];
+        set_pos(L, depth);
+        uint32_t id = pp_ids[0];
         t0 = now_s();
         for (int64_t i = 0; i < o->bench_tg; i++) {
             float *lg = forward(L, &id, 1, 0);
@@ -923,17 +949,19 @@ static void bench(llama *L, const opts *o)
         const int graph = L->graph;
         char title[96];
         L->graph = 0;
-        set_pos(L, 0);
+        fill_depth(L, ids, depth);
         prof_on(devs, L->n);
-        free(forward(L, ids, o->bench_pp, 0));
+        free(forward(L, pp_ids, o->bench_pp, 0));
         prof_off();
-        snprintf(title, sizeof title, "prefill of %lld tokens", (long long)o->bench_pp);
+        snprintf(title, sizeof title, "prefill of %lld tokens at position %lld",
+                 (long long)o->bench_pp, (long long)depth);
         prof_print(title);
-        uint32_t id = ids[0];
+        uint32_t id = pp_ids[0];
         prof_on(devs, L->n);
         free(forward(L, &id, 1, 0));
         prof_off();
-        snprintf(title, sizeof title, "decode step at position %lld", (long long)o->bench_pp);
+        snprintf(title, sizeof title, "decode step at position %lld",
+                 (long long)(depth + o->bench_pp));
         prof_print(title);
         L->graph = graph;
         free(devs);
@@ -941,9 +969,13 @@ static void bench(llama *L, const opts *o)
     const double n = (double)o->reps;
     pp /= n;
     tg /= n;
-    printf("bench: pp%lld %.2f ± %.2f tokens/s, tg%lld %.2f ± %.2f tokens/s (%lld reps, %s)\n",
+    char at[48] = "";
+    if (depth > 0)
+        snprintf(at, sizeof at, " at depth %lld", (long long)depth);
+    printf("bench: pp%lld %.2f ± %.2f tokens/s, tg%lld %.2f ± %.2f tokens/s%s (%lld reps, %s)\n",
            (long long)o->bench_pp, pp, sqrt(fmax(0.0, pp2 / n - pp * pp)), (long long)o->bench_tg,
-           tg, sqrt(fmax(0.0, tg2 / n - tg * tg)), (long long)o->reps, L->n > 1 ? o->devices : wk_device_name(m->dev));
+           tg, sqrt(fmax(0.0, tg2 / n - tg * tg)), at, (long long)o->reps,
+           L->n > 1 ? o->devices : wk_device_name(m->dev));
     free(ids);
 }
 
@@ -983,8 +1015,8 @@ int main(int argc, char **argv)
     wk_device **devs = open_devices(&o, &n);
     CK(wk_gguf_open(&g, o.path));
     int64_t ctx = o.ctx;
-    if (ctx <= 0 && o.bench_pp > 0)
-        ctx = o.bench_pp + o.bench_tg; /* --profile: a decode step after the prefill */
+    if (ctx <= 0 && o.bench_pp > 0) /* --profile: a decode step after depth + the prefill */
+        ctx = o.bench_depth + o.bench_pp + o.bench_tg;
     llama L = {calloc((size_t)n, sizeof(model)), n, 0};
     wk_comm **comms = calloc((size_t)n, sizeof *comms);
     if (!L.r || !comms)
@@ -992,9 +1024,12 @@ int main(int argc, char **argv)
     if (n > 1)
         CK(wk_comm_init_all(comms, devs, n, 0));
     const double t0 = now_s();
+    /* the default products: f16 on GPUs (tensor cores, f32 accumulation), f32 on the CPU,
+     * whose products of block types round x to 8-bit blocks anyway */
+    const int gpu = wk_device_backend(devs[0]) != WK_BACKEND_CPU;
     for (int i = 0; i < n; i++) {
-        model_load(&L.r[i], g, devs[i], ctx, i, n);
-        L.r[i].gemm_dt = o.gemm_dt;
+        model_load(&L.r[i], g, devs[i], ctx, i, n, o.kv_dt);
+        L.r[i].gemm_dt = o.gemm_dt >= 0 ? (wk_dtype)o.gemm_dt : gpu ? WK_DTYPE_F16 : WK_DTYPE_F32;
         L.r[i].fuse = o.fuse;
         L.r[i].comm = comms[i];
     }
@@ -1018,11 +1053,13 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "%s", wk_device_name(m->dev));
     fprintf(stderr,
             "llama: %s on %s: %s, dim %lld, %lld blocks, %lld heads (%lld kv) of %lld, ffn %lld, "
-            "vocab %lld, ctx %lld, weights %s, decode %s, %s, loaded in %.2f s\n",
+            "vocab %lld, ctx %lld, weights %s, products %s, kv cache %s, decode %s, %s, "
+            "loaded in %.2f s\n",
             o.path, where, m->fam.name, (long long)m->dim, (long long)m->n_layer,
             (long long)(m->n_head * n), (long long)(m->n_kv * n), (long long)m->hd,
             (long long)m->n_ff, (long long)m->vocab, (long long)m->ctx,
-            wk_qtype_name(m->b[0].wq.qt), L.graph ? "graph replay" : "eager",
+            wk_qtype_name(m->b[0].wq.qt), wk_dtype_name(m->gemm_dt), wk_dtype_name(m->kv_dt),
+            L.graph ? "graph replay" : "eager",
             !o.fuse ? "unfused" : m->fam.geglu ? "fused add+norm, geglu" : "fused add+norm, swiglu",
             now_s() - t0);
     llama_text tx;

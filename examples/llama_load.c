@@ -139,11 +139,9 @@ static wk_storage *load_vector(model *m, const wk_gguf *g, const char *name, int
 }
 
 /* Rope tables for positions [0, ctx): angle(p, i) = p * scale * base^(-2i/hd) / factors[i]
- * (factors: NULL, or rope_freqs); *c, *s = cos, sin; *qc, *qs the same times m->attn_scale.
- * rows (optional): the (ctx, 4 * hd/2) rows of c | s | qc | qs side by side (decode steps). */
+ * (factors: NULL, or rope_freqs); *cs, *ss = cos, sin, f32 (ctx, hd/2), row p for position p. */
 static void rope_tables(model *m, double base, double scale, const float *factors,
-                        wk_storage **cs, wk_storage **ss, wk_storage **qcs, wk_storage **qss,
-                        wk_storage **rows_out)
+                        wk_storage **cs, wk_storage **ss)
 {
     const int64_t half = m->hd / 2;
     float *c = malloc((size_t)(m->ctx * half) * sizeof *c);
@@ -161,29 +159,6 @@ static void rope_tables(model *m, double base, double scale, const float *factor
         }
     CK(wk_storage_from_host(cs, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
     CK(wk_storage_from_host(ss, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
-    const float qscale = (float)m->attn_scale;
-    if (rows_out) {
-        float *rows = malloc((size_t)(m->ctx * 4 * half) * sizeof *rows);
-        if (!rows)
-            die("out of memory");
-        for (int64_t p = 0; p < m->ctx; p++)
-            for (int64_t i = 0; i < half; i++) {
-                float *r = rows + p * 4 * half + i;
-                r[0] = c[p * half + i];
-                r[half] = s[p * half + i];
-                r[2 * half] = c[p * half + i] * qscale;
-                r[3 * half] = s[p * half + i] * qscale;
-            }
-        CK(wk_storage_from_host(rows_out, m->dev, WK_DTYPE_F32, rows,
-                                (size_t)(m->ctx * 4 * half)));
-        free(rows);
-    }
-    for (int64_t i = 0; i < m->ctx * half; i++) {
-        c[i] *= qscale;
-        s[i] *= qscale;
-    }
-    CK(wk_storage_from_host(qcs, m->dev, WK_DTYPE_F32, c, (size_t)(m->ctx * half)));
-    CK(wk_storage_from_host(qss, m->dev, WK_DTYPE_F32, s, (size_t)(m->ctx * half)));
     free(c);
     free(s);
 }
@@ -205,14 +180,12 @@ static void build_rope(model *m, const wk_gguf *g)
             die("out of memory");
         memcpy(factors, wk_gguf_tensor_data(g, fi), (size_t)half * sizeof *factors);
     }
-    rope_tables(m, m->rope_base, m->rope_scale, factors, &m->cos, &m->sin, &m->qcos, &m->qsin,
-                &m->rope_rows);
+    rope_tables(m, m->rope_base, m->rope_scale, factors, &m->cos, &m->sin);
     int local = 0;
     for (int64_t l = 0; l < m->n_layer; l++)
         local |= m->b[l].swa;
     if (local && (m->lrope_base != m->rope_base || m->lrope_scale != m->rope_scale))
-        rope_tables(m, m->lrope_base, m->lrope_scale, NULL, &m->lcos, &m->lsin, &m->lqcos,
-                    &m->lqsin, NULL);
+        rope_tables(m, m->lrope_base, m->lrope_scale, NULL, &m->lcos, &m->lsin);
     CK(wk_storage_zeros(&m->step, m->dev, WK_DTYPE_U32, 3));
     free(factors);
 }
@@ -308,12 +281,13 @@ static void load_block(model *m, const wk_gguf *g, int64_t l, int64_t H, int64_t
     b->wo = load_qweight(m, g, name[3], dim, qd, (slice){0, dim, m->rank * qn, qn});
     b->wd = load_qweight(m, g, name[6], dim, F, (slice){0, dim, f0, b->ffn});
     const size_t cache = (size_t)(m->n_kv * m->ctx * hd);
-    CK(wk_storage_zeros(&b->kc, m->dev, WK_DTYPE_F32, cache));
-    CK(wk_storage_zeros(&b->vc, m->dev, WK_DTYPE_F32, cache));
+    CK(wk_storage_zeros(&b->kc, m->dev, m->kv_dt, cache));
+    CK(wk_storage_zeros(&b->vc, m->dev, m->kv_dt, cache));
     load_block_extras(m, g, l, H, KV);
 }
 
-void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int rank, int nranks)
+void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int rank, int nranks,
+                int kv_dt)
 {
     memset(m, 0, sizeof *m);
     m->gemm_dt = WK_DTYPE_F32;
@@ -321,6 +295,13 @@ void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int ran
     m->rank = rank;
     m->nranks = nranks;
     family_read(m, g);
+    /* A 16-bit cache halves the cache's memory and the bytes each attention reads; Gemma's
+     * composed attention (soft-capping, windows) would convert its rows to f32 at every step. */
+    if (kv_dt >= 0)
+        m->kv_dt = (wk_dtype)kv_dt;
+    else
+        m->kv_dt = wk_device_backend(dev) == WK_BACKEND_CPU || m->fam.host_pos ? WK_DTYPE_F32
+                                                                              : WK_DTYPE_F16;
     m->dim = meta_int(g, arch_key(m, "embedding_length"), 0, 1);
     m->n_layer = meta_int(g, arch_key(m, "block_count"), 0, 1);
     m->n_head = meta_int(g, arch_key(m, "attention.head_count"), 0, 1);
@@ -420,13 +401,8 @@ void model_free(model *m)
     wk_storage_free(m->out_norm);
     wk_storage_free(m->cos);
     wk_storage_free(m->sin);
-    wk_storage_free(m->qcos);
-    wk_storage_free(m->qsin);
     wk_storage_free(m->lcos);
     wk_storage_free(m->lsin);
-    wk_storage_free(m->lqcos);
-    wk_storage_free(m->lqsin);
-    wk_storage_free(m->rope_rows);
     wk_storage_free(m->step);
 }
 

@@ -33,7 +33,7 @@ typedef struct block {
      * instead of three (two), whose outputs are read through column views. */
     qweight wq, wk, wv, wo, wg, wu, wd;
     int64_t ffn;                      /* this rank's ffn columns (wg/wu rows, wd columns) */
-    wk_storage *kc, *vc;              /* KV cache: f32 (n_kv, ctx, head_dim) */
+    wk_storage *kc, *vc;              /* KV cache: model.kv_dt (n_kv, ctx, head_dim) */
 } block;
 
 /* The architecture (general.architecture) and what it changes in the Llama block
@@ -68,24 +68,27 @@ typedef struct model {
     int64_t v0;
     wk_storage *out_norm;
     block *b;
-    wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2) */
-    wk_storage *qcos, *qsin;          /* the same times attn_scale: rope(q) * attn_scale at once */
+    wk_storage *cos, *sin;            /* rope tables: f32 (ctx, hd/2), row p for position p */
     /* the local (sliding-window) blocks' tables when their rope differs (Gemma 3's own base,
-     * no scaling), else NULL: those blocks use cos..qsin (host positions only: fam.host_pos) */
-    wk_storage *lcos, *lsin, *lqcos, *lqsin;
+     * no scaling), else NULL: those blocks use cos, sin */
+    wk_storage *lcos, *lsin;
     double lrope_base, lrope_scale;   /* the local blocks' rope (= rope_base, rope_scale but in
                                        * Gemma 3, and where <arch>.rope.freq_base_swa says) */
-    double attn_scale;                /* the query scale: 1/sqrt(hd), or Gemma's */
+    double attn_scale;                /* the query scale: 1/sqrt(hd), or Gemma's (applied by
+                                       * the attention, not by the rope tables) */
     int64_t n_ff;                     /* the network's ffn width */
     /* Decode steps (one token) take their position from device memory, so that one captured
-     * graph serves every step: step = {token id, pos, pos + 1} (u32), written before each step;
-     * rope_rows (ctx, 4 * hd/2) = the rows of cos | sin | qcos | qsin side by side, of which a
-     * step gathers row pos (rows: that (1, 4 * hd/2) row, alive during a step). */
-    wk_storage *step, *rope_rows, *rows;
+     * graph serves every step: step = {token id, pos, pos + 1} (u32), written before each step
+     * (the embedding reads the id, wk_rope_kv_append the position, the attention the key
+     * count). */
+    wk_storage *step;
     wk_graph *graph;                  /* the captured decode step (--graph), or NULL */
     wk_storage *glogits;              /* the logits that the graph's replays write */
     int64_t pos;                      /* tokens in the KV cache */
-    wk_dtype gemm_dt;                 /* --gemm-dtype: f32 (default), f16 or bf16 */
+    wk_dtype gemm_dt;                 /* --gemm-dtype: the products of more than 8 rows (f16
+                                       * by default on GPUs, f32 on the CPU) */
+    wk_dtype kv_dt;                   /* --kv-dtype: the KV cache's (f16 by default on GPUs,
+                                       * f32 on the CPU and for Gemma) */
     int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each */
 } model;
 
@@ -102,9 +105,13 @@ const char *arch_key(const model *m, const char *key);
 int family_block_is_swa(const model *m, const wk_gguf *g, int64_t l);
 
 /* Reads hyperparameters and rank `rank` of `nranks` of the weights onto dev; ctx <= 0 means
- * llama.context_length (capped at 4096). Dies with the reason when the file is not a Llama
- * model this example runs, or when its shapes do not split nranks ways. */
-void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int rank, int nranks);
+ * llama.context_length (capped at 4096). kv_dt: the KV cache's dtype (a wk_dtype: f32, f16 or
+ * bf16), or -1 for the default: f16 on GPU devices (any backend but the CPU), f32 on the CPU
+ * and for the families whose attention is composed (fam.host_pos: Gemma's soft-capping and
+ * windows). Dies with the reason when the file is not a Llama model this example runs, or when
+ * its shapes do not split nranks ways. */
+void model_load(model *m, const wk_gguf *g, wk_device *dev, int64_t ctx, int rank, int nranks,
+                int kv_dt);
 void model_free(model *m);
 
 #endif

@@ -82,13 +82,13 @@ fi
 IDS=$(python3 -c "import random; r = random.Random(7); print(' '.join(str(r.randrange(128256)) for _ in range(48)))")
 P=$(echo "$IDS" | cut -d' ' -f1-32)
 F=$(echo "$IDS" | cut -d' ' -f33-48)
-timeout 200 $BIN "$M" --ctx 256 --device cuda:0 --prompt-ids "$P" --force "$F" --logits "$O/logits_1.f32" \
+timeout 200 $BIN "$M" --ctx 256 --gemm-dtype f32 --kv-dtype f32 --device cuda:0 --prompt-ids "$P" --force "$F" --logits "$O/logits_1.f32" \
   >"$O/logits_1.log" 2>&1
 r1=$?
-timeout 200 $BIN "$M" --ctx 256 --devices cuda:0,cuda:1 --prompt-ids "$P" --force "$F" --logits "$O/logits_2.f32" \
+timeout 200 $BIN "$M" --ctx 256 --gemm-dtype f32 --kv-dtype f32 --devices cuda:0,cuda:1 --prompt-ids "$P" --force "$F" --logits "$O/logits_2.f32" \
   >"$O/logits_2.log" 2>&1
 r2=$?
-timeout 200 $BIN "$M" --ctx 256 --devices cuda:0,cuda:1 --graph 0 --prompt-ids "$P" --force "$F" \
+timeout 200 $BIN "$M" --ctx 256 --gemm-dtype f32 --kv-dtype f32 --devices cuda:0,cuda:1 --graph 0 --prompt-ids "$P" --force "$F" \
   --logits "$O/logits_2e.f32" >"$O/logits_2e.log" 2>&1
 if [ $? = 0 ] && cmp -s "$O/logits_2.f32" "$O/logits_2e.f32"; then
   step "8B 2 GPUs: graph vs --graph 0" "same bits ($(grep -o 'decode [a-z ]*' "$O/logits_2.log" | head -1))"

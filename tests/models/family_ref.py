@@ -21,6 +21,9 @@ this file's own float64 numpy code on the weights as gguf-py decodes them; it ne
 Logits of a 32-token prompt and 16 teacher-forced steps (48 rows); the Gemma files also run a
 6-token prompt (within the window of 8) and 10 steps, the first 16 rows of the same reference.
 
+Every run asks for the exact path (--gemm-dtype f32 --kv-dtype f32, llama_ref.EXACT: the
+defaults on GPU devices differ) but check_kv16's, which runs Qwen3 and the Gemma f32 files with
+an f16 cache against the reference with the same rounding.
 Error measure and bounds: llama_ref.py and docs/llama.md ("Bounds"); the same rules apply. The
 test also checks that it can fail: for every feature of a family, the reference computed without
 it must move the logits by more than 100 times the f32 bound (printed as "sensitivity").
@@ -124,9 +127,10 @@ def rope_pairs(x, pos, base):
     return out
 
 
-def forward(m, cfg, ids, model=None, quant_from=None, off=()):
+def forward(m, cfg, ids, model=None, quant_from=None, off=(), kv16=None):
     """float64 logits (T, vocab) of the Hugging Face model (weights m, HF layout) on ids.
     quant_from: rows >= quant_from get llama_ref.act_quant on every linear input.
+    kv16 = dt: a 16-bit KV cache, as llama_ref.forward (llama_ref.kv_round).
     off: features switched off (the sensitivity check): bias, qk_norm, neox, post_norms,
     norm_plus1, embd_scale, geglu, attn_softcap, final_softcap, window, rope_local, rope_linear."""
     H, KV, hd, eps = cfg["n_head"], cfg["n_kv"], cfg["hd"], cfg["eps"]
@@ -169,6 +173,8 @@ def forward(m, cfg, ids, model=None, quant_from=None, off=()):
         if cfg.get("qk_norm") and "qk_norm" not in off:
             q, k = norm(q, b["attn_q_norm"]), norm(k, b["attn_k_norm"])
         q, k = rope(q, l), rope(k, l)
+        if kv16 is not None:
+            q, k, v = lr.kv_round(q, k, v, kv16)
         k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
         s = np.einsum("thd,shd->hts", q, k) / np.sqrt(hd)  # query_pre_attn_scalar = hd
         if cfg.get("attn_softcap") and "attn_softcap" not in off:
@@ -179,7 +185,8 @@ def forward(m, cfg, ids, model=None, quant_from=None, off=()):
         s = np.where(vis[None], s, -np.inf)
         p = np.exp(s - s.max(-1, keepdims=True))
         p /= p.sum(-1, keepdims=True)
-        a = lin(np.einsum("hts,shd->thd", p, v).reshape(T, H * hd), b["attn_output"])
+        a = np.einsum("hts,shd->thd", p, v).reshape(T, H * hd)
+        a = lin(a if kv16 is None else lr.round16(a, kv16), b["attn_output"])
         if gemma and "post_norms" not in off:
             a = norm(a, b["post_attention_norm"])
         x = x + a
@@ -351,7 +358,8 @@ def cmd_test(args):
             out = os.path.join(args.dir, f"logits_{model}_{npr}_{dev}.f32")
             lr.run_wick(args, os.path.join(args.dir, f"{model}.gguf"),
                         ["--prompt-ids", " ".join(map(str, ids[:npr])),
-                         "--force", " ".join(map(str, ids[npr:npr + nf])), "--logits", out])
+                         "--force", " ".join(map(str, ids[npr:npr + nf])), "--logits", out]
+                        + lr.EXACT)
             r = ref[:npr + nf]
             got = np.fromfile(out, np.float32).reshape(r.shape).astype(np.float64)
             err = lr.row_err(got, r)
@@ -360,6 +368,10 @@ def cmd_test(args):
             runs += 1
             print(f"{model:12} {npr:2}+{nf:<2} {err:10.3e} {b:10.3e} {qerr:14.3e}  "
                   f"{'ok' if ok else 'FAIL'}")
+    kv = [m for m in ("qwen3_f32", "gemma2_f32", "gemma3_f32") if m in models]
+    if kv:
+        fails += not check_kv16(args, ids, kv)
+        runs += 1
     if args.device == "cpu" and not args.models:
         fails += not check_bad_files(args)
         fails += not check_tensor_parallel(args, ids)
@@ -375,6 +387,35 @@ def cmd_test(args):
     return 1 if fails else 0
 
 
+def check_kv16(args, ids, models):
+    """--kv-dtype f16 (products f32) on f32 files: Qwen3's attention is the fused op's (as
+    Llama's); Gemma 2's capped scores and Gemma 3's windows over the 32-token prompt take the
+    composed attention, which converts q and the cache's rows to f32 for its matmuls. The
+    reference rounds rope(q), rope(k), v and the attention's output to f16 (llama_ref.kv_round),
+    as the fused op's steps do; the composed steps leave their output in f32, so for them the
+    emulation's effect overstates wick's a little (a wider bound, not a narrower one). wick
+    within 1e-4 + 2 e16, e16 the effect on the reference (llama_ref.py's check_kv16)."""
+    ok = True
+    dev = args.device.replace(":", "")
+    for model in models:
+        cfg = FAMILIES[model.split("_")[0]]
+        emu = forward(hf_model(cfg), cfg, ids, model, kv16="f16")
+        ref = np.load(os.path.join(args.dir, f"ref_{model}.npy"))
+        out = os.path.join(args.dir, f"logits_{model}_f16kv_{dev}.f32")
+        lr.run_wick(args, os.path.join(args.dir, f"{model}.gguf"),
+                    ["--prompt-ids", " ".join(map(str, ids[:N_PROMPT])),
+                     "--force", " ".join(map(str, ids[N_PROMPT:])), "--logits", out,
+                     "--gemm-dtype", "f32", "--kv-dtype", "f16"])
+        got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
+        e16, err = lr.row_err(emu, ref), lr.row_err(got, ref)
+        bound = lr.BOUND_F32 + 2.0 * e16
+        good = bool(np.isfinite(got).all() and err <= bound)
+        ok &= good
+        print(f"{model:12} --kv-dtype f16: err {err:.3e} (against the emulation "
+              f"{lr.row_err(got, emu):.3e}), bound {bound:.3e}: {'ok' if good else 'FAIL'}")
+    return ok
+
+
 def check_tensor_parallel(args, ids):
     """--devices cpu,cpu (each rank: half the heads, biases and ffn columns; norms replicated;
     Gemma's post-norms after the all_reduce) against the one-device run of the f32 files: within
@@ -386,7 +427,7 @@ def check_tensor_parallel(args, ids):
         lr.run_wick(argparse.Namespace(bin=args.bin, device="cpu"),
                     os.path.join(args.dir, f"{model}.gguf"),
                     ["--devices", "cpu,cpu", "--prompt-ids", " ".join(map(str, ids[:N_PROMPT])),
-                     "--force", " ".join(map(str, ids[N_PROMPT:])), "--logits", two])
+                     "--force", " ".join(map(str, ids[N_PROMPT:])), "--logits", two] + lr.EXACT)
         a = np.fromfile(one, np.float32).astype(np.float64).reshape(N_PROMPT + N_FORCE, -1)
         b = np.fromfile(two, np.float32).astype(np.float64).reshape(a.shape)
         e = lr.row_err(b, a)

@@ -21,6 +21,10 @@ The reference forward is this file's own float64 numpy code on the weights as gg
 dequantizes them (Q8_1 and Q8_K, which gguf-py does not decode, by d * q here), un-permuted back
 to the HF layout; it never calls wick. It gives the logits of a 32-token prompt at every position
 and of 16 teacher-forced decode steps (48 rows), which wick_llama --logits must reproduce.
+Those runs ask for the exact path (--gemm-dtype f32 --kv-dtype f32: the defaults on GPU devices
+are f16 prefill products and an f16 KV cache); the 16-bit paths are checked on the f32 model
+against the reference with the same roundings applied (check_gemm16, check_kv16,
+check_defaults).
 
 Error measure, per logits row r: err = max_j |wick_j - ref_j| / max_j |ref_j|; the test reports
 the largest over the 48 rows. Bounds and how they follow from the arithmetic: docs/llama.md.
@@ -45,6 +49,7 @@ SKIP = 77
 CFG = dict(dim=256, n_layer=3, n_head=4, n_kv=2, ffn=512, vocab=1024, ctx=128,
            eps=1e-5, rope_base=10000.0, seed=20261124)
 N_PROMPT, N_FORCE = 32, 16
+LONG_PROMPT, LONG_FORCE = 80, 8  # check_defaults on GPUs: a prefill of 64 queries or more
 TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1",
          "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "mixed"]
 # "mixed": types per tensor as llama.cpp's Q4_K_M mixes them (Q4_K, with Q6_K for attn_v,
@@ -58,6 +63,10 @@ def tensor_type(tname, key):
 GGUF_QUANTIZES = {"bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}  # gguf.quants.quantize
 # Bounds on err (see the module doc and docs/llama.md for the derivation).
 BOUND_F32 = 1e-4
+# wick_llama's exact path: every product and the KV cache in f32. Its defaults differ on GPU
+# devices (f16 prefill products, f16 cache), so every check whose bound assumes the exact path
+# asks for it; check_kv16 and check_defaults bound the 16-bit paths by emulating them.
+EXACT = ["--gemm-dtype", "f32", "--kv-dtype", "f32"]
 
 # Block facts for the random-block generator: (elements, bytes, d offset, d type,
 # min offset or None, min/d ratio that centres the values on 0).
@@ -212,11 +221,21 @@ def round16(x, dt):
     return b.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def forward(m, cfg, ids, quant_from=None, gemm16=None):
+def kv_round(q, k, v, dt):
+    """What a 16-bit KV cache (wick_llama --kv-dtype dt) does to rope(q), rope(k), v (T, heads,
+    hd): the cache holds k and v rounded to dt, and wk_rope_kv_append returns rope(q) in the
+    cache's dtype too (the attention's query; its output then comes in that dtype as well:
+    round16 of it, in forward)."""
+    return round16(q, dt), round16(k, dt), round16(v, dt)
+
+
+def forward(m, cfg, ids, quant_from=None, gemm16=None, kv16=None):
     """float64 logits (T, vocab) of the causal model on token ids (T,) with weights m (HF layout).
     quant_from: rows >= quant_from get act_quant on every linear input (the decode steps).
     gemm16 = (dt, rows): with wick_llama --gemm-dtype dt, every linear of more than 8 rows (the
-    prefill of `rows` tokens) reads its input rounded to dt and rounds its output to dt."""
+    prefill of `rows` tokens) reads its input rounded to dt and rounds its output to dt.
+    kv16 = dt: with wick_llama --kv-dtype dt, rope(q), rope(k), v and the attention's output are
+    rounded to dt (kv_round)."""
     H, KV, eps, base = cfg["n_head"], cfg["n_kv"], cfg["eps"], cfg["rope_base"]
     T = len(ids)
     hd = cfg["dim"] // H
@@ -239,11 +258,15 @@ def forward(m, cfg, ids, quant_from=None, gemm16=None):
         q = rope_halves(lin(h, b["attn_q"]).reshape(T, H, hd), pos, base, fac)
         k = rope_halves(lin(h, b["attn_k"]).reshape(T, KV, hd), pos, base, fac)
         v = lin(h, b["attn_v"]).reshape(T, KV, hd)
+        if kv16 is not None:
+            q, k, v = kv_round(q, k, v, kv16)
         k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
         s = np.einsum("thd,shd->hts", q, k) / np.sqrt(hd) + mask
         p = np.exp(s - s.max(-1, keepdims=True))
         p /= p.sum(-1, keepdims=True)
         a = np.einsum("hts,shd->thd", p, v).reshape(T, H * hd)
+        if kv16 is not None:
+            a = round16(a, kv16)
         x = x + lin(a, b["attn_output"])
         h = rms_norm(x, b["ffn_norm"], eps)
         g, u = lin(h, b["ffn_gate"]), lin(h, b["ffn_up"])
@@ -408,7 +431,7 @@ def cmd_test(args):
     for t in types:
         out = os.path.join(args.dir, f"logits_{t}_{args.device.replace(':', '')}.f32")
         run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", out])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out] + EXACT)
         ref = np.load(os.path.join(args.dir, f"ref_{t}.npy"))
         got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
         err = row_err(got, ref)
@@ -426,6 +449,8 @@ def cmd_test(args):
     if "f32" in types:
         fails += not check_sampling(args)
         fails += not check_gemm16(args, ids, prompt, force)
+        fails += not check_kv16(args, ids, prompt, force)
+        fails += not check_defaults(args, ids, prompt, force)
     fails += not check_graph(args, types, prompt, force)
     return 1 if fails else 0
 
@@ -442,7 +467,7 @@ def check_graph(args, types, prompt, force):
         graph = os.path.join(args.dir, f"logits_{t}_{dev}.f32")
         eager = os.path.join(args.dir, f"logits_{t}_{dev}_eager.f32")
         run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"] + EXACT)
         a, b = np.fromfile(graph, np.uint8), np.fromfile(eager, np.uint8)
         same = a.shape == b.shape and bool((a == b).all())
         ok &= same
@@ -460,13 +485,80 @@ def check_gemm16(args, ids, prompt, force):
         emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
         out = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
         run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt])
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt,
+                  "--kv-dtype", "f32"])
         got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
         e16, err = row_err(emu, ref), row_err(got, ref)
         bound = BOUND_F32 + 2.0 * e16
         ok &= bool(err <= bound)
         print(f"--gemm-dtype {dt}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
               f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+    return ok
+
+
+def check_kv16(args, ids, prompt, force):
+    """--kv-dtype f16 / bf16 (products f32) on the f32 model: the cache holds rope(k) and v rounded
+    to that type, and the attention's query rope(q) and its output are in that type too
+    (kv_round). As check_gemm16: e16 = the effect of that rounding on the reference, and wick
+    must lie within 1e-4 + 2 e16."""
+    ok = True
+    ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
+    for dt in ("f16", "bf16"):
+        emu = forward(hf_model(CFG), CFG, ids, kv16=dt)
+        out = os.path.join(args.dir, f"logits_f32_{dt}kv.f32")
+        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", "f32",
+                  "--kv-dtype", dt])
+        got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
+        e16, err = row_err(emu, ref), row_err(got, ref)
+        bound = BOUND_F32 + 2.0 * e16
+        ok &= bool(err <= bound)
+        print(f"--kv-dtype {dt}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
+              f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+    return ok
+
+
+def check_defaults(args, ids, prompt, force):
+    """wick_llama without precision flags on the f32 model. On GPU devices (simt included) the
+    defaults are f16 products for more than 8 rows and an f16 cache: the reference emulates both
+    (gemm16 and kv16 together), and wick must lie within 1e-4 + 2 e, e their effect on the
+    reference; for the test's 32 + 16 rows and for a prompt of LONG_PROMPT tokens (the prefill's
+    attention then takes wk_decode_attention's flash kernel: f16 operands, head size 64, 64
+    queries or more); and with --graph 0 the same bytes as the graph replays (check_graph's rule
+    on the 16-bit path). On the CPU the defaults are the exact path: the same bytes as with
+    EXACT."""
+    path = os.path.join(args.dir, "llama_f32.gguf")
+    dev = args.device.replace(":", "")
+    out = os.path.join(args.dir, f"logits_f32_{dev}_defaults.f32")
+    run_wick(args, path, ["--prompt-ids", prompt, "--force", force, "--logits", out])
+    if args.device == "cpu":
+        exact = os.path.join(args.dir, "logits_f32_cpu.f32")
+        same = bool((np.fromfile(out, np.uint8) == np.fromfile(exact, np.uint8)).all())
+        print(f"defaults on cpu (f32 products and cache): {'identical to' if same else 'DIFFER from'} "
+              f"--gemm-dtype f32 --kv-dtype f32")
+        return same
+    eager = os.path.join(args.dir, f"logits_f32_{dev}_defaults_eager.f32")
+    run_wick(args, path, ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"])
+    same = bool((np.fromfile(out, np.uint8) == np.fromfile(eager, np.uint8)).all())
+    print(f"defaults on {args.device}: decode as graph replays vs eager: "
+          f"{'identical' if same else 'DIFFERENT'}")
+    hf = hf_model(CFG)
+    long_ids = np.random.default_rng(CFG["seed"] + 2).integers(0, CFG["vocab"], LONG_PROMPT + LONG_FORCE)
+    out_long = os.path.join(args.dir, f"logits_f32_{dev}_defaults_long.f32")
+    run_wick(args, path, ["--prompt-ids", " ".join(map(str, long_ids[:LONG_PROMPT])),
+                          "--force", " ".join(map(str, long_ids[LONG_PROMPT:])), "--logits", out_long])
+    cases = [(ids, N_PROMPT, out, np.load(os.path.join(args.dir, "ref_f32.npy"))),
+             (long_ids, LONG_PROMPT, out_long, forward(hf, CFG, long_ids))]
+    ok = same
+    for seq, npr, path_out, ref in cases:
+        emu = forward(hf, CFG, seq, gemm16=("f16", npr), kv16="f16")
+        got = np.fromfile(path_out, np.float32).reshape(ref.shape).astype(np.float64)
+        e, err = row_err(emu, ref), row_err(got, ref)
+        bound = BOUND_F32 + 2.0 * e
+        ok &= bool(err <= bound)
+        print(f"defaults on {args.device} (f16 products, f16 cache), {npr}+{len(seq) - npr} rows: "
+              f"err {err:.3e} (against the emulation {row_err(got, emu):.3e}), bound {bound:.3e}: "
+              f"{'ok' if err <= bound else 'FAIL'}")
     return ok
 
 
@@ -480,7 +572,8 @@ def check_sampling(args):
     prompt = "1 17 300 511 42 1000 7 256"
 
     def ids(*extra):
-        out = run_wick(args, path, ["--prompt-ids", prompt, "-n", "16", "--ignore-eos"] + list(extra))
+        out = run_wick(args, path, ["--prompt-ids", prompt, "-n", "16", "--ignore-eos"] + EXACT +
+                       list(extra))
         return [int(t) for t in [x for x in out.splitlines() if x.startswith("ids:")][0][4:].split()]
     a = ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
     same = a == ids("--temp", "0.8", "--top-p", "0.5", "--seed", "5")
@@ -503,7 +596,8 @@ def check_sampling(args):
 
 
 def greedy_tokens(args, path, n):
-    out = run_wick(args, path, ["--prompt-ids", args.prompt, "-n", str(n), "--ignore-eos"])
+    """Greedy ids on args.device, on the exact path (the bounds of cmd_greedy's tie rule)."""
+    out = run_wick(args, path, ["--prompt-ids", args.prompt, "-n", str(n), "--ignore-eos"] + EXACT)
     line = [s for s in out.splitlines() if s.startswith("ids:")][0]
     return [int(tok) for tok in line[len("ids:"):].split()]
 
@@ -530,10 +624,11 @@ def gpu_bound(d, t, device="cuda"):
 
 
 def cmd_greedy(args):
-    """Greedy tokens of the same GGUF on the CPU and on args.device must agree. Where they part,
-    both devices' logits are within their bounds of the reference (cmd_test), so the two can only
-    pick different tokens when the reference's top-2 gap (relative to max |logit|, as err) is at
-    most 2 * (cpu bound + gpu bound): such a near tie passes, saying so; a wider gap fails."""
+    """Greedy tokens of the same GGUF on the CPU and on args.device (both with EXACT: f32 products
+    and cache) must agree. Where they part, both devices' logits are within their bounds of the
+    reference (cmd_test), so the two can only pick different tokens when the reference's top-2
+    gap (relative to max |logit|, as err) is at most 2 * (cpu bound + gpu bound): such a near tie
+    passes, saying so; a wider gap fails."""
     types = args.types.split(",") if args.types else ["f32", "f16", "q8_0", "q4_0", "q5_0",
                                                       "q2_k", "q4_k", "q6_k", "mixed"]
     generate(args.dir, TYPES)

@@ -79,7 +79,9 @@ def generate(d):
 
 def run(binary, path, devices, extra, env=None):
     flag = "--devices" if "," in devices else "--device"
-    cmd = [binary, path, flag, devices] + extra
+    # the exact path (f32 products and cache, the defaults on the CPU only): the bound below
+    # assumes it on every device
+    cmd = [binary, path, flag, devices, "--gemm-dtype", "f32", "--kv-dtype", "f32"] + extra
     return cmd, subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                                env=None if env is None else {**os.environ, **env})
 
