@@ -34,8 +34,9 @@ dev_gpu
 BEFORE=""
 if [ -n "${BEFORE_SRC:-}" ] && [ -d "$BEFORE_SRC" ]; then
   BEFORE=/tmp/wick_llama_before
+  pcre=$(sed -n 's/^WICK_PCRE2_LIBRARY:[A-Z]*=//p' $B/CMakeCache.txt) # the build's PCRE2
   if cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iexamples "$BEFORE_SRC"/llama*.c \
-       $B/libwick_tokenizer.a -L$B -lwick -lpcre2-8 -lm -Wl,-rpath,"$PWD/$B" -o $BEFORE \
+       $B/libwick_tokenizer.a -L$B -lwick ${pcre:--lpcre2-8} -lm -Wl,-rpath,"$PWD/$B" -o $BEFORE \
        >"$O/before_build.log" 2>&1; then
     step "before binary" "ok ($BEFORE_SRC)"
   else
