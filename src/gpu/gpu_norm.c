@@ -126,7 +126,8 @@ static int reg_plan(int64_t nv, int kv_max, bool large, int32_t *G)
  * 16-byte units possible: the register kernel's KV (0: the streaming kernel), the group size *G
  * and the grid *blocks. The plans measured fastest on an H200 (docs/performance.md, "Memory-bound ops",
  * bench/gpu_compare_ops.py, 16384 x 4096): rms_norm and layer_norm in every dtype and softmax in
- * 16-bit types take the largest KV among equal paddings (layer_norm f32: 3668 GB/s at KV 8
+ * 16-bit types take the largest KV among equal paddings (fewer rows than multiprocessors: the
+ * smallest) (layer_norm f32: 3668 GB/s at KV 8
  * against 3006 at KV 2; softmax bf16 1749 against 1410); f32 softmax keeps the smallest KV and
  * its two-reduction kernel (3215 GB/s against 3001 for the one-reduction one, 1842 at KV 8). */
 static int row_plan(wk_device *dev, wk_op op, wk_dtype dt, int64_t M, int64_t D, bool vec,
@@ -139,10 +140,14 @@ static int row_plan(wk_device *dev, wk_op op, wk_dtype dt, int64_t M, int64_t D,
      * nm_vals), else 2 * size: a thread holds at most 32 widened values */
     const int kv_max = esz >= 4 || (!softmax && dt == WK_DTYPE_BF16) ? 8 : (int)(2 * esz);
     *G = 1;
-    const int kv = vec ? reg_plan(D / N, kv_max, !f32_softmax, G) : 0;
+    /* Fewer rows than multiprocessors (a decode step's norm: one row of 4096): each row is a
+     * latency chain, so ties go to the smaller KV, more threads per row (H100, the 8B Q4_0
+     * model's tg128: 311.7 tok/s at KV 4 against 295.8 at KV 8, docs/performance.md "Decode
+     * step"). */
+    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
+    const int kv = vec ? reg_plan(D / N, kv_max, !f32_softmax && M >= sm, G) : 0;
     if (!kv) /* streaming: about 4 units per thread and pass, at most a block per row */
         *G = pow2_at_least(ceil_div(vec ? D / N : D, 4));
-    const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     *blocks = ceil_div(M, WK_GPU_BLOCK / *G);
     if (*blocks > sm * 256)
         *blocks = sm * 256; /* the kernels loop over row groups */
