@@ -483,17 +483,24 @@ def check_gemm16(args, ids, prompt, force):
     ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
     for dt in ("f16", "bf16"):
         emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
-        out = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
-        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", dt,
-                  "--kv-dtype", "f32"])
-        got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
-        e16, err = row_err(emu, ref), row_err(got, ref)
-        bound = BOUND_F32 + 2.0 * e16
-        ok &= bool(err <= bound)
-        print(f"--gemm-dtype {dt}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
-              f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+        ok &= check_emulated(args, prompt, force, ref, emu, f"logits_f32_{dt}gemm.f32",
+                             ["--gemm-dtype", dt, "--kv-dtype", "f32"], f"--gemm-dtype {dt}")
     return ok
+
+
+def check_emulated(args, prompt, force, ref, emu, name, flags, label):
+    """wick_llama with flags on the f32 model against the reference ref, where emu is the
+    reference with the rounding those flags add: e = row_err(emu, ref) is that rounding's effect,
+    and wick must lie within 1e-4 + 2 e of ref."""
+    out = os.path.join(args.dir, name)
+    run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
+             ["--prompt-ids", prompt, "--force", force, "--logits", out] + flags)
+    got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
+    e16, err = row_err(emu, ref), row_err(got, ref)
+    bound = BOUND_F32 + 2.0 * e16
+    print(f"{label}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
+          f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+    return bool(err <= bound)
 
 
 def check_kv16(args, ids, prompt, force):
@@ -505,16 +512,8 @@ def check_kv16(args, ids, prompt, force):
     ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
     for dt in ("f16", "bf16"):
         emu = forward(hf_model(CFG), CFG, ids, kv16=dt)
-        out = os.path.join(args.dir, f"logits_f32_{dt}kv.f32")
-        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", out, "--gemm-dtype", "f32",
-                  "--kv-dtype", dt])
-        got = np.fromfile(out, np.float32).reshape(ref.shape).astype(np.float64)
-        e16, err = row_err(emu, ref), row_err(got, ref)
-        bound = BOUND_F32 + 2.0 * e16
-        ok &= bool(err <= bound)
-        print(f"--kv-dtype {dt}: err {err:.3e} (against the emulation {row_err(got, emu):.3e}), "
-              f"bound {bound:.3e}: {'ok' if err <= bound else 'FAIL'}")
+        ok &= check_emulated(args, prompt, force, ref, emu, f"logits_f32_{dt}kv.f32",
+                             ["--gemm-dtype", "f32", "--kv-dtype", dt], f"--kv-dtype {dt}")
     return ok
 
 
