@@ -113,11 +113,12 @@ wk_status wk_cpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a)
     for (int64_t b = 0; b < nb; b++) {
         p[b] = a->pos ? (int64_t)((const uint32_t *)a->pos)[a->lp->offset + b * a->lp->strides[0]]
                       : a->start;
-        if (p[b] + t > np || p[b] + t > nl) {
+        const int64_t pb = p[b];
+        if (pb + t > np || pb + t > nl) {
             free(p);
             return wk_err(WK_ERR_INDEX_OUT_OF_RANGE, "rope_kv_append: entry %lld: positions "
                           "%lld..%lld are outside the tables (%lld rows) or the cache (%lld rows)",
-                          (long long)b, (long long)p[b], (long long)(p[b] + t - 1), (long long)np,
+                          (long long)b, (long long)pb, (long long)(pb + t - 1), (long long)np,
                           (long long)nl);
         }
     }
