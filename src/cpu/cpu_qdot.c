@@ -171,6 +171,7 @@ static void rows_path(int path, const wk_qdot_job *jb, int64_t r0, int64_t r1, i
             c.xd = jb->xd + r * jb->nsub;
             c.xh = jb->xh + 2 * r * jb->nsub;
             c.out = jb->out + r * jb->n;
+            c.xf = jb->xf ? jb->xf + 3 * r * jb->nsub : NULL;
             rows_fn(&c, j, j + 16 < j1 ? j + 16 : j1);
         }
 }
@@ -193,7 +194,7 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
                       .nsub = nsub,
                       .rows = 0};
     const size_t sb = amx ? (wk_qgemm_amx_scratch(&jb) + 63) / 64 * 64 : 0;
-    const size_t fb = amx && qd_type_of((int)qt).eof >= 0 ? nb * 3 * sizeof(float) : 0;
+    const size_t fb = path >= WK_QDOT_AVX512 && qd_type_of((int)qt).eof >= 0 ? nb * 3 * sizeof(float) : 0;
     /* one allocation: x codes (64-byte aligned), scales, half sums, the f32 result when dt is
      * not f32, the half sums as floats (AMX, affine types), the AMX packing buffers (one per
      * thread) */

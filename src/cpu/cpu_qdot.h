@@ -40,7 +40,8 @@ typedef struct wk_qdot_job {
     const float *xd;       /* (rows, nsub) x block scales */
     const int32_t *xh;     /* (rows, nsub, 2) half sums of the x codes */
     float *out;            /* (rows, n) f32, row stride n */
-    const float *xf;       /* AMX, affine types: (rows, nsub, 3) xh0, xh1, xh0 + xh1 as floats */
+    const float *xf;       /* AVX-512 and AMX paths, affine types: (rows, nsub, 3) xh0, xh1,
+                            * xh0 + xh1 as floats (exact: |xh| < 2^24); else NULL */
 } wk_qdot_job;
 
 /* Code paths. AMX: x of at least WK_QDOT_AMX_MIN_ROWS rows on the tile units (cpu_qgemm_amx.c),
