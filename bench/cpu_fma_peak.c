@@ -6,14 +6,20 @@
  *   - int8 VNNI: vpdpbusd (64 u8 x s8 products into 16 int32 lanes), 24 chains (needs
  *     AVX512-VNNI);
  *   - int8 AMX: tdpbssd on full 16 x 64 tiles (16384 products each), 4 accumulator tiles
- *     (needs AMX-INT8 and the kernel's grant of the tile data, asked with arch_prctl).
- * Rates in multiply-adds per second (MAC/s; GFLOP/s = 2 x GMAC/s).
+ *     (needs AMX-INT8 and the kernel's grant of the tile data, asked with arch_prctl);
+ *   - read bandwidth from memory, the ceiling of the decode matvecs: a 1 GiB buffer, each thread
+ *     a contiguous share, summed 64 bytes at a time either as one sequential stream or as 16
+ *     interleaved row streams of 2304 bytes (16 weight rows of a q4_0 row of k = 4096, the
+ *     order of the AVX-512 decode functions: line c of rows 0..15, then line c + 1), no
+ *     software prefetch.
+ * Rates in multiply-adds per second (MAC/s; GFLOP/s = 2 x GMAC/s), bandwidth in GB/s (1e9).
  *   cc -O2 -mavx512f -mavx512vnni -mamx-tile -mamx-int8 -fopenmp bench/cpu_fma_peak.c \
  *      -o /tmp/fma_peak && /tmp/fma_peak */
 #include <immintrin.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -126,6 +132,40 @@ static void peak(const char *what, float (*fn)(long), long iters, double per)
     }
 }
 
+/* the sum of the bytes [0, n) of a as 16 interleaved streams of rows of rb bytes (rows = 16: the
+ * group of the decode functions) or one stream (rows = 1) */
+static long read_share(const uint8_t *a, size_t n, int rows, size_t rb)
+{
+    __m512i acc = _mm512_setzero_si512();
+    const size_t group = (size_t)rows * rb;
+    for (size_t g = 0; g + group <= n; g += group)
+        for (size_t o = 0; o < rb; o += 64)
+            for (int r = 0; r < rows; r++)
+                acc = _mm512_add_epi64(acc, _mm512_load_si512(a + g + (size_t)r * rb + o));
+    return _mm512_reduce_add_epi64(acc);
+}
+
+/* GB/s of read_share over the buffer, the best of 5 runs on nt threads */
+static void bandwidth(const char *what, const uint8_t *a, size_t n, int rows, size_t rb)
+{
+    for (int nt = 1; nt <= 2; nt++) {
+        double best = 1e30;
+        long sink = 0;
+        for (int rep = 0; rep < 5; rep++) {
+            const double t0 = now();
+#pragma omp parallel num_threads(nt) reduction(+ : sink)
+            {
+                const size_t share = n / (size_t)nt / 4608 * 4608; /* whole groups of rows */
+                sink += read_share(a + share * (size_t)omp_get_thread_num(), share, rows, rb);
+            }
+            const double t = now() - t0;
+            best = t < best ? t : best;
+        }
+        printf("%-9s %d thread(s): %8.1f GB/s  [%ld]\n", what, nt,
+               (double)(n / (size_t)nt / 4608 * 4608) * nt / best * 1e-9, sink);
+    }
+}
+
 int main(void)
 {
     peak("f32 FMA", chains, 20000000, 16.0 * 24);
@@ -137,5 +177,13 @@ int main(void)
         peak("int8 AMX", chains_amx, 2000000, 4.0 * 16 * 16 * 64);
     else
         printf("int8 AMX: not on this CPU (or the kernel did not grant the tile data)\n");
+    const size_t n = (size_t)1 << 30;
+    uint8_t *a = aligned_alloc(64, n);
+    if (!a)
+        return 1;
+    memset(a, 1, n);
+    bandwidth("read seq", a, n, 1, 2304);
+    bandwidth("read 16x", a, n, 16, 2304);
+    free(a);
     return 0;
 }
