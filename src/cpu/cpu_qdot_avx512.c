@@ -292,6 +292,9 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
         __m512i F[6][8];
         for (int f = 0; f < nf; f++)
             field_t(wr, bo + foff[f], F[f]);
+        /* unrolled: the shifts, the fields and the scale extraction of each sub-block become
+         * constants (q4_k m = 1, W in cache: 31 -> 38 GB/s; q6_k 30 -> 39) */
+#pragma GCC unroll 8
         for (int s = 0; s < 8; s++) {
             __m512i S0, S1, N0, N1;
             ints_t(qt, T, s, &S0, &S1, &N0, &N1);
