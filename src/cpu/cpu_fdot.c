@@ -80,7 +80,7 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
     if (!many) { /* decode: cpu_fdot.h's order, weight rows over threads */
         const wk_fdot_rows_fn fn = wk_fdot_rows_best();
         const int64_t nch = (n + 15) / 16;
-#pragma omp parallel for schedule(static) if (par && nch > 1)
+#pragma omp parallel for schedule(guided) if (par && nch > 1)
         for (int64_t c = 0; c < nch; c++)
             fn((int)qt, of, xf, (int)rows, w, n, k, c * 16, c * 16 + 16 < n ? c * 16 + 16 : n);
     } else if (qt != WK_QTYPE_F32 && rows >= 16 && wk_cpu_qdot_path() == WK_QDOT_AMX &&

@@ -205,7 +205,7 @@ wk_status wk_fgemm_amx(int qt, float *out, const float *x, int64_t rows, const v
         uint16_t *bh = b, *bl = b + kcmax * ITEM;
         float *acc = (float *)(bl + kcmax * ITEM);
         config();
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
         for (int64_t it = 0; it < nit; it++) {
             const int64_t j0 = it * ITEM, j1 = j0 + ITEM < n ? j0 + ITEM : n;
             item(qt, out, rows, n, w, k, kp, xh, xl, j0, j1, bh, bl, acc);

@@ -237,7 +237,7 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
 #pragma omp parallel num_threads(nt) if (par && nit > 1)
         {
             void *sc = scratch + (size_t)omp_get_thread_num() * sb;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
             for (int64_t it = 0; it < nit; it++) {
                 const int64_t j0 = it * WK_QDOT_AMX_ROWS, j1 = j0 + WK_QDOT_AMX_ROWS < n ? j0 + WK_QDOT_AMX_ROWS : n;
                 if (wk_qgemm_amx(&jb, rows, j0, j1, sc) != 0)
@@ -249,7 +249,7 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
         const int64_t nch = (n + 15) / 16;
         for (int64_t r0 = 0; r0 < rows; r0 += XBLOCK) {
             const int64_t r1 = r0 + XBLOCK < rows ? r0 + XBLOCK : rows;
-#pragma omp parallel for schedule(static) if (par && nch > 1)
+#pragma omp parallel for schedule(guided) if (par && nch > 1)
             for (int64_t c = 0; c < nch; c++)
                 rows_path(path, &jb, r0, r1, c * 16, c * 16 + 16 < n ? c * 16 + 16 : n);
         }
