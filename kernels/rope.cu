@@ -22,6 +22,7 @@
  *   rope_kv_<dt>_<cdt>(q, k, v, cs, sn, pos, word, out, kc, vc, npairs, G)   G: rkv_geom, mirrored
  *   in gpu_rope.c. */
 #include "gpu.h"
+#include "cast.h" /* wk_to: a value of dt (exact in double) into cdt, as to_dtype converts it */
 
 /* All int64 so the host mirror has no padding. cb/sb: the batch stride of cos/sin (0 when the
  * table is shared by every batch). small != 0: pair indices and dims fit in 32 bits. */
@@ -94,14 +95,6 @@ struct rkv_geom {
     int64_t np, nl, ps, start, interleaved;
 };
 
-/* A value of dt (exact in double) into cdt, as to_dtype converts float to float. */
-template <int CDT> struct rkv_to {
-    WK_DEV typename wk_t<CDT>::S from(double v) { return wk_t<CDT>::st((float)v); }
-};
-template <> struct rkv_to<WK_DT_F64> {
-    WK_DEV double from(double v) { return v; }
-};
-
 template <int DT, int CDT>
 WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *k,
                      const typename wk_t<DT>::S *v, const typename wk_t<DT>::S *cs,
@@ -131,17 +124,17 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
     const S y0 = wk_t<DT>::st(x0 * c - x1 * s), y1 = wk_t<DT>::st(x0 * s + x1 * c);
     if (is_q) {
         typename wk_t<CDT>::S *o = out + r * 2 * g.h2;
-        o[i0] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y0));
-        o[i1] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y1));
+        o[i0] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(y0));
+        o[i1] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(y1));
         return;
     }
     typename wk_t<CDT>::S *kr = kc + b * g.skc[0] + h * g.skc[1] + p * g.skc[2];
     typename wk_t<CDT>::S *vr = vc + b * g.svc[0] + h * g.svc[1] + p * g.svc[2];
     const S *vx = v + b * g.sv[0] + h * g.sv[1] + t * g.sv[2];
-    kr[i0 * g.skc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y0));
-    kr[i1 * g.skc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(y1));
-    vr[i0 * g.svc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(vx[i0 * g.sv[3]]));
-    vr[i1 * g.svc[3]] = rkv_to<CDT>().from((double)wk_t<DT>::ld(vx[i1 * g.sv[3]]));
+    kr[i0 * g.skc[3]] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(y0));
+    kr[i1 * g.skc[3]] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(y1));
+    vr[i0 * g.svc[3]] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(vx[i0 * g.sv[3]]));
+    vr[i1 * g.svc[3]] = wk_to<CDT>::from_d((double)wk_t<DT>::ld(vx[i1 * g.sv[3]]));
 }
 
 #define WK_ROPE_KV(dtn, DT, cdtn, CDT)                                                         \

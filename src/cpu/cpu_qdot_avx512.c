@@ -16,6 +16,29 @@
 
 const int wk_qdot_avx512_built = 1;
 
+/* wr[i]: weight row j0 + i of the group, or row j1 - 1 for the lanes past the last row (read,
+ * not stored) */
+static inline __attribute__((always_inline)) void group_rows(const wk_qdot_job *jb, int64_t j0,
+                                                              int64_t j1, const uint8_t *wr[16])
+{
+    for (int i = 0; i < 16; i++)
+        wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
+}
+
+/* out rows 0..rows-1, columns j0 + l for lane l of acc[r] (those below j1) */
+static inline __attribute__((always_inline)) void store_lanes(const wk_qdot_job *jb,
+                                                               const __m512 acc[8], int rows,
+                                                               int64_t j0, int64_t j1)
+{
+    for (int r = 0; r < rows; r++) {
+        float v[16];
+        _mm512_storeu_ps(v, acc[r]);
+        for (int l = 0; l < 16; l++)
+            if (j0 + l < j1)
+                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
+    }
+}
+
 /* Lane L of the reduced vectors holds weight row PERM[L] of the group (the order the shuffle tree
  * of reduce() leaves): q = L / 4, t = L % 4 -> 8 (q / 2) + 2 t + q % 2. */
 static const int PERM[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
@@ -177,8 +200,7 @@ static inline __attribute__((always_inline)) void group_nib(const wk_qdot_job *j
     const int qof = qt == 2 ? 2 : 4; /* the nibble bytes' offset in the block */
     const int64_t nblk = jb->nsub;
     const uint8_t *wr[16];
-    for (int i = 0; i < 16; i++)
-        wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
+    group_rows(jb, j0, j1, wr);
     __m512 acc[8];
     for (int r = 0; r < 8; r++)
         acc[r] = _mm512_setzero_ps();
@@ -234,13 +256,7 @@ static inline __attribute__((always_inline)) void group_nib(const wk_qdot_job *j
                                          acc[r]);
         }
     }
-    for (int r = 0; r < rows; r++) {
-        float v[16];
-        _mm512_storeu_ps(v, acc[r]);
-        for (int l = 0; l < 16; l++)
-            if (j0 + l < j1)
-                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
-    }
+    store_lanes(jb, acc, rows, j0, j1);
 }
 
 /* ---- the K types (q2_k .. q6_k): weight rows across lanes, no reduction tree.
@@ -260,8 +276,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     const qd_type ty = qd_type_of(qt);
     const int64_t nblk = jb->nsub / 8;
     const uint8_t *wr[16];
-    for (int i = 0; i < 16; i++)
-        wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
+    group_rows(jb, j0, j1, wr);
     __m512 acc[8];
     for (int r = 0; r < 8; r++)
         acc[r] = _mm512_setzero_ps();
@@ -340,13 +355,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
             }
         }
     }
-    for (int r = 0; r < rows; r++) {
-        float v[16];
-        _mm512_storeu_ps(v, acc[r]);
-        for (int l = 0; l < 16; l++)
-            if (j0 + l < j1)
-                jb->out[(int64_t)r * jb->n + j0 + l] = v[l];
-    }
+    store_lanes(jb, acc, rows, j0, j1);
 }
 
 /* K types with one x row (decode proper) get their own copy of group_k, its accumulators in
