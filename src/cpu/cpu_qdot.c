@@ -245,7 +245,8 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
             }
         }
     } else {
-        /* static schedule over chunks of 16 weight rows, x in blocks of XBLOCK rows */
+        /* guided schedule over chunks of 16 weight rows (contiguous runs of chunks per thread;
+         * on 16 cores static ones waited on the slowest thread), x in blocks of XBLOCK rows */
         const int64_t nch = (n + 15) / 16;
         for (int64_t r0 = 0; r0 < rows; r0 += XBLOCK) {
             const int64_t r1 = r0 + XBLOCK < rows ? r0 + XBLOCK : rows;

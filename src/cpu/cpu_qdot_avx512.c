@@ -61,8 +61,9 @@ static inline __attribute__((always_inline)) void reduce(const __m512i P[8], __m
 }
 
 /* Block blk of nblk of the group at weight row j0: its share of the next group's 16 rows (which
- * follow this group's in memory) into L2, so that the reads from memory run ahead of the
- * compute instead of waiting on it (m = 1, q4_0 128256 x 4096 in the 8B-shaped model, 2
+ * follow this group's in memory; at the end of a thread's run of chunks they may be another
+ * thread's, and the prefetch is merely wasted) into L2, so that the reads from memory run ahead
+ * of the compute instead of waiting on it (m = 1, q4_0 128256 x 4096 in the 8B-shaped model, 2
  * threads: 15.7 -> 13.3 ms; slower for the K types and q8_0, whose compute bounds them). */
 static inline __attribute__((always_inline)) void next_group_l2(const wk_qdot_job *jb, int64_t j0,
                                                                  int64_t blk, int64_t nblk)
