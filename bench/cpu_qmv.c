@@ -9,8 +9,11 @@
  * the values). Each time is the minimum over rounds (default 5; --rounds R) of the mean of enough
  * calls for about 0.1 s, after one warm-up call: the machine is shared, the minimum is the least
  * disturbed figure. Threads: OMP_NUM_THREADS.
+ * --shapes NxK,... replaces the three (k a multiple of 256), e.g. 128256x4096 for a Llama-3
+ * output matvec; --cold reads W from memory: each call takes the next of enough copies of W to
+ * fill 2 GiB, beyond any last level cache (without it W stays in cache when it fits).
  * Build: cmake --build BUILD --target wick_cpu_qmv;  run: OMP_NUM_THREADS=2 BUILD/wick_cpu_qmv
- *        [--rounds R] [--rows M1,M2,...] [--cpu-time] [q4_0 q8_0 ...] */
+ *        [--rounds R] [--rows M1,M2,...] [--shapes NxK,...] [--cold] [--cpu-time] [q4_0 q8_0 ...] */
 #include "cpu/cpu_ops.h"
 #include "cpu/cpu_qdot.h"
 #include "cpu/cpu_qdot_types.h"
@@ -19,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <time.h>
+
+#define COLD_BYTES ((size_t)2 << 30)
 
 /* --cpu-time: the process's CPU seconds divided by the threads instead of wall seconds (on a
  * machine shared with other work: the time the product itself took, less what waiting cost) */
@@ -65,8 +71,9 @@ int main(int argc, char **argv)
 {
     int rounds = 5;
     wk_qtype qts[16];
-    int nq = 0, nm = 2;
+    int nq = 0, nm = 2, ns = 3, cold = 0;
     int64_t ms[16] = {1, 8};
+    int64_t shapes[8][2] = {{4096, 14336}, {14336, 4096}, {4096, 4096}};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = atoi(argv[++i]);
@@ -74,6 +81,18 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--cpu-time")) {
             g_cpu_time = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--cold")) {
+            cold = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+            ns = 0;
+            for (char *t = strtok(argv[++i], ","); t && ns < 8; t = strtok(NULL, ","))
+                if (sscanf(t, "%" SCNd64 "x%" SCNd64, &shapes[ns][0], &shapes[ns][1]) == 2 &&
+                    shapes[ns][0] > 0 && shapes[ns][1] > 0 && shapes[ns][1] % 256 == 0)
+                    ns++;
             continue;
         }
         if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
@@ -91,30 +110,40 @@ int main(int argc, char **argv)
         qts[0] = WK_QTYPE_Q4_0, qts[1] = WK_QTYPE_Q8_0, qts[2] = WK_QTYPE_Q4_K, qts[3] = WK_QTYPE_Q6_K;
         nq = 4;
     }
-    static const int64_t shapes[3][2] = {{4096, 14336}, {14336, 4096}, {4096, 4096}};
-    printf("path %s, %d threads, min over %d rounds\n", wk_cpu_qdot_name(wk_cpu_qdot_path()),
-           omp_get_max_threads(), rounds);
+    printf("path %s, %d threads, min over %d rounds%s\n", wk_cpu_qdot_name(wk_cpu_qdot_path()),
+           omp_get_max_threads(), rounds, cold ? ", W from memory" : "");
     printf("%-6s %6s %6s %4s %12s %8s %8s\n", "type", "n", "k", "m", "us/call", "GB/s(W)", "GMAC/s");
     for (int q = 0; q < nq; q++)
-        for (int s = 0; s < 3; s++)
+        for (int s = 0; s < ns; s++)
             for (int mi = 0; mi < nm; mi++) {
                 const int64_t n = shapes[s][0], k = shapes[s][1], m = ms[mi];
                 size_t wb;
                 uint8_t *w = make_w(qts[q], n, k, &wb);
                 float *x = malloc((size_t)(m * k) * sizeof *x), *out = malloc((size_t)(m * n) * sizeof *out);
-                if (!w || !x || !out)
+                /* --cold: copies of W through COLD_BYTES, one after another, so each call reads its
+                 * W from memory rather than from the last level cache */
+                const int nw = cold ? (int)((COLD_BYTES + wb - 1) / wb) + 1 : 1;
+                uint8_t **ws = malloc((size_t)nw * sizeof *ws);
+                if (!w || !x || !out || !ws)
                     return 1;
+                ws[0] = w;
+                for (int c = 1; c < nw; c++) {
+                    if (!(ws[c] = malloc(wb)))
+                        return 1;
+                    memcpy(ws[c], w, wb);
+                }
                 for (int64_t i = 0; i < m * k; i++)
                     x[i] = (float)((i * 7919) % 2001 - 1000) * 1e-3f;
                 double t0 = now();
                 wk_cpu_qmatmul(NULL, qts[q], WK_DTYPE_F32, out, x, m, w, n, k);
                 const double one = now() - t0;
-                const int calls = one > 0.1 ? 1 : (int)(0.1 / (one > 1e-6 ? one : 1e-6)) + 1;
+                int calls = one > 0.1 ? 1 : (int)(0.1 / (one > 1e-6 ? one : 1e-6)) + 1;
+                calls = calls > nw ? calls : nw;
                 double best = 1e30;
                 for (int r = 0; r < rounds; r++) {
                     t0 = now();
                     for (int c = 0; c < calls; c++)
-                        wk_cpu_qmatmul(NULL, qts[q], WK_DTYPE_F32, out, x, m, w, n, k);
+                        wk_cpu_qmatmul(NULL, qts[q], WK_DTYPE_F32, out, x, m, ws[c % nw], n, k);
                     const double t = (now() - t0) / calls;
                     best = t < best ? t : best;
                 }
@@ -122,7 +151,9 @@ int main(int argc, char **argv)
                        (long long)n, (long long)k, (long long)m, best * 1e6, (double)wb / best * 1e-9,
                        (double)m * (double)n * (double)k / best * 1e-9);
                 fflush(stdout);
-                free(w), free(x), free(out);
+                for (int c = 0; c < nw; c++)
+                    free(ws[c]);
+                free(ws), free(x), free(out);
             }
     return 0;
 }

@@ -83,6 +83,50 @@ static inline __attribute__((always_inline)) __m512i row_offsets(const uint8_t *
     return _mm512_loadu_si512(o);
 }
 
+/* dv, ev: the f16 d in the low half of each lane of g and, when pair, e in the high half (negated
+ * for ty.eneg); else ev = 0 */
+static inline __attribute__((always_inline)) void de_of(const qd_type ty, __m512i g, int pair,
+                                                         __m512 *dv, __m512 *ev)
+{
+    *dv = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g));
+    *ev = _mm512_setzero_ps();
+    if (pair)
+        *ev = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+            _mm512_xor_si512(_mm512_srli_epi32(g, 16), _mm512_set1_epi32(ty.eneg ? 0x8000 : 0))));
+}
+
+/* Z[j], 128-bit lane l: the 16 bytes at byte bo of row 4l + j (one load and three masked
+ * broadcasts each: no shuffle) */
+static inline __attribute__((always_inline)) void chunk_rows(const uint8_t *const wr[16], int64_t bo,
+                                                              __m512i Z[4])
+{
+    for (int j = 0; j < 4; j++) {
+        Z[j] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(wr[j] + bo)));
+        for (int l = 1; l < 4; l++)
+            Z[j] = _mm512_mask_broadcast_i32x4(Z[j], (__mmask16)(0xF << (4 * l)),
+                                               _mm_loadu_si128((const __m128i *)(wr[4 * l + j] + bo)));
+    }
+}
+
+/* A 4 x 4 dword transpose in each 128-bit lane of chunk_rows' Z: dword j of lane l of V[q] is
+ * dword q of row 4l + j, so V[q] holds dword q of the 16 rows, lane i = row i. */
+static inline __attribute__((always_inline)) void dword_t4(const __m512i Z[4], __m512i V[4])
+{
+    const __m512i A0 = _mm512_unpacklo_epi32(Z[0], Z[1]), A1 = _mm512_unpackhi_epi32(Z[0], Z[1]);
+    const __m512i A2 = _mm512_unpacklo_epi32(Z[2], Z[3]), A3 = _mm512_unpackhi_epi32(Z[2], Z[3]);
+    V[0] = _mm512_unpacklo_epi64(A0, A2), V[1] = _mm512_unpackhi_epi64(A0, A2);
+    V[2] = _mm512_unpacklo_epi64(A1, A3), V[3] = _mm512_unpackhi_epi64(A1, A3);
+}
+
+/* Lane 4l + j: the sum of the four dwords of 128-bit lane l of P[j] (chunk_rows' rows in lanes:
+ * row 4l + j's sum in lane 4l + j). Integer adds: exact in any order. */
+static inline __attribute__((always_inline)) __m512i hsum4(const __m512i P[4])
+{
+    const __m512i a0 = _mm512_add_epi32(_mm512_unpacklo_epi32(P[0], P[1]), _mm512_unpackhi_epi32(P[0], P[1]));
+    const __m512i a1 = _mm512_add_epi32(_mm512_unpacklo_epi32(P[2], P[3]), _mm512_unpackhi_epi32(P[2], P[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
+}
+
 /* The f16 d and e (cpu_qdot_types.h) of the blocks at byte bo of the 16 rows w0 + off[i]: one
  * gather of the dword that holds d (and e when it follows d: q4_1, q2_k, q4_k, q5_k), which
  * replaces 16 (or 32) scalar loads (q4_1, m = 1: 1.3x; q4_k 1.05x). The dword read ends inside
@@ -93,11 +137,7 @@ static inline __attribute__((always_inline)) void gather_de(const qd_type ty, co
 {
     const int pair = ty.eof == ty.dof + 2; /* d the low half, e the high half */
     const __m512i g = _mm512_i32gather_epi32(off, (const void *)(w0 + bo + ty.dof - (pair ? 0 : 2)), 1);
-    *dv = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(pair ? g : _mm512_srli_epi32(g, 16)));
-    *ev = _mm512_setzero_ps();
-    if (pair)
-        *ev = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-            _mm512_xor_si512(_mm512_srli_epi32(g, 16), _mm512_set1_epi32(ty.eneg ? 0x8000 : 0))));
+    de_of(ty, pair ? g : _mm512_srli_epi32(g, 16), pair, dv, ev);
 }
 
 /* Output rows j0 .. j0 + 15 (those below j1; the others read row j1 - 1 and are not stored) of
@@ -219,23 +259,10 @@ static inline __attribute__((always_inline)) void group_nib(const wk_qdot_job *j
         next_group_l2(jb, j0, blk, nblk);
         __m512 dv, ev;
         gather_de(ty, wr[0], roff, bo, &dv, &ev);
-        /* Z[j], 128-bit lane l: the nibble bytes of row 4l + j */
-        __m512i Z[4], A[4], U[8];
-        for (int j = 0; j < 4; j++) {
-            Z[j] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(wr[j] + bo + qof)));
-            for (int l = 1; l < 4; l++)
-                Z[j] = _mm512_mask_broadcast_i32x4(
-                    Z[j], (__mmask16)(0xF << (4 * l)),
-                    _mm_loadu_si128((const __m128i *)(wr[4 * l + j] + bo + qof)));
-        }
-        /* a 4 x 4 dword transpose in each 128-bit lane: dword j of lane l of vector q is dword q
-         * of row 4l + j */
-        A[0] = _mm512_unpacklo_epi32(Z[0], Z[1]);
-        A[1] = _mm512_unpackhi_epi32(Z[0], Z[1]);
-        A[2] = _mm512_unpacklo_epi32(Z[2], Z[3]);
-        A[3] = _mm512_unpackhi_epi32(Z[2], Z[3]);
-        const __m512i V[4] = {_mm512_unpacklo_epi64(A[0], A[2]), _mm512_unpackhi_epi64(A[0], A[2]),
-                              _mm512_unpacklo_epi64(A[1], A[3]), _mm512_unpackhi_epi64(A[1], A[3])};
+        /* V[q]: dword q of the 16 rows' nibble bytes, lane i = row i */
+        __m512i Z[4], V[4], U[8];
+        chunk_rows(wr, bo + qof, Z);
+        dword_t4(Z, V);
         for (int q = 0; q < 4; q++) {
             U[q] = _mm512_and_si512(V[q], lo4);
             U[4 + q] = _mm512_and_si512(_mm512_srli_epi16(V[q], 4), lo4);
@@ -359,6 +386,101 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
     store_lanes(jb, acc, rows, j0, j1);
 }
 
+/* ---- q4_k and q5_k with few x rows (group_k45): the rows' 16-byte chunks in 128-bit lanes as
+ * loaded (chunk_rows: no transpose of the quant bits), vpdpbusd against x's matching 16 codes
+ * broadcast to every 128-bit lane, and each sub-block's four dword partial sums per row added by
+ * one tree over 4 vectors (hsum4) into lane i = row i: is_0 + is_1 of cpu_qdot.h, the exact
+ * integer group_k computes (c = 0 for both types). The scales and mins come from the block's first
+ * 16 bytes transposed at dword granularity (lane i: d | dmin, then scale bytes 0-3, 4-7, 8-11 of
+ * row i; wk_qb_k4_scale with 32-bit shifts). Fewer shuffles than group_k's field transposes; the
+ * terms are group_k's, lane by lane. */
+
+/* Output rows j0 .. j0 + 15 of q4_k (qt 12) or q5_k (qt 13) (those below j1; the others read row
+ * j1 - 1 and are not stored); lane i = row j0 + i. */
+static inline __attribute__((always_inline)) void group_k45(const wk_qdot_job *jb, const int qt,
+                                                             int64_t j0, int64_t j1, const int rows)
+{
+    const qd_type ty = qd_type_of(qt);
+    const int64_t nblk = jb->nsub / 8;
+    const int qof = qt == 12 ? 16 : 48; /* the nibbles' offset in the block (q5_k: qh at 16) */
+    const uint8_t *wr[16];
+    group_rows(jb, j0, j1, wr);
+    __m512 acc[8];
+    for (int r = 0; r < 8; r++)
+        acc[r] = _mm512_setzero_ps();
+    const __m512i lo4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63),
+                  m4 = _mm512_set1_epi32(15), top = _mm512_set1_epi32(0x30);
+
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        const int64_t bo = blk * ty.bytes;
+        /* group_k's prefetch: the 16 rows' block two ahead into L1 (W from memory, m = 1, 2
+         * threads: a line-by-line prefetch as group_nib's, the next group into L2 (T0 or T1) or
+         * 1 or 4 blocks ahead: no faster) */
+        if (blk + 2 < nblk)
+            for (int i = 0; i < 16; i++)
+                for (int c = 0; c < ty.bytes + 63; c += 64)
+                    _mm_prefetch((const char *)(wr[i] + bo + 2 * ty.bytes + (c < ty.bytes ? c : ty.bytes - 1)),
+                                 _MM_HINT_T0);
+        /* D[0]: d | dmin; D[1..3]: scale bytes 0-3, 4-7, 8-11 (lane i = row i) */
+        __m512i Z[4], D[4], QH[2][4];
+        chunk_rows(wr, bo, Z);
+        dword_t4(Z, D);
+        __m512 dv, ev;
+        de_of(ty, D[0], 1, &dv, &ev);
+        if (qt == 13)
+            for (int c = 0; c < 2; c++)
+                chunk_rows(wr, bo + 16 + 16 * c, QH[c]);
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            /* Q[c]: chunk c (elements 16c .. 16c + 15) of the nibble bytes of sub-blocks 2g, 2g + 1 */
+            __m512i Q[2][4];
+            for (int c = 0; c < 2; c++)
+                chunk_rows(wr, bo + qof + 32 * g + 16 * c, Q[c]);
+#pragma GCC unroll 2
+            for (int t = 0; t < 2; t++) {
+                const int s = 2 * g + t, b = 8 * (s & 3);
+                __m512i S, N; /* wk_qb_k4_scale of sub-block s */
+                if (s < 4) {
+                    S = _mm512_and_si512(_mm512_srli_epi32(D[1], b), m6);
+                    N = _mm512_and_si512(_mm512_srli_epi32(D[2], b), m6);
+                } else {
+                    S = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(D[3], b), m4),
+                                        _mm512_and_si512(_mm512_srli_epi32(D[1], b + 2), top));
+                    N = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(D[3], b + 4), m4),
+                                        _mm512_and_si512(_mm512_srli_epi32(D[2], b + 2), top));
+                }
+                /* d * S and e * N, exact (cpu_qdot.h) */
+                const __m512 dS = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S));
+                const __m512 eN = _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N));
+                __m512i U[2][4]; /* the bytes u of sub-block s, rows as Q */
+                for (int c = 0; c < 2; c++)
+                    for (int j = 0; j < 4; j++) {
+                        U[c][j] = t ? _mm512_and_si512(_mm512_srli_epi16(Q[c][j], 4), lo4)
+                                    : _mm512_and_si512(Q[c][j], lo4);
+                        if (qt == 13) /* bit s of qh: the fifth bit */
+                            U[c][j] = _mm512_or_si512(U[c][j], place(QH[c][j], s, 1, 4));
+                    }
+                for (int r = 0; r < rows; r++) {
+                    const int64_t xi = (int64_t)r * jb->nsub + blk * 8 + s;
+                    const int8_t *xq = jb->xq + xi * 32;
+                    __m512i P[4];
+                    for (int c = 0; c < 2; c++) {
+                        const __m512i xv =
+                            _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xq + 16 * c)));
+                        for (int j = 0; j < 4; j++)
+                            P[j] = _mm512_dpbusd_epi32(c ? P[j] : _mm512_setzero_si512(), U[c][j], xv);
+                    }
+                    const __m512 dx = _mm512_set1_ps(jb->xd[xi]);
+                    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hsum4(P)), _mm512_mul_ps(dS, dx), acc[r]);
+                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(jb->xf[3 * xi + 2]), _mm512_mul_ps(eN, dx),
+                                             acc[r]);
+                }
+            }
+        }
+    }
+    store_lanes(jb, acc, rows, j0, j1);
+}
+
 /* K types with one x row (decode proper) get their own copy of group_k, its accumulators in
  * registers rather than reloaded from the stack every sub-block. */
 #define QD_ROWS(id)                                                               \
@@ -371,6 +493,8 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
                 group_nib(jb, id, j, j1, jb->rows);                               \
             else if (id < 10 || id > 14)                                          \
                 group(jb, id, j, j1);                                             \
+            else if ((id == 12 || id == 13) && jb->rows == 1)                     \
+                group_k45(jb, id, j, j1, 1);                                      \
             else if (jb->rows == 1)                                               \
                 group_k(jb, id, j, j1, 1);                                        \
             else                                                                  \
