@@ -5,8 +5,11 @@
  * communicators are synchronised (a few warm iterations first); b2b_us: the mean of the same
  * number of iterations issued back to back with one synchronize at the end, as nccl-tests
  * measures; algbw and busbw come from b2b_us. Prints one table; bench/comm_torch.py prints the
- * same for torch.distributed, and tools/comm_gpu.sh sets the two side by side.
- *   wick_comm_bench [--device cuda] [--ranks N] [--max-mib M] */
+ * same for torch.distributed, and tools/comm_gpu.sh sets the two side by side. --min-bytes B
+ * starts the sizes at B (default 1 MiB; small sizes get 200 iterations): with
+ * WICK_COMM_ONESHOT=0 beside the default it compares the one-shot all-reduce with NCCL
+ * (tools/device/oneshot.sh).
+ *   wick_comm_bench [--device cuda] [--ranks N] [--min-bytes B] [--max-mib M] */
 #include "wick.h"
 #include "wick_comm.h"
 #include <stdio.h>
@@ -45,6 +48,7 @@ int main(int argc, char **argv)
     const char *backend = "cuda";
     int n = 2;
     long max_mib = 1024;
+    size_t min_bytes = (size_t)1 << 20;
     for (int k = 1; k + 1 < argc; k += 2) {
         if (!strcmp(argv[k], "--device"))
             backend = argv[k + 1];
@@ -52,6 +56,8 @@ int main(int argc, char **argv)
             n = atoi(argv[k + 1]);
         else if (!strcmp(argv[k], "--max-mib"))
             max_mib = atol(argv[k + 1]);
+        else if (!strcmp(argv[k], "--min-bytes"))
+            min_bytes = (size_t)atol(argv[k + 1]);
     }
     if (n < 1 || n > 8)
         n = 2;
@@ -81,9 +87,12 @@ int main(int argc, char **argv)
     const size_t max_elems = (size_t)max_mib << 18; /* MiB / 4 bytes */
     for (int r = 0; r < n; r++)
         CHECK(wk_storage_zeros(&x[r], devs[r], WK_DTYPE_F32, max_elems));
-    for (size_t bytes = (size_t)1 << 20; bytes <= (size_t)max_mib << 20; bytes *= 2) {
+    if (min_bytes < 4)
+        min_bytes = 4;
+    for (size_t bytes = min_bytes; bytes <= (size_t)max_mib << 20; bytes *= 2) {
         const size_t count = bytes / 4;
-        const int warm = 3, iters = bytes >= ((size_t)256 << 20) ? 10 : 30;
+        const int warm = 3,
+                  iters = bytes >= ((size_t)256 << 20) ? 10 : bytes < ((size_t)1 << 20) ? 200 : 30;
         double best = 1e300, sum = 0;
         for (int it = 0; it < warm + iters; it++) {
             double t0 = now_us();

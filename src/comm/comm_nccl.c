@@ -10,6 +10,7 @@
  * call). wk_comm_synchronize waits for the stream with the timeout in every mode. Collectives
  * are queued on the device's wick stream. */
 #include "comm_nccl.h"
+#include "comm_oneshot.h"
 #include "gpu/gpu_driver.h"
 #include <limits.h>
 #include <sched.h>
@@ -27,6 +28,8 @@ typedef struct nc_rank {
     nc_comm child; /* guarded mode: the blocking split of comm while it is made (NCCL writes it
                     * from its own thread when the split ends) */
     bool blocking; /* comm was made with config.blocking = 1 */
+    wk_oneshot *os; /* the one-shot all-reduce (comm_oneshot.h) for the calls it takes, or NULL */
+    char desc[96];  /* wk_comm_transport's answer when os is set */
 } nc_rank;
 
 static wk_status nc_fail(const nc_lib *L, nc_comm comm, nc_result r, const char *what, int rank)
@@ -343,6 +346,27 @@ static wk_status nc_init_rank(wk_comm *c, const wk_comm_id *id)
     return s;
 }
 
+/* The one-shot all-reduce for the ranks of cs (one process), unless WICK_COMM_ONESHOT=0 or the
+ * GPUs cannot reach each other's memory (then NCCL takes every call, as before). */
+static void oneshot_setup(wk_comm **cs, int n)
+{
+    const char *e = getenv("WICK_COMM_ONESHOT");
+    if ((e && !strcmp(e, "0")) || n < 2 || n > WK_ONESHOT_MAX_RANKS)
+        return;
+    wk_device *devs[WK_ONESHOT_MAX_RANKS];
+    wk_oneshot *os[WK_ONESHOT_MAX_RANKS];
+    for (int i = 0; i < n; i++)
+        devs[i] = cs[i]->dev;
+    if (wk_oneshot_setup(os, devs, n) != WK_OK)
+        return; /* NCCL alone */
+    for (int i = 0; i < n; i++) {
+        nc_rank *nr = cs[i]->impl;
+        nr->os = os[i];
+        snprintf(nr->desc, sizeof nr->desc, "%s + one-shot all_reduce <= %zu KiB", nr->L->desc,
+                 WK_ONESHOT_MAX_BYTES >> 10);
+    }
+}
+
 static wk_status nc_init_all(wk_comm **cs, int n)
 {
     nc_lib *L = NULL;
@@ -372,6 +396,8 @@ static wk_status nc_init_all(wk_comm **cs, int n)
         if (s == WK_OK)
             s = to_blocking(cs, n, L);
     }
+    if (s == WK_OK)
+        oneshot_setup(cs, n);
     if (s != WK_OK)
         for (int i = 0; i < n; i++) {
             nc_rank *nr = cs[i]->impl;
@@ -418,6 +444,7 @@ static void nc_destroy(wk_comm *c, bool abort)
         if (nr->p2p)
             close_comm(L, nr->p2p, abort, c->timeout_ms);
     }
+    wk_oneshot_free(nr->os); /* after the device's work: its kernels end within the timeout */
     wk_free(nr);
     c->impl = NULL;
 }
@@ -550,8 +577,17 @@ static wk_status run_part(const nc_lib *L, wk_comm_op *ops, int n, int part)
     return s;
 }
 
-/* The collectives first, then (guarded mode) the sends and receives: every rank issues its
- * parts in that order, so no rank waits in one part for a peer that is in the other. */
+/* 1 when op goes to the one-shot all-reduce */
+static bool op_oneshot(const wk_comm_op *op)
+{
+    const nc_rank *nr = op->comm->impl;
+    return nr->os && op->kind == WK_COLL_ALL_REDUCE && wk_oneshot_takes(op->dt, op->red, op->count);
+}
+
+/* The ops in their order: each one-shot all-reduce launched on its device's stream; each run of
+ * NCCL ops between them as one NCCL group, its collectives first, then (guarded mode) its sends
+ * and receives: every rank issues its parts in that order, so no rank waits in one part for a
+ * peer that is in the other. */
 static wk_status nc_run(wk_comm_op *ops, int n)
 {
     const nc_lib *L = ((nc_rank *)ops[0].comm->impl)->L;
@@ -559,8 +595,24 @@ static wk_status nc_run(wk_comm_op *ops, int n)
         if (!((nc_rank *)ops[i].comm->impl)->comm)
             return wk_err(WK_ERR_DEVICE, "%s: rank %d: the communicator was aborted",
                           wk_coll_name(ops[i].kind), ops[i].comm->rank);
-    wk_status s = run_part(L, ops, n, 0);
-    return s != WK_OK ? s : run_part(L, ops, n, 1);
+    wk_status s = WK_OK;
+    for (int i = 0; i < n && s == WK_OK;) {
+        if (op_oneshot(&ops[i])) {
+            wk_comm_op *op = &ops[i++];
+            s = wk_oneshot_all_reduce(((nc_rank *)op->comm->impl)->os, op->recv, op->send,
+                                      op->count, op->dt, op->red, op->comm->timeout_ms,
+                                      WK_ONESHOT_BOTH);
+            continue;
+        }
+        int j = i;
+        while (j < n && !op_oneshot(&ops[j]))
+            j++;
+        s = run_part(L, ops + i, j - i, 0);
+        if (s == WK_OK)
+            s = run_part(L, ops + i, j - i, 1);
+        i = j;
+    }
+    return s;
 }
 
 /* Waits for the device's stream with the communicator's timeout, watching NCCL's async error. */
@@ -569,8 +621,16 @@ static wk_status nc_sync(wk_comm *c)
     nc_rank *nr = c->impl;
     const nc_lib *L = nr->L;
     wk_gpu_device *g = wk_gpu_dev(c->dev);
-    if (!g->drv->query)
-        return g->drv->sync(g->ctx);
+    if (!g->drv->query) {
+        wk_status s = g->drv->sync(g->ctx);
+        if (s == WK_OK && nr->os && wk_oneshot_status(nr->os, c->timeout_ms) != WK_OK) {
+            char m[256];
+            snprintf(m, sizeof m, "%s", wk_last_error());
+            abort_rank(c, WK_ERR_TIMEOUT, m);
+            return wk_err(WK_ERR_TIMEOUT, "%s", m);
+        }
+        return s;
+    }
     const int64_t deadline = wk_comm_now_ms() + c->timeout_ms;
     char msg[256];
     const int64_t t0 = now_us();
@@ -591,6 +651,11 @@ static wk_status nc_sync(wk_comm *c)
         wk_status s = g->drv->query(g->ctx, &idle);
         if (s != WK_OK)
             return s;
+        if (idle && nr->os && wk_oneshot_status(nr->os, c->timeout_ms) != WK_OK) {
+            snprintf(msg, sizeof msg, "%s", wk_last_error());
+            abort_rank(c, WK_ERR_TIMEOUT, msg);
+            return wk_err(WK_ERR_TIMEOUT, "%s", msg);
+        }
         if (idle)
             return WK_OK;
         if (wk_comm_now_ms() >= deadline) {
@@ -607,7 +672,7 @@ static wk_status nc_sync(wk_comm *c)
 static const char *nc_describe(const wk_comm *c)
 {
     const nc_rank *nr = c->impl;
-    return nr ? nr->L->desc : "nccl";
+    return !nr ? "nccl" : nr->os ? nr->desc : nr->L->desc;
 }
 
 const wk_comm_tp wk_comm_nccl_transport = {

@@ -256,6 +256,7 @@ static wk_status cu_props(wk_gpu_props *p, int ordinal)
         p->smem_block = 48 * 1024;
     snprintf(p->arch, sizeof p->arch, "sm_%d%d", major, minor);
     snprintf(p->arch_full, sizeof p->arch_full, "%s", p->arch);
+    p->timer_khz = 1000000; /* %globaltimer counts nanoseconds */
     return WK_OK;
 }
 
@@ -601,6 +602,25 @@ static wk_status cu_peer_copy(void *dst_ctx, void *dst, void *src_ctx, const voi
     return WK_OK;
 }
 
+static wk_status cu_peer_access(void *ctx, void *peer_ctx)
+{
+    const cu_ctx *c = ctx, *p = peer_ctx;
+    int can = 0;
+    if (!cu.DeviceCanAccessPeer || !cu.CtxEnablePeerAccess)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "cuda: the driver lacks the peer access entry points");
+    if (c->dev == p->dev)
+        return WK_OK;
+    CU_CHECK(cu.DeviceCanAccessPeer(&can, c->dev, p->dev), "cuDeviceCanAccessPeer");
+    if (!can)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "cuda: device %d cannot access device %d's memory",
+                      c->ordinal, p->ordinal);
+    CU_CURRENT(c);
+    CUresult r = cu.CtxEnablePeerAccess(p->ctx, 0); /* once per pair; later calls say so */
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        return cu_fail(r, "cuCtxEnablePeerAccess");
+    return WK_OK;
+}
+
 const wk_gpu_driver wk_gpu_cuda_driver = {
     .name = "cuda", .kind = WK_BACKEND_CUDA, .init = cu_init, .props = cu_props,
     .ctx_create = cu_ctx_create, .ctx_destroy = cu_ctx_destroy, .mem_alloc = cu_mem_alloc,
@@ -610,6 +630,7 @@ const wk_gpu_driver wk_gpu_cuda_driver = {
     .bind = cu_bind, .graph_ok = cu_graph_ok, .capture_begin = cu_capture_begin,
     .capture_end = cu_capture_end, .graph_launch = cu_graph_launch,
     .graph_destroy = cu_graph_destroy, .query = cu_query, .peer_copy = cu_peer_copy,
+    .peer_access = cu_peer_access,
 };
 
 #else /* !WK_HAVE_CUDA_H */

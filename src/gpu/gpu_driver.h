@@ -29,6 +29,7 @@ typedef struct wk_gpu_props {
     int warp_size;       /* 32 or 64 */
     int sm_count;        /* multiprocessors / compute units */
     int smem_block;      /* bytes of dynamic shared memory one block may have (opted in) */
+    int64_t timer_khz;   /* ticks per millisecond of kernels/gpu.h wk_timer; 0: unknown */
 } wk_gpu_props;
 
 /* ---------------------------------------------------------------- driver interface */
@@ -84,6 +85,9 @@ typedef struct wk_gpu_driver {
      * this driver, after the work queued on src's stream; returns when the copy is done. */
     wk_status (*query)(void *ctx, bool *idle);
     wk_status (*peer_copy)(void *dst_ctx, void *dst, void *src_ctx, const void *src, size_t bytes);
+    /* peer_access: lets kernels on ctx's device read and write memory allocated on peer_ctx's
+     * (CUDA: cuCtxEnablePeerAccess); WK_ERR_NOT_SUPPORTED where the two devices cannot. */
+    wk_status (*peer_access)(void *ctx, void *peer_ctx);
 } wk_gpu_driver;
 
 extern const wk_gpu_driver wk_gpu_cuda_driver; /* cuda.c */

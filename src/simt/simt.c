@@ -90,6 +90,7 @@ static wk_status simt_props(wk_gpu_props *p, int ordinal)
     p->total_mem = wk_simt_mem_total();
     p->sm_count = SIMT_SMS;
     p->smem_block = WK_SIMT_DYN_SHARED;
+    p->timer_khz = 1000000; /* wk_simt_timer_ns */
     return WK_OK;
 }
 
@@ -259,6 +260,13 @@ static wk_status simt_bind(void *ctx, void **stream)
     return WK_OK;
 }
 
+/* Every simt device's memory is host memory: any kernel reads any device's. */
+static wk_status simt_peer_access(void *ctx, void *peer_ctx)
+{
+    (void)ctx, (void)peer_ctx;
+    return WK_OK;
+}
+
 const wk_gpu_driver wk_gpu_simt_driver = {
     .name = "simt", .kind = WK_BACKEND_SIMT, .init = simt_init, .props = simt_props,
     .ctx_create = simt_ctx_create, .ctx_destroy = simt_ctx_destroy,
@@ -266,4 +274,5 @@ const wk_gpu_driver wk_gpu_simt_driver = {
     .h2d = simt_h2d, .d2h = simt_d2h, .d2d = simt_d2d, .memset_zero = simt_memset_zero,
     .sync = simt_sync, .module_load = simt_module_load, .module_unload = simt_module_unload,
     .function = simt_function, .launch = simt_launch, .bind = simt_bind,
+    .peer_access = simt_peer_access,
 };
