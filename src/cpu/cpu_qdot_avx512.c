@@ -74,6 +74,22 @@ static inline __attribute__((always_inline)) void next_group_l2(const wk_qdot_jo
         _mm_prefetch(nx + 64 * c, _MM_HINT_T1);
 }
 
+/* The K types' prefetch: block blk + 2 of the 16 rows (blocks of `bytes`) into L1. Their blocks
+ * are read out of address order (d and the scales at the end of a q6_k / q3_k block first), which
+ * the hardware prefetchers follow poorly; measured q6_k m = 1 ~2200 -> ~1550 us, no loss on the
+ * others. */
+static inline __attribute__((always_inline)) void block_ahead_l1(const uint8_t *const wr[16],
+                                                                  int bytes, int64_t blk,
+                                                                  int64_t nblk)
+{
+    if (blk + 2 >= nblk)
+        return;
+    for (int i = 0; i < 16; i++)
+        for (int c = 0; c < bytes + 63; c += 64)
+            _mm_prefetch((const char *)(wr[i] + (blk + 2) * bytes + (c < bytes ? c : bytes - 1)),
+                         _MM_HINT_T0);
+}
+
 /* wr[i] - wr[0] for the 16 rows of a group (a group spans 16 rows: int32 offsets) */
 static inline __attribute__((always_inline)) __m512i row_offsets(const uint8_t *const wr[16])
 {
@@ -315,14 +331,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
-        /* the 16 rows' block two ahead into L1: the blocks are read out of address order (d and
-         * the scales at the end of a q6_k / q3_k block first), which the hardware prefetchers
-         * follow poorly; measured q6_k m = 1 ~2200 -> ~1550 us, no loss on the others */
-        if (blk + 2 < nblk)
-            for (int i = 0; i < 16; i++)
-                for (int c = 0; c < ty.bytes + 63; c += 64)
-                    _mm_prefetch((const char *)(wr[i] + bo + 2 * ty.bytes + (c < ty.bytes ? c : ty.bytes - 1)),
-                                 _MM_HINT_T0);
+        block_ahead_l1(wr, ty.bytes, blk, nblk);
         __m512 dv, ev;
         gather_de(ty, wr[0], roff, bo, &dv, &ev);
         __m128i T[16];
@@ -413,14 +422,9 @@ static inline __attribute__((always_inline)) void group_k45(const wk_qdot_job *j
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
-        /* group_k's prefetch: the 16 rows' block two ahead into L1 (W from memory, m = 1, 2
-         * threads: a line-by-line prefetch as group_nib's, the next group into L2 (T0 or T1) or
-         * 1 or 4 blocks ahead: no faster) */
-        if (blk + 2 < nblk)
-            for (int i = 0; i < 16; i++)
-                for (int c = 0; c < ty.bytes + 63; c += 64)
-                    _mm_prefetch((const char *)(wr[i] + bo + 2 * ty.bytes + (c < ty.bytes ? c : ty.bytes - 1)),
-                                 _MM_HINT_T0);
+        /* (W from memory, m = 1, 2 threads: a line-by-line prefetch as group_nib's, the next
+         * group into L2 (T0 or T1) or 1 or 4 blocks ahead: no faster) */
+        block_ahead_l1(wr, ty.bytes, blk, nblk);
         /* D[0]: d | dmin; D[1..3]: scale bytes 0-3, 4-7, 8-11 (lane i = row i) */
         __m512i Z[4], D[4], QH[2][4];
         chunk_rows(wr, bo, Z);
