@@ -30,9 +30,9 @@
 #include "gpu.h"
 
 /* os_timer(): a device-wide clock at a constant rate, for the bounded wait: NVIDIA's
- * %globaltimer (nanoseconds), AMD's wall clock (wall_clock64, at the rate HIP reports as
- * hipDeviceAttributeWallClockRate), the host's monotonic nanoseconds on simt; wk_gpu_props'
- * timer_khz is its rate. os_fence_system(): the writes before it reach other devices before the
+ * %globaltimer (nanoseconds), AMD's real-time counter (the rate HIP reports as
+ * hipDeviceAttributeWallClockRate; the ROCm driver does not read it yet, so the one-shot is not
+ * set up there), the host's monotonic nanoseconds on simt; wk_gpu_props' timer_khz is its rate. os_fence_system(): the writes before it reach other devices before the
  * writes after it. */
 #if defined(WK_SIMT)
 #include <time.h>
@@ -44,7 +44,14 @@ WK_DEV uint64_t os_timer(void)
 }
 WK_DEV void os_fence_system(void) {} /* simt launches run one at a time under a process-wide lock */
 #elif defined(WK_HIP)
-WK_DEV uint64_t os_timer(void) { return (uint64_t)wall_clock64(); }
+WK_DEV uint64_t os_timer(void)
+{
+#if __has_builtin(__builtin_readsteadycounter) /* clang 18+: the real-time counter on gfx9..11 */
+    return __builtin_readsteadycounter();
+#else
+    return (uint64_t)wall_clock64(); /* ROCm 5's: -1 where s_memrealtime is missing (gfx11) */
+#endif
+}
 WK_DEV void os_fence_system(void) { os_fence_system(); }
 #else
 WK_DEV uint64_t os_timer(void)
