@@ -154,7 +154,7 @@ static void run_calls(wk_device *dev, int nranks, wk_dtype dt, wk_reduce_op op, 
     for (int r = 0; r < nranks; r++) {
         wk_storage_free(sx[r]);
         wk_storage_free(sy[r]);
-        wk_oneshot_free(os[r]);
+        wk_oneshot_free(os[r], 60000);
         free(in[r]);
     }
     free(got), free(want), free(first);
@@ -188,7 +188,7 @@ static void run_absent(wk_device *dev)
     TEST_EQ_STATUS(wk_oneshot_status(os[absent], 2), WK_OK); /* it waited for nobody */
     for (int r = 0; r < 3; r++) {
         wk_storage_free(s[r]);
-        wk_oneshot_free(os[r]);
+        wk_oneshot_free(os[r], 60000);
     }
 }
 
@@ -214,8 +214,8 @@ static void run_refusals(wk_device *dev)
                                              WK_REDUCE_SUM, 100, WK_ONESHOT_BOTH),
                        WK_ERR_INVALID_ARGUMENT);
         wk_storage_free(s);
-        wk_oneshot_free(os[0]);
-        wk_oneshot_free(os[1]);
+        wk_oneshot_free(os[0], 60000);
+        wk_oneshot_free(os[1], 60000);
     }
     wk_oneshot *one[1];
     TEST_EQ_STATUS(wk_oneshot_setup(one, devs, 1), WK_ERR_NOT_SUPPORTED);

@@ -444,7 +444,7 @@ static void nc_destroy(wk_comm *c, bool abort)
         if (nr->p2p)
             close_comm(L, nr->p2p, abort, c->timeout_ms);
     }
-    wk_oneshot_free(nr->os); /* after the device's work: its kernels end within the timeout */
+    wk_oneshot_free(nr->os, c->timeout_ms); /* its kernels end within the timeout */
     wk_free(nr);
     c->impl = NULL;
 }
@@ -615,6 +615,20 @@ static wk_status nc_run(wk_comm_op *ops, int n)
     return s;
 }
 
+/* Once c's stream is idle: WK_OK, or the failure a one-shot call of c recorded (a peer that did
+ * not take part within the timeout), the communicator then aborted. */
+static wk_status oneshot_check(wk_comm *c)
+{
+    const nc_rank *nr = c->impl;
+    const wk_status s = nr->os ? wk_oneshot_status(nr->os, c->timeout_ms) : WK_OK;
+    if (s == WK_OK)
+        return WK_OK;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", wk_last_error());
+    abort_rank(c, s, msg);
+    return wk_err(s, "%s", msg);
+}
+
 /* Waits for the device's stream with the communicator's timeout, watching NCCL's async error. */
 static wk_status nc_sync(wk_comm *c)
 {
@@ -622,14 +636,8 @@ static wk_status nc_sync(wk_comm *c)
     const nc_lib *L = nr->L;
     wk_gpu_device *g = wk_gpu_dev(c->dev);
     if (!g->drv->query) {
-        wk_status s = g->drv->sync(g->ctx);
-        if (s == WK_OK && nr->os && wk_oneshot_status(nr->os, c->timeout_ms) != WK_OK) {
-            char m[256];
-            snprintf(m, sizeof m, "%s", wk_last_error());
-            abort_rank(c, WK_ERR_TIMEOUT, m);
-            return wk_err(WK_ERR_TIMEOUT, "%s", m);
-        }
-        return s;
+        const wk_status s = g->drv->sync(g->ctx);
+        return s != WK_OK ? s : oneshot_check(c);
     }
     const int64_t deadline = wk_comm_now_ms() + c->timeout_ms;
     char msg[256];
@@ -651,13 +659,8 @@ static wk_status nc_sync(wk_comm *c)
         wk_status s = g->drv->query(g->ctx, &idle);
         if (s != WK_OK)
             return s;
-        if (idle && nr->os && wk_oneshot_status(nr->os, c->timeout_ms) != WK_OK) {
-            snprintf(msg, sizeof msg, "%s", wk_last_error());
-            abort_rank(c, WK_ERR_TIMEOUT, msg);
-            return wk_err(WK_ERR_TIMEOUT, "%s", msg);
-        }
         if (idle)
-            return WK_OK;
+            return oneshot_check(c);
         if (wk_comm_now_ms() >= deadline) {
             snprintf(msg, sizeof msg, "wk_comm_synchronize (rank %d): the stream did not finish "
                      "within %lld ms (a peer missing?); the communicator is aborted", c->rank,

@@ -5,6 +5,7 @@
 #include "gpu/gpu_driver.h"
 #include "gpu/gpu_ops.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,30 +30,46 @@ bool wk_oneshot_takes(wk_dtype dt, wk_reduce_op op, size_t count)
            count <= WK_ONESHOT_MAX_BYTES / wk_dtype_size(dt);
 }
 
-static void release(wk_oneshot *o)
+/* frees o (its device memory too unless keep) */
+static void release(wk_oneshot *o, bool keep)
 {
     wk_gpu_device *g = wk_gpu_dev(o->dev);
-    if (o->area)
+    if (o->area && !keep)
         g->drv->mem_free(g->ctx, o->area);
-    if (o->tab)
+    if (o->tab && !keep)
         g->drv->mem_free(g->ctx, o->tab);
     wk_free(o);
 }
 
-void wk_oneshot_free(wk_oneshot *o)
+/* 1 once g's stream has finished its work, polled until deadline (ms; wk_comm_now_ms) */
+static bool idle_by(wk_gpu_device *g, int64_t deadline)
+{
+    if (!g->drv->query)
+        return g->drv->sync(g->ctx) == WK_OK;
+    for (;;) {
+        bool idle = false;
+        if (g->drv->query(g->ctx, &idle) != WK_OK || idle)
+            return true; /* an error of that work: it is over */
+        if (wk_comm_now_ms() >= deadline)
+            return false;
+        sched_yield();
+    }
+}
+
+void wk_oneshot_free(wk_oneshot *o, int64_t timeout_ms)
 {
     if (!o)
         return;
     wk_oneshot_group *grp = o->grp;
+    const int64_t deadline = wk_comm_now_ms() + (timeout_ms > 0 ? timeout_ms : 1);
+    bool idle = true;
     pthread_mutex_lock(&grp->mu);
     for (int p = 0; p < o->nranks; p++) /* this rank's kernels and the live peers' */
-        if (grp->os[p]) {
-            wk_gpu_device *g = wk_gpu_dev(grp->os[p]->dev);
-            (void)g->drv->sync(g->ctx);
-        }
+        if (grp->os[p])
+            idle &= idle_by(wk_gpu_dev(grp->os[p]->dev), deadline);
     grp->os[o->rank] = NULL;
     const int left = --grp->live;
-    release(o);
+    release(o, !idle);
     pthread_mutex_unlock(&grp->mu);
     if (!left) {
         pthread_mutex_destroy(&grp->mu);
@@ -117,7 +134,7 @@ wk_status wk_oneshot_setup(wk_oneshot **os, wk_device *const *devs, int n)
     if (s != WK_OK) {
         for (int i = 0; i < n; i++)
             if (os[i]) {
-                release(os[i]);
+                release(os[i], false);
                 os[i] = NULL;
             }
         pthread_mutex_destroy(&grp->mu);

@@ -35,9 +35,11 @@ enum { WK_ONESHOT_PUT = 1, WK_ONESHOT_REDUCE = 2, WK_ONESHOT_BOTH = 3 };
  * written. All or nothing: on failure (WK_ERR_NOT_SUPPORTED where two devices cannot reach each
  * other) nothing is left. 2 <= n <= WK_ONESHOT_MAX_RANKS; devs may repeat a device (simt). */
 wk_status wk_oneshot_setup(wk_oneshot **os, wk_device *const *devs, int n);
-/* Waits for the devices of o and of the ranks of its setup not freed yet (a peer may still read
- * o's area), then frees o. NULL is a no-op. */
-void wk_oneshot_free(wk_oneshot *o);
+/* Waits up to timeout_ms for the devices of o and of the ranks of its setup not freed yet (a
+ * peer may still read o's area), then frees o; where one of them has not finished by then (a
+ * kernel of another transport that a lost peer hangs), o's device memory is left allocated
+ * rather than freed under it. NULL is a no-op. */
+void wk_oneshot_free(wk_oneshot *o, int64_t timeout_ms);
 /* 1 when the one-shot reduces count elements of dt with op: a float dtype (f32, f16, bf16,
  * f64, f8e4m3), any reduction, at most WK_ONESHOT_MAX_BYTES. */
 bool wk_oneshot_takes(wk_dtype dt, wk_reduce_op op, size_t count);
