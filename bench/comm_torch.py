@@ -4,15 +4,16 @@ torch.distributed over NCCL on two GPUs, 1 MiB to 1 GiB, one process per GPU
 torch.cuda.synchronize() on rank 0, after a few warm iterations (min_us, mean_us); b2b_us is the
 mean of the same number of calls back to back with one synchronize, as nccl-tests measures, and
 algbw/busbw come from it; busbw = algbw * 2 (n - 1) / n
-as nccl-tests defines it. Prints the same table and RESULT lines as wick_comm_bench.
-    python3 bench/comm_torch.py [--ranks N] [--max-mib M]
+as nccl-tests defines it. Prints the same table and RESULT lines as wick_comm_bench; --min-bytes
+B starts the sizes at B (as wick_comm_bench's, 200 iterations below 1 MiB).
+    python3 bench/comm_torch.py [--ranks N] [--min-bytes B] [--max-mib M]
 """
 import argparse
 import os
 import time
 
 
-def worker(rank, n, max_mib, port):
+def worker(rank, n, max_mib, port, min_bytes=1 << 20):
     import torch
     import torch.distributed as dist
 
@@ -24,10 +25,10 @@ def worker(rank, n, max_mib, port):
         print(f"torch {torch.__version__} all_reduce f32 sum, {n} x {torch.cuda.get_device_name(0)}, "
               f"nccl {'.'.join(map(str, torch.cuda.nccl.version()))}")
         print(f"{'bytes':>12} {'min_us':>10} {'mean_us':>10} {'b2b_us':>10} {'algbw_GB/s':>12} {'busbw_GB/s':>12}")
-    nbytes = 1 << 20
+    nbytes = max(min_bytes, 4)
     while nbytes <= max_mib << 20:
         view = x[: nbytes // 4]
-        warm, iters = 3, (10 if nbytes >= 256 << 20 else 30)
+        warm, iters = 3, (10 if nbytes >= 256 << 20 else 200 if nbytes < 1 << 20 else 30)
         times = []
         for it in range(warm + iters):
             dist.barrier()
@@ -60,6 +61,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--max-mib", type=int, default=1024)
+    ap.add_argument("--min-bytes", type=int, default=1 << 20)
     a = ap.parse_args()
     import torch
     import torch.multiprocessing as mp
@@ -68,7 +70,7 @@ def main():
         print(f"skip: {a.ranks} GPUs needed, {torch.cuda.device_count()} found")
         return
     port = 29500 + os.getpid() % 1000
-    mp.spawn(worker, args=(a.ranks, a.max_mib, port), nprocs=a.ranks, join=True)
+    mp.spawn(worker, args=(a.ranks, a.max_mib, port, a.min_bytes), nprocs=a.ranks, join=True)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ step "wick_comm_bench (one-shot)" "rc=$? $(grep -m1 '^wick' "$O/bench_oneshot.lo
 WICK_COMM_ONESHOT=0 timeout 300 $B/wick_comm_bench --ranks 2 --min-bytes 1024 --max-mib 4 \
   >"$O/bench_nccl.log" 2>&1
 step "wick_comm_bench (WICK_COMM_ONESHOT=0)" "rc=$?"
-PYTHONUNBUFFERED=1 timeout 300 python3 bench/comm_torch.py --ranks 2 --max-mib 4 \
+PYTHONUNBUFFERED=1 timeout 300 python3 bench/comm_torch.py --ranks 2 --min-bytes 1024 --max-mib 4 \
   >"$O/bench_torch.log" 2>&1
 step "comm_torch.py" "rc=$?"
 {
