@@ -66,15 +66,10 @@ WK_DEV void os_fence_system(void) { os_fence_system(); }
 /* wk_reduce_op (include/wick_comm.h) */
 enum { OS_SUM = 0, OS_PROD = 1, OS_MIN = 2, OS_MAX = 3, OS_AVG = 4 };
 
-/* C's NAN in the compute type (the CPU transport's NaN: a quiet NaN, sign clear) */
+/* C's NAN in the compute type (the CPU transport's NaN: a quiet NaN, sign clear; the double is
+ * the float's widened, 0x7ff8000000000000) */
 WK_DEV float os_nan(float) { return wk_fp_from_bits(0x7fc00000u); }
-WK_DEV double os_nan(double)
-{
-    const uint64_t u = 0x7ff8000000000000ull;
-    double d;
-    __builtin_memcpy(&d, &u, sizeof d);
-    return d;
-}
+WK_DEV double os_nan(double) { return (double)wk_fp_from_bits(0x7fc00000u); }
 
 /* One step of op on the compute type (comm_reduce.c's fstep) */
 template <class C> WK_DEV C os_step(C a, C b, int op)
