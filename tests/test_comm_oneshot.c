@@ -52,13 +52,7 @@ static void fill(void *p, wk_dtype dt, size_t n)
         case 4: v = -0.0; break;
         default: break;
         }
-        switch (dt) {
-        case WK_DTYPE_F32: ((float *)p)[i] = (float)v; break;
-        case WK_DTYPE_F64: ((double *)p)[i] = v; break;
-        case WK_DTYPE_F16: ((uint16_t *)p)[i] = wk_fp_f32_to_f16((float)v); break;
-        case WK_DTYPE_BF16: ((uint16_t *)p)[i] = wk_fp_f32_to_bf16((float)v); break;
-        default: ((uint8_t *)p)[i] = wk_fp_f32_to_f8e4m3((float)v); break;
-        }
+        testlib_f64_to(p, i, dt, v);
     }
 }
 
@@ -72,18 +66,6 @@ static void expect(void *out, void *const *in, int nranks, wk_dtype dt, wk_reduc
         wk_comm_avg_finish(out, n, dt, nranks);
 }
 
-/* element i of p (dtype dt) as a double */
-static double val(const void *p, wk_dtype dt, size_t i)
-{
-    switch (dt) {
-    case WK_DTYPE_F32: return ((const float *)p)[i];
-    case WK_DTYPE_F64: return ((const double *)p)[i];
-    case WK_DTYPE_F16: return wk_fp_f16_to_f32(((const uint16_t *)p)[i]);
-    case WK_DTYPE_BF16: return wk_fp_bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return wk_fp_f8e4m3_to_f32(((const uint8_t *)p)[i]);
-    }
-}
-
 /* a and b hold the same bits, except that a NaN matches any NaN: which NaN an operation on NaN
  * operands gives is the hardware's (and the compiler's operand order's) choice, not the fold's */
 static bool same(const void *a, const void *b, wk_dtype dt, size_t n)
@@ -91,7 +73,7 @@ static bool same(const void *a, const void *b, wk_dtype dt, size_t n)
     const size_t es = wk_dtype_size(dt);
     for (size_t i = 0; i < n; i++)
         if (memcmp((const char *)a + i * es, (const char *)b + i * es, es) != 0 &&
-            !(isnan(val(a, dt, i)) && isnan(val(b, dt, i))))
+            !(isnan(testlib_f64_of(a, i, dt)) && isnan(testlib_f64_of(b, i, dt))))
             return false;
     return true;
 }

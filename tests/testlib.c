@@ -149,8 +149,8 @@ wk_layout testlib_layout2(int64_t d0, int64_t d1)
     return testlib_layout(2, d);
 }
 
-/* One float element of dtype dt at index i of buf, as a double, and back. */
-static double f64_of(const void *buf, size_t i, wk_dtype dt)
+/* One float element of dtype dt at index i of buf, as a double, and back (testlib.h). */
+double testlib_f64_of(const void *buf, size_t i, wk_dtype dt)
 {
     switch (dt) {
     case WK_DTYPE_F64: return ((const double *)buf)[i];
@@ -161,7 +161,7 @@ static double f64_of(const void *buf, size_t i, wk_dtype dt)
     }
 }
 
-static void f64_to(void *buf, size_t i, wk_dtype dt, double v)
+void testlib_f64_to(void *buf, size_t i, wk_dtype dt, double v)
 {
     switch (dt) {
     case WK_DTYPE_F64: ((double *)buf)[i] = v; break;
@@ -180,7 +180,7 @@ wk_storage *testlib_upload_f64(wk_device *dev, wk_dtype dtype, const double *v, 
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        f64_to(buf, i, dtype, v[i]);
+        testlib_f64_to(buf, i, dtype, v[i]);
     wk_storage *s = testlib_upload(dev, dtype, buf, n);
     free(buf);
     return s;
@@ -196,7 +196,7 @@ int testlib_download_f64(double *v, size_t n, const wk_storage *s)
     }
     int rc = testlib_download(buf, n, s);
     for (size_t i = 0; !rc && i < n; i++)
-        v[i] = f64_of(buf, i, dt);
+        v[i] = testlib_f64_of(buf, i, dt);
     free(buf);
     return rc;
 }

@@ -55,6 +55,10 @@ int testlib_download(void *dst, size_t n, const wk_storage *s);
 wk_storage *testlib_upload_f64(wk_device *dev, wk_dtype dtype, const double *v, size_t n);
 /* v <- s as doubles (s of a float dtype); non-zero on failure (recorded). */
 int testlib_download_f64(double *v, size_t n, const wk_storage *s);
+/* Element i of host memory buf holding values of float dtype dt, as a double; and v stored
+ * there (rounded to dt with the public scalar conversions). */
+double testlib_f64_of(const void *buf, size_t i, wk_dtype dt);
+void testlib_f64_to(void *buf, size_t i, wk_dtype dt, double v);
 /* A contiguous layout of the given dims (rank 0..8). */
 wk_layout testlib_layout(int32_t rank, const int64_t *dims);
 /* 1-D / 2-D contiguous layouts. */
