@@ -19,7 +19,8 @@
  *           the CPU transport's; epoch[b] = e.
  * Two slots suffice: a block of rank r writes slot e & 1 at call e + 2 only after the same block
  * at call e + 1 saw every peer's flag e + 1, which each peer put in its call e + 1 kernel, after
- * its whole call e kernel (stream order) had read slot e & 1 (whatever slices the calls had). The per-call state lives in device memory, so a graph can replay the same launch.
+ * its whole call e kernel (stream order) had read slot e & 1 (whatever slices the calls had).
+ * The per-call state lives in device memory, so a graph can replay the same launch.
  * A wait longer than timeout (in ticks of os_timer) records the rank waited for in err and
  * ends the block (y is then undefined); the host reads err at wk_comm_synchronize.
  * Kernels (256 threads a block, grid = maxb):
@@ -32,8 +33,8 @@
 /* os_timer(): a device-wide clock at a constant rate, for the bounded wait: NVIDIA's
  * %globaltimer (nanoseconds), AMD's real-time counter (the rate HIP reports as
  * hipDeviceAttributeWallClockRate; the ROCm driver does not read it yet, so the one-shot is not
- * set up there), the host's monotonic nanoseconds on simt; wk_gpu_props' timer_khz is its rate. os_fence_system(): the writes before it reach other devices before the
- * writes after it. */
+ * set up there), the host's monotonic nanoseconds on simt; wk_gpu_props' timer_khz is its rate.
+ * os_fence_system(): the writes before it reach other devices before the writes after it. */
 #if defined(WK_SIMT)
 #include <time.h>
 WK_DEV uint64_t os_timer(void)
@@ -52,7 +53,7 @@ WK_DEV uint64_t os_timer(void)
     return (uint64_t)wall_clock64(); /* ROCm 5's: -1 where s_memrealtime is missing (gfx11) */
 #endif
 }
-WK_DEV void os_fence_system(void) { os_fence_system(); }
+WK_DEV void os_fence_system(void) { __threadfence_system(); }
 #else
 WK_DEV uint64_t os_timer(void)
 {
@@ -60,7 +61,7 @@ WK_DEV uint64_t os_timer(void)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-WK_DEV void os_fence_system(void) { os_fence_system(); }
+WK_DEV void os_fence_system(void) { __threadfence_system(); }
 #endif
 
 /* wk_reduce_op (include/wick_comm.h) */
