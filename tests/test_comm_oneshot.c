@@ -368,10 +368,41 @@ static int gpu_main(void)
     return testlib_summary();
 }
 
+/* The whole single-device suite on spec: every rank an area on that one device, two phases */
+static void suite(const char *spec)
+{
+    wk_device *dev = NULL;
+    if (TEST_EQ_STATUS(wk_device_open(&dev, spec), WK_OK) != 1)
+        return;
+    /* every dtype and reduction: 2 and 3 ranks, sizes around the 16-block split */
+    static const size_t sizes[] = {1, 15, 17, 1000};
+    for (size_t t = 0; t < sizeof DTS / sizeof DTS[0]; t++)
+        for (int op = 0; op < WK_REDUCE_OP_COUNT; op++)
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+                run_calls(dev, 2 + (int)(z & 1), DTS[t], (wk_reduce_op)op, sizes[z], 2, z & 1);
+    /* the largest message of each width, 8 ranks */
+    for (size_t t = 0; t < sizeof DTS / sizeof DTS[0]; t++)
+        run_calls(dev, 8, DTS[t], WK_REDUCE_SUM, WK_ONESHOT_MAX_BYTES / wk_dtype_size(DTS[t]), 1,
+                  false);
+    /* back to back: 300 calls with no sync between them, both slots many times over */
+    run_calls(dev, 2, WK_DTYPE_F32, WK_REDUCE_SUM, 37, 300, true);
+    run_calls(dev, 3, WK_DTYPE_BF16, WK_REDUCE_AVG, 5, 300, false);
+    run_absent(dev);
+    run_refusals(dev);
+    wk_device_close(dev);
+}
+
+/* test_comm_oneshot: simt:0 and simt:1; --device cuda: two GPUs (gpu_main); --device cuda:N:
+ * the single-device suite on that GPU (the ranks' areas on one GPU, the phases in stream order:
+ * the kernels, fences and timeout on real hardware without a second GPU) */
 int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "--device") && !strcmp(argv[2], "cuda"))
         return gpu_main();
+    if (argc > 2 && !strcmp(argv[1], "--device")) {
+        suite(argv[2]);
+        return testlib_summary();
+    }
     int nsimt = 0;
     wk_backend_device_count(&nsimt, NULL, WK_BACKEND_SIMT);
     if (nsimt < 1) {
@@ -381,26 +412,7 @@ int main(int argc, char **argv)
     for (int d = 0; d < 2 && d < nsimt; d++) {
         char spec[16];
         snprintf(spec, sizeof spec, "simt:%d", d);
-        wk_device *dev = NULL;
-        if (TEST_EQ_STATUS(wk_device_open(&dev, spec), WK_OK) != 1)
-            continue;
-        /* every dtype and reduction: 2 and 3 ranks, sizes around the 16-block split */
-        static const size_t sizes[] = {1, 15, 17, 1000};
-        for (size_t t = 0; t < sizeof DTS / sizeof DTS[0]; t++)
-            for (int op = 0; op < WK_REDUCE_OP_COUNT; op++)
-                for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
-                    run_calls(dev, 2 + (int)(z & 1), DTS[t], (wk_reduce_op)op, sizes[z], 2,
-                              z & 1);
-        /* the largest message of each width, 8 ranks */
-        for (size_t t = 0; t < sizeof DTS / sizeof DTS[0]; t++)
-            run_calls(dev, 8, DTS[t], WK_REDUCE_SUM, WK_ONESHOT_MAX_BYTES / wk_dtype_size(DTS[t]),
-                      1, false);
-        /* back to back: 300 calls with no sync between them, both slots many times over */
-        run_calls(dev, 2, WK_DTYPE_F32, WK_REDUCE_SUM, 37, 300, true);
-        run_calls(dev, 3, WK_DTYPE_BF16, WK_REDUCE_AVG, 5, 300, false);
-        run_absent(dev);
-        run_refusals(dev);
-        wk_device_close(dev);
+        suite(spec);
     }
     return testlib_summary();
 }
