@@ -11,8 +11,9 @@
  *       reference's would be NaN or infinite). A team of 8 lanes per block, 4 elements each:
  *       coalesced loads, one 32-bit store per lane, maximum and sums by xor shuffles inside the
  *       team (aligned groups of 8 lanes: the same on waves of 32 and 64).
- *   Then one of these, all with the arguments (w, xq, xd, xs, out, dt, n, k, rows) and the
- *   result out (rows, n) of dt = x (rows, k) @ W^T for rows <= R (the R in the name):
+ *   Then one of these, all with the arguments (w, xq, xd, xs, out, dt, n, k, rows) (chunks:
+ *   (w, x, out, dt, n, k): it quantizes x itself, no qmvq before it) and the result out (rows,
+ *   n) of dt = x (rows, k) @ W^T for rows <= R (the R in the name):
  *   qmv<R>_<lanes>_<q>   lanes = warp (R = 1), warp2 (R = 1, 8), warp4 (R = 1, 8), split (R = 1):
  *       wk_qmv_lanes below, one group of G = 32, 64 or 128 lanes per NC adjacent weight rows
  *       (warp, warp2, warp4: a whole 32-element sub-block per lane; split: 64 lanes per two rows,
@@ -21,7 +22,7 @@
  *       16-byte loads (wk_qmv_stream);
  *   qmv1_chunks_<q>, qmv1_chunks2_<q>   whole 256-element chunks copied coalesced through shared
  *       memory by cp.async and decoded from registers, one or two weight rows per 32-lane
- *       round (wk_qmv_chunks);
+ *       round, the activations quantized by each block into shared memory (wk_qmv_chunks);
  *   qmv8_mma_<q>   the integer products on the matrix units, 16 weight rows per block, rows of x
  *       1..8 (wk_qmv_mma);
  *   qmv<R>_rowpair_<q>   R = 2, 4: 64 threads per pair of weight rows, a whole sub-block per
@@ -33,6 +34,48 @@
 #include "qmv.h"
 
 /* ---- activations to int8 blocks of 32, with half sums */
+/* One lane of an aligned team of 8 (lanes 8j .. 8j + 7 of a warp: the same on waves of 32 and
+ * 64) holding elements 4 lane .. 4 lane + 3 of a 32-element block in v: word = its 4 int8 codes
+ * (element 4 lane + e in byte e), d = the block's scale (NaN when the block holds a NaN or an
+ * infinity), hs = the two halves' int8 sums (int16 each, low half first). Every lane of the
+ * team must call it (shuffles). */
+WK_DEV void wk_qmvq_team(const float (&v)[4], uint32_t &word, float &d, uint32_t &hs)
+{
+    float amax = 0.0f;
+    int bad = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const float a = fabsf(v[e]);
+        bad |= !(a <= 3.40282347e38f); /* NaN and infinities */
+        amax = a > amax ? a : amax;
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+        const float oa = WK_SHFL_XOR(amax, o);
+        amax = oa > amax ? oa : amax;
+        bad |= WK_SHFL_XOR(bad, o);
+    }
+    float sc, id;
+    wk_q8_grid(bad ? 0.0f : amax, d, sc, id);
+    if (bad)
+        d = __int_as_float(0x7fc00000);
+    word = 0;
+    int sum = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        float r = roundf(v[e] * sc * id);
+        r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+        word |= ((uint32_t)(int)r & 0xFFu) << (8 * e);
+        sum += (int)r;
+    }
+    /* half sums: lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31 */
+    sum += WK_SHFL_XOR(sum, 1);
+    sum += WK_SHFL_XOR(sum, 2);
+    const int other = WK_SHFL_XOR(sum, 4);
+    const int lo = (threadIdx.x & 4) ? other : sum, hi = (threadIdx.x & 4) ? sum : other;
+    hs = ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi << 16);
+}
+
 template <int D>
 WK_DEV void wk_qmvq(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
                     uint32_t *__restrict__ xq, float *__restrict__ xd, uint32_t *__restrict__ xs)
@@ -43,46 +86,18 @@ WK_DEV void wk_qmvq(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
     const int64_t lim = (total + step - 1) / step * step;
     for (int64_t i = wk_tid(); i < lim; i += step) {
         const bool ok = i < total;
-        const int64_t b = i >> 3;
-        const int lane = (int)(i & 7);
         float v[4];
-        float amax = 0.0f;
-        int bad = 0;
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
+        for (int e = 0; e < 4; e++)
             v[e] = ok ? wk_t<D>::ld(x[i * 4 + e]) : 0.0f;
-            const float a = fabsf(v[e]);
-            bad |= !(a <= 3.40282347e38f); /* NaN and infinities */
-            amax = a > amax ? a : amax;
-        }
-#pragma unroll
-        for (int o = 4; o > 0; o >>= 1) {
-            const float oa = WK_SHFL_XOR(amax, o);
-            amax = oa > amax ? oa : amax;
-            bad |= WK_SHFL_XOR(bad, o);
-        }
-        float d, sc, id;
-        wk_q8_grid(bad ? 0.0f : amax, d, sc, id);
-        if (bad)
-            d = __int_as_float(0x7fc00000);
-        uint32_t word = 0;
-        int sum = 0;
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            float r = roundf(v[e] * sc * id);
-            r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-            word |= ((uint32_t)(int)r & 0xFFu) << (8 * e);
-            sum += (int)r;
-        }
-        /* half sums: lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31 */
-        sum += WK_SHFL_XOR(sum, 1);
-        sum += WK_SHFL_XOR(sum, 2);
-        const int other = WK_SHFL_XOR(sum, 4);
+        uint32_t word, hs;
+        float d;
+        wk_qmvq_team(v, word, d, hs);
         if (ok) {
             xq[i] = word;
-            if (lane == 0) {
-                xd[b] = d;
-                xs[b] = ((uint32_t)sum & 0xFFFFu) | ((uint32_t)other << 16);
+            if ((i & 7) == 0) {
+                xd[i >> 3] = d;
+                xs[i >> 3] = hs;
             }
         }
     }
@@ -387,7 +402,8 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
 /* WK_QMV_EARLY_W: which reads may come before a matvec's grid wait. Every matvec kernel is
  * launched right after qmvq (src/gpu/gpu_quant.c qmv()), and qmvq lets its dependents start
  * only after its own grid wait: when a matvec starts, all the work before qmvq is complete and
- * its writes performed, and qmvq, still running, writes only xq, xd and xs. So W may be read
+ * its writes performed, and qmvq, still running, writes only xq, xd and xs (chunks follows the
+ * kernel that wrote x, and reads x only after its own wait). So W may be read
  * before the wait (chunks and mma copy their first W tile then, through L2 with cp.async.cg;
  * the others prefetch their rows into L2); the activations only after it. (Reading W only after
  * the wait cost a one-row chunks call 0.5-0.9 us on the H200: docs/performance.md.) rowpair is
@@ -398,7 +414,7 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * type, one Q4_K / Q5_K super-block: CB = 144..288 bytes, CV = CB / 16 words of 16 bytes).
  * Each 32-lane group takes a unit of P weight rows at a time (a template parameter: the host
  * takes P = 2 when a row has at most 16 chunks, k <= 4096, so no lane idles; else 1), units
- * gx * 8 apart (the grid is sized to the GPU, so the activations are staged once per block),
+ * gx * 8 apart (the grid is sized to the GPU, so each block quantizes the activations once),
  * in rounds of 32 chunks, 32 / P of each row. A round's 32 CV words are copied by adjacent
  * lanes (wk_cp_async16: one warp instruction covers 512 contiguous bytes of a row) into one of
  * the group's 2 stages in the same order, so lane l's chunk lands at words l CV .. (l + 1) CV
@@ -407,9 +423,10 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * while one is multiplied; one barrier per round (the GEMM's pipeline, kernels/mc.h). Launched
  * early: the first round is copied before the grid wait (WK_QMV_EARLY_W). Two stages, not more:
  * the H200 ran Q4_0 and Q4_K fastest with two (16 warps per SM; with 3 or 4 stages the shared
- * memory allows 8: docs/performance.md). The activations of the row (xq, xd, xs) are staged
- * at the start, WK_QMV_VX words per chunk (an odd stride: lane l reads chunk l's words without
- * bank conflicts). Shared memory: 16 (nch WK_QMV_VX + 2 256 CV) bytes (the host's
+ * memory allows 8: docs/performance.md). The row of x (f32, f16 or bf16: dt) is quantized by the
+ * block after the wait, by wk_qmvq's rule (the same bits as the qmvq kernel), into shared
+ * memory: WK_QMV_VX words per chunk (an odd stride: lane l reads chunk l's words without bank
+ * conflicts); no separate quantization kernel, no scratch. Shared memory: 16 (nch WK_QMV_VX + 2 256 CV) bytes (the host's
  * qmv_v_shmem). Every group of a block runs the same number of rounds (the barriers): those
  * past the last unit copy zeros and store nothing. */
 #define WK_QMV_VX 21 /* 16 words of xq, 2 of xd, 2 of xs, 1 unused */
@@ -453,8 +470,7 @@ WK_DEV void wk_qmv_chunks_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int
 }
 
 template <int Q, int P>
-WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
-                          const float *__restrict__ xd, const uint32_t *__restrict__ xs,
+WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict__ x,
                           void *__restrict__ out, int dt, int64_t n, int64_t k)
 {
     typedef wk_qmv_chunk<Q> C;
@@ -476,18 +492,32 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const uint32_t *__restr
     for (int r = 0; r < S - 1; r++) /* before the wait: W (WK_QMV_EARLY_W) */
         wk_qmv_chunks_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
     WK_GRID_WAIT();
-    for (int64_t i = threadIdx.x; i < nch * WK_QMV_VX; i += WK_BLOCK) {
-        const int64_t c = i / WK_QMV_VX;
-        const int p = (int)(i - c * WK_QMV_VX);
-        wk_u32x4 v;
-        v.x = v.y = v.z = v.w = 0u;
-        if (p < 16)
-            v = ((const wk_u32x4 *)xq)[c * 16 + p];
-        else if (p < 18)
-            v = ((const wk_u32x4 *)xd)[c * 2 + p - 16];
-        else if (p < 20 && wk_q<Q>::MIN)
-            v = ((const wk_u32x4 *)xs)[c * 2 + p - 18];
-        sx[i] = v;
+    /* The activations, quantized here (wk_qmvq's rule, bit for bit): task i of k / 4 is lane i % 8
+     * of the team of sub-block i / 8 (elements 4 i .. 4 i + 3); every thread runs the same trips
+     * (the team shuffles). */
+    {
+        uint32_t *s32 = (uint32_t *)sx;
+        const int64_t total = k / 4, lim = (total + WK_BLOCK - 1) / WK_BLOCK * WK_BLOCK;
+        for (int64_t i = threadIdx.x; i < lim; i += WK_BLOCK) {
+            const bool ok = i < total;
+            float v[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                v[e] = ok ? wk_ldf(x, i * 4 + e, dt) : 0.0f;
+            uint32_t word, hs;
+            float d;
+            wk_qmvq_team(v, word, d, hs);
+            if (ok) {
+                const int64_t b = i >> 3;
+                const int sb = (int)(b & 7), l = (int)(i & 7);
+                uint32_t *xc = s32 + (b >> 3) * WK_QMV_VX * 4;
+                xc[8 * sb + l] = word;
+                if (l == 0) {
+                    xc[64 + sb] = __float_as_uint(d);
+                    xc[72 + sb] = hs;
+                }
+            }
+        }
     }
 
     float acc = 0.0f;
@@ -560,12 +590,10 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const uint32_t *__restr
  * for AMD: its 74 KiB or more of shared memory exceed the 64 KiB of LDS a workgroup has, so the
  * host never launches it there (the kernels would only cost compile time). */
 #define WK_QMV_VP(QN, Q, PN, P)                                                                \
-    WK_KERNEL qmv1_chunks##PN##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,     \
-                                     const uint32_t *xs, void *out, int dt, int64_t n,         \
-                                     int64_t k, int rows)                                      \
+    WK_KERNEL qmv1_chunks##PN##_##QN(const uint8_t *w, const void *x, void *out, int dt,       \
+                                     int64_t n, int64_t k)                                     \
     {                                                                                          \
-        (void)rows; /* 1 */                                                                    \
-        wk_qmv_chunks<Q, P>(w, xq, xd, xs, out, dt, n, k);                                     \
+        wk_qmv_chunks<Q, P>(w, x, out, dt, n, k);                                              \
     }
 #define WK_QMV_CHUNKS(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
 #if !defined(WK_HIP)
@@ -981,11 +1009,13 @@ WK_QMV_ROWPAIR(q5_k, WK_Q5_K) WK_QMV_ROWPAIR(q6_k, WK_Q6_K) WK_QMV_ROWPAIR(q8_k,
  * of f32/f16/bf16 in any pairing, products and sums in f32 (the same value as converting W to
  * x's dtype first only where that conversion is exact; it is never rounded here). A 32-lane
  * group per PMV_NC adjacent weight rows; with vec (host-checked: W, x and both row strides
- * 16-byte aligned) each lane loads 16 bytes of each weight row per trip and the matching
- * activations in one or two vector loads, else one element per lane per trip. Reduction by xor
+ * 16-byte aligned) each lane loads PMV_U chunks of 16 bytes of each weight row per trip (all in
+ * flight before the first product) and the matching activations in one or two vector loads,
+ * else one element per lane per trip. Reduction by xor
  * shuffles inside aligned 32-lane groups (wave64-correct). Decode's f16/bf16 weights with f32
  * activations read W once instead of converting all of it to f32 first. */
 #define PMV_NC 2
+#define PMV_U 4 /* 16-byte chunks per weight row in flight per lane */
 /* f16 bits -> f32 with selects instead of branches (fpconv.h's wk_fp_f16_to_f32 branches on
  * the exponent): normal values rebiased in place, zeros and subnormals as m * 2^-24 (exact, and
  * no subnormal operand, so flush-to-zero settings cannot matter), infinities and NaNs given
@@ -1033,6 +1063,54 @@ template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
     return D == WK_DT_F16 ? wk_pmv_f16(h) : __int_as_float((int)(h << 16));
 }
 
+/* U 16-byte chunks of each of a lane's NC weight rows at element e0 + u G E (u < U): loaded
+ * together (U NC loads in flight per lane before the first product), then converted and
+ * multiplied against x's matching chunks. */
+template <int W, int D, int R, int U, int NC>
+WK_DEV void wk_pmv_chunks(const typename wk_t<W>::S *(&wr)[NC],
+                          const typename wk_t<D>::S *xs, int64_t e0, int64_t k, int rows,
+                          float (&acc)[R][NC])
+{
+    typedef typename wk_t<W>::S WS;
+    typedef typename wk_t<D>::S XS;
+    const int E = 16 / (int)sizeof(WS), XV = E * (int)sizeof(XS) / 4, G = 32;
+    uint32_t wv[U][NC][4];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            wk_qmv_ldx<4>((const uint32_t *)(wr[c] + e0 + (int64_t)u * G * E), wv[u][c]);
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t eu = e0 + (int64_t)u * G * E;
+        float wf[NC][E]; /* converted once, used by every row of x */
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            if (W != WK_DT_F16 || !wk_pmv_f16_normal(wv[u][c], wf[c]))
+#pragma unroll
+                for (int i = 0; i < E; i++)
+                    wf[c][i] = wk_pmv_el<W>(wv[u][c], i);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (r < rows) {
+                uint32_t xv[XV];
+                wk_qmv_ldx<XV>((const uint32_t *)(xs + (int64_t)r * k + eu), xv);
+#pragma unroll
+                for (int i = 0; i < E; i++) {
+                    const float xf = wk_pmv_el<D>(xv, i);
+#pragma unroll
+                    for (int c = 0; c < NC; c++)
+                        acc[r][c] += wf[c][i] * xf;
+                }
+            }
+        }
+    }
+}
+
+/* Launched early (the host's WK_LAUNCH_EARLY): before the grid wait the block prefetches the
+ * first PMV_U chunks of its weight rows into L2 (what its first trip reads), nothing else. Then
+ * trips of PMV_U chunks per row and lane while a whole trip fits in k, single chunks after, and
+ * without vec one element per lane per trip. */
 template <int W, int D, int R>
 WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void *__restrict__ out,
                    int64_t n, int64_t k, int rows, int vec)
@@ -1040,10 +1118,20 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
     typedef typename wk_t<W>::S WS;
     typedef typename wk_t<D>::S XS;
     const int E = 16 / (int)sizeof(WS);       /* elements per 16-byte weight load */
-    const int XV = E * (int)sizeof(XS) / 4;   /* words of activation per chunk: 2, 4 or 8 */
-    const int G = 32, NC = PMV_NC;
+    const int G = 32, NC = PMV_NC, U = PMV_U;
     const int g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
-    const int64_t col0 = ((int64_t)blockIdx.x * (WK_BLOCK / G) + g) * NC;
+    const int64_t row0 = (int64_t)blockIdx.x * (WK_BLOCK / G) * NC;
+    const int64_t col0 = row0 + (int64_t)g * NC;
+    {
+        const int64_t rowbytes = k * (int64_t)sizeof(WS), lines = (int64_t)U * G * E * (int64_t)sizeof(WS) / 128;
+        const int64_t nl = rowbytes / 128 < lines ? (rowbytes + 127) / 128 : lines;
+        for (int64_t i = threadIdx.x; i < (WK_BLOCK / G) * NC * nl; i += WK_BLOCK) {
+            const int64_t r = row0 + i / nl;
+            if (r < n)
+                WK_PREFETCH_L2((const uint8_t *)w + r * rowbytes + i % nl * 128);
+        }
+    }
+    WK_GRID_WAIT();
     const WS *wr[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) /* past n: row n - 1, never stored */
@@ -1055,34 +1143,13 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
 #pragma unroll
         for (int c = 0; c < NC; c++)
             acc[r][c] = 0.0f;
-    const int64_t kv = vec ? k / E * E : 0;
-    for (int64_t e0 = (int64_t)t * E; e0 < kv; e0 += (int64_t)G * E) {
-        uint32_t wv[NC][4];
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            wk_qmv_ldx<4>((const uint32_t *)(wr[c] + e0), wv[c]);
-        float wf[NC][E]; /* converted once, used by every row of x */
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            if (W != WK_DT_F16 || !wk_pmv_f16_normal(wv[c], wf[c]))
-#pragma unroll
-                for (int i = 0; i < E; i++)
-                    wf[c][i] = wk_pmv_el<W>(wv[c], i);
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            if (r < rows) {
-                uint32_t xv[XV];
-                wk_qmv_ldx<XV>((const uint32_t *)(xs + (int64_t)r * k + e0), xv);
-#pragma unroll
-                for (int i = 0; i < E; i++) {
-                    const float xf = wk_pmv_el<D>(xv, i);
-#pragma unroll
-                    for (int c = 0; c < NC; c++)
-                        acc[r][c] += wf[c][i] * xf;
-                }
-            }
-        }
-    }
+    const int64_t kv = vec ? k / E * E : 0, span = (int64_t)G * E;
+    const int64_t ku = kv / (span * U) * (span * U);
+    int64_t e0 = (int64_t)t * E;
+    for (; e0 < ku; e0 += span * U)
+        wk_pmv_chunks<W, D, R, U, NC>(wr, xs, e0, k, rows, acc);
+    for (; e0 < kv; e0 += span)
+        wk_pmv_chunks<W, D, R, 1, NC>(wr, xs, e0, k, rows, acc);
     for (int64_t e = kv + t; e < k; e += G) {
         float wf[NC];
 #pragma unroll
@@ -1100,6 +1167,7 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
     wk_qmv_group_sum<R, NC, G>(acc);
     if (t == 0)
         wk_qmv_store<R, NC>(out, acc, D, n, col0, rows);
+    WK_GRID_LAUNCH_DEPENDENTS();
 }
 
 #define WK_PMV(R, WN, W, XN, X)                                                                 \

@@ -184,7 +184,8 @@ out:
  * (m, k) of dt hold values exact in their types (uploaded, then read back); expected: the f64
  * sum; bound: ulp(dt) |s| for the rounding to dt plus (k + 32) 2^-24 sa for f32 sums in any
  * order; a NaN in x or an infinity in W gives what the f64 sum gives. k = 515 runs the
- * element-wise path (rows not 16-byte multiples), 1024 the vector one. */
+ * element-wise path (rows not 16-byte multiples), 1024 the vector one, 2600 its trips of 4
+ * chunks and the single chunks after them. */
 static void pmv_case(wk_device *dev, wk_qtype wt, wk_dtype dt, int64_t m, int64_t n, int64_t k,
                      int with_nan)
 {
@@ -352,6 +353,10 @@ int main(void)
                     pmv_case(dev, PTS[a], PDS[b], m, 37, 1024, 0);
                     pmv_case(dev, PTS[a], PDS[b], m, 19, 515, 0);
                 }
+                /* 4-chunk trips, then single chunks: 2600 = 2 x 1024 + 552 (16-bit W), 5 x 512
+                 * + 40 (f32 W) */
+                pmv_case(dev, PTS[a], PDS[b], 1, 21, 2600, 0);
+                pmv_case(dev, PTS[a], PDS[b], 6, 21, 2600, 0);
                 pmv_case(dev, PTS[a], PDS[b], 3, 5, 64, 1);
             }
         wk_device_close(dev);

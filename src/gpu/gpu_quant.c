@@ -6,7 +6,9 @@
  *   - qmatmul, rows <= 8 (decode): the activations quantized once to int8 blocks of 32 with
  *     half sums in scratch (kernels/qmv.cu qmvq_<dt>), then integer dot products against the
  *     weight blocks by the kernel qmv_pick names (qmv<R>_<kernel>_<q>: the measurements each
- *     rests on are cited there; WICK_QMV forces one, for benchmarks);
+ *     rests on are cited there; WICK_QMV forces one, for benchmarks); the one-row chunks kernel
+ *     quantizes x itself by the same rule (one launch, no scratch);
+ *   - F32/F16/BF16 weights, rows <= 8: pmv<R>_<w>_<x>, W read once in its own type;
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
  * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
@@ -135,7 +137,8 @@ static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out
     char name[64];
     wk_gpu_kname(name, sizeof name, parts, 3);
     void *args[] = {&w, &x, &out, &n, &k, &rowsi, &vec};
-    return wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+    /* launched early: it prefetches its first weight chunks, then waits (kernels/qmv.cu) */
+    return wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
 }
 
 static wk_status plain_qmatmul(wk_device *dev, wk_dtype from, wk_dtype dt, void *out,
@@ -377,18 +380,11 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
     return qmv_runs(dev, pick, r, qt, k, w) ? pick : fallback;
 }
 
-/* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel. */
+/* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel; chunks
+ * (one row) quantizes x itself: one kernel, no scratch. */
 static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
                      int64_t rows, const void *w, int64_t n, int64_t k)
 {
-    int64_t nsub = k / 32, nblk = rows * nsub;
-    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), xd: nblk floats, xs: nblk
-     * words */
-    void *scr;
-    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * 8, &scr);
-    if (s != WK_OK)
-        return s;
-    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
     const char *kname = qmv_pick(dev, r, qt, n, k, w);
     const bool chunks = !strcmp(kname, "chunks"), mma = !strcmp(kname, "mma");
@@ -402,7 +398,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
                          : mma  ? qmv_mma_shmem(dev, qt, k, w) : 0;
     int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / kern->g) * kern->nc);
     const int vp = k <= 16 * 256 ? 2 : 1; /* chunks: rows per unit (kernels/qmv.cu) */
-    if (chunks) { /* one pass of blocks over the GPU: activations staged once per block */
+    if (chunks) { /* one pass of blocks over the GPU: activations quantized once per block */
         gx = ceil_div(vp == 2 ? ceil_div(n, 2) : n, WK_GPU_BLOCK / 32); /* units of vp rows */
         const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
         /* blocks per multiprocessor: what its shared memory holds (the block limit stands for
@@ -411,24 +407,40 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         per = per < 1 ? 1 : per > 2 ? 2 : per;
         gx = gx < sm * per ? gx : sm * per;
     }
+    if (gx > INT32_MAX)
+        return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
     char name[64];
-    if (gx > INT32_MAX) {
-        s = wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
-    } else {
-        const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
-        wk_gpu_kname(name, sizeof name, qparts, 2);
-        void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
-        s = wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
+    int dti = (int)dt, rowsi = (int)rows;
+    const char head[5] = {'q', 'm', 'v', (char)('0' + kern->r), 0};
+    const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
+    if (chunks) { /* dynamic shared memory; launched early */
+        wk_gpu_kname(name, sizeof name, parts, 3);
+        void *args[] = {&w, &x, &out, &dti, &n, &k};
+        wk_gpu_fn fn;
+        wk_status s = wk_gpu_function(&fn, dev, "qmv", name);
+        if (s == WK_OK)
+            s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1, (unsigned)shmem,
+                                 args, WK_LAUNCH_EARLY);
+        return s;
     }
+    int64_t nsub = k / 32, nblk = rows * nsub;
+    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), xd: nblk floats, xs: nblk
+     * words */
+    void *scr;
+    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * 8, &scr);
+    if (s != WK_OK)
+        return s;
+    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
+    const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
+    wk_gpu_kname(name, sizeof name, qparts, 2);
+    void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
+    s = wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
     if (s == WK_OK) {
-        int dti = (int)dt, rowsi = (int)rows;
-        const char head[5] = {'q', 'm', 'v', (char)('0' + kern->r), 0};
-        const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
         wk_gpu_kname(name, sizeof name, parts, 3);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         if (rowpair) { /* no grid wait in it: launched after qmvq ends */
             s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
-        } else if (chunks || mma) { /* dynamic shared memory; launched early */
+        } else if (mma) { /* dynamic shared memory; launched early */
             wk_gpu_fn fn;
             s = wk_gpu_function(&fn, dev, "qmv", name);
             if (s == WK_OK)
