@@ -74,6 +74,7 @@ template <int OP, int DT> struct wk_binary_fn {
     WK_KERNEL binary_##name##_##dtn(int64_t n, const void *a, const void *b, void *y)          \
     {                                                                                          \
         WK_GRID_WAIT(); /* launched early (gpu_binary.c) */                                    \
+        WK_GRID_LAUNCH_DEPENDENTS(); /* the next early kernel may start */                     \
         wk_map2(n, (const wk_t<DT>::S *)a, (const wk_t<DT>::S *)b, (wk_t<DT>::S *)y,           \
                 wk_binary_fn<OP, DT>());                                                       \
     }

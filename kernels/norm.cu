@@ -106,6 +106,7 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         const void *res = nullptr, void *sum = nullptr)
 {
     WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
+    WK_GRID_LAUNCH_DEPENDENTS(); /* the next early kernel may start: its weight prefetch */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int N = 16 / (int)sizeof(S);
@@ -241,6 +242,7 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
                            int64_t M, int64_t D, int32_t G, const wk_klay<1> &R, float epsf)
 {
     WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
+    WK_GRID_LAUNCH_DEPENDENTS(); /* the next early kernel may start: its weight prefetch */
     typedef typename wk_t<DT>::S S;
     typedef typename wk_t<DT>::C C;
     const int gpb = WK_BLOCK / G, g = threadIdx.x / G, lane = threadIdx.x % G;
