@@ -500,10 +500,16 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict_
         const int64_t total = k / 4, lim = (total + WK_BLOCK - 1) / WK_BLOCK * WK_BLOCK;
         for (int64_t i = threadIdx.x; i < lim; i += WK_BLOCK) {
             const bool ok = i < total;
-            float v[4];
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (ok && dt == WK_DT_F32 && ((uintptr_t)x & 15) == 0) { /* one 16-byte load */
+                const wk_u32x4 a = ((const wk_u32x4 *)x)[i];
+                v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+                v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+            } else if (ok) {
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                v[e] = ok ? wk_ldf(x, i * 4 + e, dt) : 0.0f;
+                for (int e = 0; e < 4; e++)
+                    v[e] = wk_ldf(x, i * 4 + e, dt);
+            }
             uint32_t word, hs;
             float d;
             wk_qmvq_team(v, word, d, hs);
