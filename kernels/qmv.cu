@@ -431,6 +431,7 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * past the last unit copy zeros and store nothing. */
 #define WK_QMV_VX 21 /* 16 words of xq, 2 of xd, 2 of xs, 1 unused */
 #define WK_QMV_VS 2  /* stages per group */
+#define WK_QMV_XT 4  /* activation tasks per thread loaded together */
 template <int Q> struct wk_qmv_chunk {
     enum {
         NB = 256 / wk_q<Q>::QK,     /* blocks per chunk */
@@ -493,34 +494,45 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict_
         wk_qmv_chunks_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
     WK_GRID_WAIT();
     /* The activations, quantized here (wk_qmvq's rule, bit for bit): task i of k / 4 is lane i % 8
-     * of the team of sub-block i / 8 (elements 4 i .. 4 i + 3); every thread runs the same trips
-     * (the team shuffles). */
+     * of the team of sub-block i / 8 (elements 4 i .. 4 i + 3). A trip takes WK_QMV_XT tasks per
+     * thread, WK_BLOCK apart, all loaded before the first is quantized (k = 14336 in 4 trips
+     * instead of 14 load latencies); every thread runs the same trips (the team shuffles). */
     {
         uint32_t *s32 = (uint32_t *)sx;
-        const int64_t total = k / 4, lim = (total + WK_BLOCK - 1) / WK_BLOCK * WK_BLOCK;
-        for (int64_t i = threadIdx.x; i < lim; i += WK_BLOCK) {
-            const bool ok = i < total;
-            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (ok && dt == WK_DT_F32 && ((uintptr_t)x & 15) == 0) { /* one 16-byte load */
-                const wk_u32x4 a = ((const wk_u32x4 *)x)[i];
-                v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
-                v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
-            } else if (ok) {
+        const int XT = WK_QMV_XT;
+        const bool v4 = dt == WK_DT_F32 && ((uintptr_t)x & 15) == 0; /* one 16-byte load */
+        const int64_t total = k / 4, tripn = (int64_t)XT * WK_BLOCK;
+        for (int64_t i0 = threadIdx.x; i0 < (total + tripn - 1) / tripn * tripn; i0 += tripn) {
+            float v[XT][4];
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    v[e] = wk_ldf(x, i * 4 + e, dt);
+            for (int j = 0; j < XT; j++) {
+                const int64_t i = i0 + (int64_t)j * WK_BLOCK;
+                v[j][0] = v[j][1] = v[j][2] = v[j][3] = 0.0f;
+                if (i < total && v4) {
+                    const wk_u32x4 q = ((const wk_u32x4 *)x)[i];
+                    v[j][0] = __uint_as_float(q.x), v[j][1] = __uint_as_float(q.y);
+                    v[j][2] = __uint_as_float(q.z), v[j][3] = __uint_as_float(q.w);
+                } else if (i < total) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        v[j][e] = wk_ldf(x, i * 4 + e, dt);
+                }
             }
-            uint32_t word, hs;
-            float d;
-            wk_qmvq_team(v, word, d, hs);
-            if (ok) {
-                const int64_t b = i >> 3;
-                const int sb = (int)(b & 7), l = (int)(i & 7);
-                uint32_t *xc = s32 + (b >> 3) * WK_QMV_VX * 4;
-                xc[8 * sb + l] = word;
-                if (l == 0) {
-                    xc[64 + sb] = __float_as_uint(d);
-                    xc[72 + sb] = hs;
+#pragma unroll
+            for (int j = 0; j < XT; j++) {
+                const int64_t i = i0 + (int64_t)j * WK_BLOCK;
+                uint32_t word, hs;
+                float d;
+                wk_qmvq_team(v[j], word, d, hs);
+                if (i < total) {
+                    const int64_t b = i >> 3;
+                    const int sb = (int)(b & 7), l = (int)(i & 7);
+                    uint32_t *xc = s32 + (b >> 3) * WK_QMV_VX * 4;
+                    xc[8 * sb + l] = word;
+                    if (l == 0) {
+                        xc[64 + sb] = __float_as_uint(d);
+                        xc[72 + sb] = hs;
+                    }
                 }
             }
         }
