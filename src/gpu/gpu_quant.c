@@ -341,7 +341,8 @@ static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt,
  * and W (n, k) at w. The rules come from the H200 runs beside ggml, warm L2
  * (docs/performance.md, "Quantized matvec": the per-kernel times of each shape and type; the
  * rule picked the fastest kernel or one within 1.08x of it in every case measured):
- *   1 row:   chunks for Q4_K and Q5_K, and for Q4_0 and Q8_0 with k > 4096; stream for Q3_K and
+ *   1 row:   chunks for Q4_K and Q5_K (Q4_0 and Q8_0 at k = 14336 lost to warp2 + qmvq once
+ *            chunks quantized x itself: H100 19.9 / 37.0 us against 15.3 / 29.6); stream for Q3_K and
  *            Q6_K; for Q8_0 split, or warp4 when W has at least twice as many rows as columns
  *            ("tall"); for the rest warp2, or warp when tall (enough rows to fill the GPU with
  *            one warp each);
@@ -368,8 +369,7 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
         pick = qmv_mma_type(qt) ? "mma"
                : r < 8          ? "rowpair"
                : qt == WK_QTYPE_Q2_K && !tall ? "warp4" : "warp2";
-    else if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K ||
-             (k > 4096 && (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)))
+    else if (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K)
         pick = "chunks";
     else if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
         pick = "stream";
