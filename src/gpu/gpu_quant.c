@@ -380,6 +380,18 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
     return qmv_runs(dev, pick, r, qt, k, w) ? pick : fallback;
 }
 
+/* A qmv kernel with dynamic shared memory (chunks, mma), launched early. */
+static wk_status qmv_launch_smem(wk_device *dev, const char *name, int64_t gx, size_t shmem,
+                                 void **args)
+{
+    wk_gpu_fn fn;
+    wk_status s = wk_gpu_function(&fn, dev, "qmv", name);
+    if (s == WK_OK)
+        s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1, (unsigned)shmem, args,
+                             WK_LAUNCH_EARLY);
+    return s;
+}
+
 /* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel; chunks
  * (one row) quantizes x itself: one kernel, no scratch. */
 static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
@@ -416,12 +428,7 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     if (chunks) { /* dynamic shared memory; launched early */
         wk_gpu_kname(name, sizeof name, parts, 3);
         void *args[] = {&w, &x, &out, &dti, &n, &k};
-        wk_gpu_fn fn;
-        wk_status s = wk_gpu_function(&fn, dev, "qmv", name);
-        if (s == WK_OK)
-            s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1, (unsigned)shmem,
-                                 args, WK_LAUNCH_EARLY);
-        return s;
+        return qmv_launch_smem(dev, name, gx, shmem, args);
     }
     int64_t nsub = k / 32, nblk = rows * nsub;
     /* xq: rows * k bytes (16-byte aligned runs of 32 per block), xd: nblk floats, xs: nblk
@@ -440,12 +447,8 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         if (rowpair) { /* no grid wait in it: launched after qmvq ends */
             s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
-        } else if (mma) { /* dynamic shared memory; launched early */
-            wk_gpu_fn fn;
-            s = wk_gpu_function(&fn, dev, "qmv", name);
-            if (s == WK_OK)
-                s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1,
-                                     (unsigned)shmem, args, WK_LAUNCH_EARLY);
+        } else if (mma) {
+            s = qmv_launch_smem(dev, name, gx, shmem, args);
         } else { /* launched early (kernels/qmv.cu: they wait for the work before them) */
             s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         }
