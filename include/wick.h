@@ -146,9 +146,11 @@ typedef enum wk_op {
     /* quantized tensors (the dtype is the float side: f32, f16 or bf16; see wk_qtype) */
     WK_OP_DEQUANTIZE = 120, WK_OP_QMATMUL = 121, WK_OP_QEMBEDDING = 122,
     /* decode (float dtypes) */
-    WK_OP_DECODE_ATTENTION = 130, WK_OP_ROPE_KV_APPEND = 131
+    WK_OP_DECODE_ATTENTION = 130, WK_OP_ROPE_KV_APPEND = 131,
+    /* int8 activations (wk_quantize_act, wk_add_rms_norm_act, wk_qmatmul_act; float dtypes) */
+    WK_OP_QUANTIZE_ACT = 132, WK_OP_ADD_RMS_NORM_ACT = 133, WK_OP_QMATMUL_ACT = 134
 } wk_op;
-#define WK_OP_ID_LIMIT 132 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 135 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -611,8 +613,39 @@ WK_API wk_status wk_qmatmul(wk_storage **out, const wk_storage *x, const wk_layo
 WK_API wk_status wk_qembedding(wk_storage **out, wk_dtype dt, const wk_storage *ids,
                                const wk_layout *li, const wk_storage *w, wk_qtype qt,
                                int64_t rows, int64_t k);
-/* 1 if dev runs op (WK_OP_DEQUANTIZE, WK_OP_QMATMUL, WK_OP_QEMBEDDING) for block type qt with
- * float dtype dt; 0 otherwise (an unknown value included). */
+/* Int8 activations: x (m, k) quantized once and read by any number of wk_qmatmul_act calls (a
+ * decode step's norm produces them for the products that read its output: no quantization per
+ * product). The rule is the one wk_qmatmul applies to x wherever it quantizes x (the CPU at every
+ * row count, GPUs at m <= 8; docs/semantics.md "Int8 activations"): blocks of 32 contiguous
+ * elements of a row, scale d = max|x| / 127 in f32, codes round(x * (1 / d)) (half away from
+ * zero, in [-127, 127]; a block whose max|x| is below 2^-60 is scaled by 2^64 first); a block
+ * holding a NaN or an infinity gets d = NaN and codes 0. The activations
+ * are a u8 storage of wk_act_bytes(m, k) bytes, k a multiple of 32, little-endian:
+ *   bytes [0, m k): the codes (int8), row-major;
+ *   then m k / 32 f32 scales d, block b of row r at index r k / 32 + b;
+ *   then m k / 32 words of half sums, the same indexing: the sum of the block's codes 0..15 as
+ *   an int16 in the low half, of codes 16..31 in the high half. */
+/* m k + 8 m k / 32 bytes; -1 when m or k is negative, k is not a multiple of 32 or the size
+ * overflows. */
+WK_API int64_t wk_act_bytes(int64_t m, int64_t k);
+/* out (u8, wk_act_bytes(m, k), x's device) = x (..., k) quantized, m = the count of the other
+ * dims; x f32, f16 or bf16, rank >= 1, any layout, k a multiple of 32. */
+WK_API wk_status wk_quantize_act(wk_storage **out, const wk_storage *x, const wk_layout *lx);
+/* wk_add_rms_norm plus act = wk_quantize_act(out), bit for bit, in one op: sum and out may be
+ * NULL (not returned), act may not; D a multiple of 32. On failure no output is set. */
+WK_API wk_status wk_add_rms_norm_act(wk_storage **sum, wk_storage **out, wk_storage **act,
+                                     const wk_storage *x, const wk_layout *lx,
+                                     const wk_storage *r, const wk_layout *lr,
+                                     const wk_storage *alpha, const wk_layout *la, float eps);
+/* out (m, n) of dt = the activations act (m rows of k: u8, wk_act_bytes(m, k) bytes or more) @
+ * W^T, W (n, k) quantized to qt in w (act's device). Where wk_qmatmul quantizes x (CPU: every m
+ * and block type; GPUs: m <= 8) wk_qmatmul_act(wk_quantize_act(x)) is wk_qmatmul(x) bit for
+ * bit; elsewhere (F32/F16/BF16 weights, GPUs at m > 8) the activations are decoded (code x d,
+ * rounded to dt once) and multiplied as wk_qmatmul multiplies x. */
+WK_API wk_status wk_qmatmul_act(wk_storage **out, wk_dtype dt, const wk_storage *act, int64_t m,
+                                const wk_storage *w, wk_qtype qt, int64_t n, int64_t k);
+/* 1 if dev runs op (WK_OP_DEQUANTIZE, WK_OP_QMATMUL, WK_OP_QEMBEDDING, WK_OP_QMATMUL_ACT) for
+ * block type qt with float dtype dt; 0 otherwise (an unknown value included). */
 WK_API int wk_device_supports_quant(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt);
 
 /* ---------------------------------------------------------------- GGUF files */

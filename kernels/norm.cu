@@ -29,8 +29,12 @@
  *       the dtype once and stored to sum, the norm then taken of the rounded values with the
  *       same plan and reductions as norm_*_reg<KV> on sum: out is that kernel's result bit for
  *       bit
- *       (the host falls back to the binary add plus the norm kernel elsewhere).
+ *       (the host falls back to the binary add plus the norm kernel elsewhere);
+ *   norm_add_rms_act_f32_reg<KV>(x, r, alpha, out, sum, act, M, D, G, R, eps)  that f32 kernel
+ *       also writing out's int8 activations to act (wk_add_rms_norm_act; qact.h's team rule on
+ *       the rounded outputs, so act is qmvq_f32's bits on out); G >= 8, D a multiple of 32.
  * beta is ignored (may be NULL) by rms_norm. */
+#include "qact.h"
 #include "rows.h"
 
 WK_DEV float nm_sqrt(float v) { return sqrtf(v); }
@@ -100,10 +104,10 @@ template <int DT, int KV> struct nm_vals<DT, KV, false> {
  * one reduction (nm_chan_op over per-thread partials, each thread's own two passes over its
  * registers first; the two-reduction kernels before it lost on the H200: 1.23x PyTorch against
  * 0.98x, docs/performance.md "Memory-bound ops"), rms_norm's one sum through wk_row_allmerge. */
-template <int DT, bool LAYER, int KV, bool RES = false>
+template <int DT, bool LAYER, int KV, bool RES = false, bool ACT = false>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
-                        const void *res = nullptr, void *sum = nullptr)
+                        const void *res = nullptr, void *sum = nullptr, uint8_t *act = nullptr)
 {
     WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     WK_GRID_LAUNCH_DEPENDENTS(); /* the next early kernel may start: its weight prefetch */
@@ -193,9 +197,10 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
             sc = nm_sqrt(p[0] / n + eps);
         }
 #pragma unroll
-        for (int k = 0; k < KV; k++)
+        for (int k = 0; k < KV; k++) {
+            wk_pack<S, N> o;
             if (k < kv) {
-                wk_pack<S, N> a, b, o;
+                wk_pack<S, N> a, b;
                 a.raw = av[lane + k * G].raw;
                 if (LAYER)
                     b.raw = bv[lane + k * G].raw;
@@ -206,6 +211,27 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
                 yv[lane + k * G].raw = o.raw;
             }
+            if (ACT) { /* out's activations (qact.h: f32, N = 4, G >= 8: vectors u .. u + 7 of
+                        * a 32-element block are 8 aligned lanes); every lane calls the team
+                        * rule (shuffles), zeros where no vector lies */
+                float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                if (k < kv)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        f[e] = (float)wk_t<DT>::ld(o.v[e]);
+                uint32_t word, hs;
+                float d;
+                wk_qmvq_team(f, word, d, hs);
+                const int64_t u = row * nv + lane + k * G; /* its code word; block u / 8 */
+                if (k < kv) {
+                    ((uint32_t *)act)[u] = word;
+                    if ((u & 7) == 0) {
+                        ((float *)(act + M * D))[u >> 3] = d;
+                        ((uint32_t *)(act + M * D + M * D / 8))[u >> 3] = hs;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -343,6 +369,17 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps, r, sum);            \
     }
 #define WK_NORM_A(dtn, DT, KV) WK_NORM_A1(rms, false, dtn, DT, KV) WK_NORM_A1(layer, true, dtn, DT, KV)
+/* add_rms_norm_act: the f32 "_reg" add_rms_norm writing the activations of out too (qact.h's
+ * rule, the bits of qmvq_f32 on out; wick.h's layout in act); the host asks for G >= 8. */
+#define WK_NORM_ACT(KV)                                                                        \
+    WK_KERNEL norm_add_rms_act_f32_reg##KV(const void *x, const void *r, const void *alpha,    \
+                                           void *out, void *sum, uint8_t *act, int64_t M,      \
+                                           int64_t D, int32_t G, wk_klay<1> R, float eps)      \
+    {                                                                                          \
+        nm_rows_reg<WK_DT_F32, false, KV, true, true>(x, alpha, nullptr, out, M, D, G, R, eps, \
+                                                      r, sum, act);                            \
+    }
+WK_NORM_ACT(2) WK_NORM_ACT(4) WK_NORM_ACT(8)
 WK_NORM_A(f32, WK_DT_F32, 2) WK_NORM_A(f32, WK_DT_F32, 4) WK_NORM_A(f32, WK_DT_F32, 8)
 WK_NORM_A(bf16, WK_DT_BF16, 2) WK_NORM_A(bf16, WK_DT_BF16, 4) WK_NORM_A(bf16, WK_DT_BF16, 8)
 WK_NORM_A(f16, WK_DT_F16, 2) WK_NORM_A(f16, WK_DT_F16, 4)

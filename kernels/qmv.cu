@@ -3,7 +3,8 @@
  * which kernel runs where and cites the measurements (docs/performance.md, "Quantized matvec").
  * Every kernel is named for how it walks W; each is the default somewhere on the GPUs measured.
  *
- *   qmvq_<dt>(nblk, x, xq, xd, xs)
+ *   qmvq_<dt>(nblk, x, xq, xd, xs)   (also wk_quantize_act: xq, xd, xs are then the parts of
+ *       the activations' storage, wick.h's layout)
  *       activations quantized once per call, ggml's q8_1 rule: block b of 32 contiguous
  *       elements of x (f32/f16/bf16) -> xq[8b..8b+7] = 32 int8 round(x / d), d = max|x| / 127,
  *       xd[b] = d, xs[b] = the sums of the two halves' int8 values (int16 each, low half first);
@@ -12,7 +13,8 @@
  *       coalesced loads, one 32-bit store per lane, maximum and sums by xor shuffles inside the
  *       team (aligned groups of 8 lanes: the same on waves of 32 and 64).
  *   Then one of these, all with the arguments (w, xq, xd, xs, out, dt, n, k, rows) (chunks:
- *   (w, x, out, dt, n, k): it quantizes x itself, no qmvq before it) and the result out (rows,
+ *   (w, x, xa, out, dt, n, k): it quantizes x itself, no qmvq before it, or copies the given
+ *   activations xa when not NULL) and the result out (rows,
  *   n) of dt = x (rows, k) @ W^T for rows <= R (the R in the name):
  *   qmv<R>_<lanes>_<q>   lanes = warp (R = 1), warp2 (R = 1, 8), warp4 (R = 1, 8), split (R = 1):
  *       wk_qmv_lanes below, one group of G = 32, 64 or 128 lanes per NC adjacent weight rows
@@ -31,51 +33,10 @@
  * Accuracy against dequantize + exact matmul: the activations carry the int8 rounding error (at
  * most d/2 = max|x|/254 per element), the integer dot products are exact, the float sums add
  * f32 rounding (see docs/parity.md). */
+#include "qact.h"
 #include "qmv.h"
 
-/* ---- activations to int8 blocks of 32, with half sums */
-/* One lane of an aligned team of 8 (lanes 8j .. 8j + 7 of a warp: the same on waves of 32 and
- * 64) holding elements 4 lane .. 4 lane + 3 of a 32-element block in v: word = its 4 int8 codes
- * (element 4 lane + e in byte e), d = the block's scale (NaN when the block holds a NaN or an
- * infinity), hs = the two halves' int8 sums (int16 each, low half first). Every lane of the
- * team must call it (shuffles). */
-WK_DEV void wk_qmvq_team(const float (&v)[4], uint32_t &word, float &d, uint32_t &hs)
-{
-    float amax = 0.0f;
-    int bad = 0;
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const float a = fabsf(v[e]);
-        bad |= !(a <= 3.40282347e38f); /* NaN and infinities */
-        amax = a > amax ? a : amax;
-    }
-#pragma unroll
-    for (int o = 4; o > 0; o >>= 1) {
-        const float oa = WK_SHFL_XOR(amax, o);
-        amax = oa > amax ? oa : amax;
-        bad |= WK_SHFL_XOR(bad, o);
-    }
-    float sc, id;
-    wk_q8_grid(bad ? 0.0f : amax, d, sc, id);
-    if (bad)
-        d = __int_as_float(0x7fc00000);
-    word = 0;
-    int sum = 0;
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-        float r = roundf(v[e] * sc * id);
-        r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-        word |= ((uint32_t)(int)r & 0xFFu) << (8 * e);
-        sum += (int)r;
-    }
-    /* half sums: lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31 */
-    sum += WK_SHFL_XOR(sum, 1);
-    sum += WK_SHFL_XOR(sum, 2);
-    const int other = WK_SHFL_XOR(sum, 4);
-    const int lo = (threadIdx.x & 4) ? other : sum, hi = (threadIdx.x & 4) ? sum : other;
-    hs = ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi << 16);
-}
-
+/* ---- activations to int8 blocks of 32, with half sums (the team rule: qact.h) */
 template <int D>
 WK_DEV void wk_qmvq(int64_t nblk, const typename wk_t<D>::S *__restrict__ x,
                     uint32_t *__restrict__ xq, float *__restrict__ xd, uint32_t *__restrict__ xs)
@@ -472,7 +433,8 @@ WK_DEV void wk_qmv_chunks_copy(wk_u32x4 *st, const wk_u32x4 *wv, int64_t ri, int
 
 template <int Q, int P>
 WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict__ x,
-                          void *__restrict__ out, int dt, int64_t n, int64_t k)
+                          const uint32_t *__restrict__ xa, void *__restrict__ out, int dt,
+                          int64_t n, int64_t k)
 {
     typedef wk_qmv_chunk<Q> C;
     const int CV = C::CV, S = WK_QMV_VS, SUBS = wk_q<Q>::QK / 32, NWB = WK_BLOCK / 32;
@@ -493,11 +455,22 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict_
     for (int r = 0; r < S - 1; r++) /* before the wait: W (WK_QMV_EARLY_W) */
         wk_qmv_chunks_copy<CV, P>(sw + r * SSTEP, wv, r, rounds, nr, u0, nw, n, nch, lane);
     WK_GRID_WAIT();
+    if (xa) { /* the activations given (wick.h's layout: k / 4 code words, k / 32 scales, k / 32
+               * half-sum words): copied into the layout below */
+        uint32_t *s32 = (uint32_t *)sx;
+        const uint32_t *ad = xa + k / 4, *as = ad + k / 32;
+        for (int64_t i = threadIdx.x; i < k / 4; i += WK_BLOCK)
+            s32[(i >> 6) * WK_QMV_VX * 4 + (i & 63)] = xa[i];
+        for (int64_t b = threadIdx.x; b < k / 32; b += WK_BLOCK) {
+            uint32_t *xc = s32 + (b >> 3) * WK_QMV_VX * 4;
+            xc[64 + (b & 7)] = ad[b];
+            xc[72 + (b & 7)] = as[b];
+        }
+    } else {
     /* The activations, quantized here (wk_qmvq's rule, bit for bit): task i of k / 4 is lane i % 8
      * of the team of sub-block i / 8 (elements 4 i .. 4 i + 3). A trip takes WK_QMV_XT tasks per
      * thread, WK_BLOCK apart, all loaded before the first is quantized (k = 14336 in 4 trips
      * instead of 14 load latencies); every thread runs the same trips (the team shuffles). */
-    {
         uint32_t *s32 = (uint32_t *)sx;
         const int XT = WK_QMV_XT;
         const bool v4 = dt == WK_DT_F32 && ((uintptr_t)x & 15) == 0; /* one 16-byte load */
@@ -608,10 +581,10 @@ WK_DEV void wk_qmv_chunks(const uint8_t *__restrict__ w, const void *__restrict_
  * for AMD: its 74 KiB or more of shared memory exceed the 64 KiB of LDS a workgroup has, so the
  * host never launches it there (the kernels would only cost compile time). */
 #define WK_QMV_VP(QN, Q, PN, P)                                                                \
-    WK_KERNEL qmv1_chunks##PN##_##QN(const uint8_t *w, const void *x, void *out, int dt,       \
-                                     int64_t n, int64_t k)                                     \
+    WK_KERNEL qmv1_chunks##PN##_##QN(const uint8_t *w, const void *x, const uint32_t *xa,      \
+                                     void *out, int dt, int64_t n, int64_t k)                  \
     {                                                                                          \
-        wk_qmv_chunks<Q, P>(w, x, out, dt, n, k);                                              \
+        wk_qmv_chunks<Q, P>(w, x, xa, out, dt, n, k);                                          \
     }
 #define WK_QMV_CHUNKS(QN, Q) WK_QMV_VP(QN, Q, , 1) WK_QMV_VP(QN, Q, 2, 2)
 #if !defined(WK_HIP)
@@ -883,6 +856,20 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
 WK_QMVQ(f32, WK_DT_F32)
 WK_QMVQ(f16, WK_DT_F16)
 WK_QMVQ(bf16, WK_DT_BF16)
+
+/* act_decode_<dt>(n, act, x): x[i] = code i x its block's scale (f32), rounded to dt once: the
+ * activations (wick.h's layout, n = m k elements) as floats, for the products that do not read
+ * int8 activations (float weights, more than 8 rows). */
+#define WK_ACT_DECODE(DN, D)                                                                   \
+    WK_KERNEL act_decode_##DN(int64_t n, const uint8_t *act, void *x)                          \
+    {                                                                                          \
+        const float *d = (const float *)(act + n);                                             \
+        for (int64_t i = wk_tid(); i < n; i += wk_nthreads())                                  \
+            ((wk_t<D>::S *)x)[i] = wk_t<D>::st((float)(int8_t)act[i] * d[i >> 5]);             \
+    }
+WK_ACT_DECODE(f32, WK_DT_F32)
+WK_ACT_DECODE(f16, WK_DT_F16)
+WK_ACT_DECODE(bf16, WK_DT_BF16)
 
 /* ---- rowpair: rows of x <= R (2 or 4), a block of 256 threads is 4 groups of 64; group g owns
  * NC adjacent output columns (weight rows) and its 64 threads walk the k/32 sub-blocks of those

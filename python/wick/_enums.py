@@ -55,6 +55,7 @@ class Op(IntEnum):
     ROPE_I = 114; ROPE_THD = 115; ARG_SORT_LAST_DIM = 116  # noqa: E702
     DEQUANTIZE = 120; QMATMUL = 121; QEMBEDDING = 122  # noqa: E702
     DECODE_ATTENTION = 130; ROPE_KV_APPEND = 131  # noqa: E702
+    QUANTIZE_ACT = 132; ADD_RMS_NORM_ACT = 133; QMATMUL_ACT = 134  # noqa: E702
 
 
 class Backend(IntEnum):

@@ -1,5 +1,6 @@
 /* api_fused.c: front end of candle-nn's fused ops: softmax_last_dim, rms_norm, layer_norm, rope,
- * rope_i, rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm. Checks every
+ * rope_i, rope_thd, arg_sort_last_dim, and of wick's add_rms_norm / add_layer_norm /
+ * add_rms_norm_act. Checks every
  * argument once (docs/semantics.md, "Fused ops"), allocates the contiguous output and calls the
  * backend. Order of the checks: NULL output, operands (NULL, layout), devices, dtype agreement,
  * shapes, then whether the op is defined for the dtype and implemented by the device. */
@@ -137,20 +138,24 @@ wk_status wk_layer_norm(wk_storage **out, const wk_storage *x, const wk_layout *
     return norm_run(out, WK_OP_LAYER_NORM, x, lx, alpha, la, beta, lb, eps);
 }
 
-/* wk_add_rms_norm (op ADD_RMS_NORM) and wk_add_layer_norm: sum = x + r rounded, out = the norm
- * of sum. Both outputs are allocated (sum even when the caller does not want it: the backend
- * writes it either way) and set only on success. */
-static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_op op, const wk_storage *x,
-                              const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
-                              const wk_storage *alpha, const wk_layout *la,
+/* wk_add_rms_norm (op ADD_RMS_NORM), wk_add_layer_norm and wk_add_rms_norm_act (act non-NULL):
+ * sum = x + r rounded, out = the norm of sum, act = its int8 activations. sum and out are
+ * allocated even when the caller does not want them (the backend writes them either way); the
+ * outputs are set only on success. */
+static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_storage **act, wk_op op,
+                              const wk_storage *x, const wk_layout *lx, const wk_storage *r,
+                              const wk_layout *lr, const wk_storage *alpha, const wk_layout *la,
                               const wk_storage *beta, const wk_layout *lb, float eps)
 {
     const char *name = wk_op_name(op);
     const int layer = op == WK_OP_ADD_LAYER_NORM;
     wk_status st;
-    if (sum && sum == out)
-        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: sum and out are the same output", name);
-    if ((st = fz_check_x(out, x, lx, name)) || (st = wk_check_operand(r, lr, name, "r")) ||
+    if ((sum && (sum == out || sum == act)) || (out && out == act))
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: two outputs are the same pointer", name);
+    if (act) /* the norm's output is optional here: checked through act */
+        *act = NULL;
+    if ((st = fz_check_x(act ? act : out, x, lx, name)) ||
+        (st = wk_check_operand(r, lr, name, "r")) ||
         (st = wk_check_operand(alpha, la, name, "alpha")) ||
         (layer && (st = wk_check_operand(beta, lb, name, "beta"))))
         return st;
@@ -162,29 +167,49 @@ static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_op op, cons
         (layer && (st = fz_check_vec(lx, lb, name, "beta"))))
         return st;
     wk_device *dev = x->dev;
+    const int64_t n = wk_layout_elem_count(lx), D = lx->dims[lx->rank - 1];
+    int64_t abytes = 0;
+    if (act && D % 32 != 0)
+        return wk_err(WK_ERR_SHAPE, "%s: the last dim %lld is not a multiple of 32", name,
+                      (long long)D);
+    if (act && (abytes = wk_act_bytes(D > 0 ? n / D : 0, D)) < 0)
+        return wk_err(WK_ERR_OVERFLOW, "%s: the activations' size overflows", name);
     if ((st = wk_check_op(dev, op, x->dtype)))
         return st;
-    const int64_t n = wk_layout_elem_count(lx);
-    wk_storage *s = NULL, *o = NULL;
+    wk_storage *s = NULL, *o = NULL, *a = NULL;
     if ((st = wk_storage_new(&s, dev, x->dtype, (size_t)n, name)) ||
-        (st = wk_storage_new(&o, dev, x->dtype, (size_t)n, name))) {
+        (st = wk_storage_new(&o, dev, x->dtype, (size_t)n, name)) ||
+        (act && (st = wk_storage_new(&a, dev, WK_DTYPE_U8, (size_t)abytes, name)))) {
         wk_storage_free(s);
+        wk_storage_free(o);
         return st;
     }
-    if (n > 0)
-        st = dev->be->add_norm(dev, layer ? WK_OP_LAYER_NORM : WK_OP_RMS_NORM, x->dtype, s->data,
-                               o->data, x->data, lx, r->data, lr, alpha->data, la,
-                               layer ? beta->data : NULL, layer ? lb : NULL, eps);
+    const int nop = layer ? WK_OP_LAYER_NORM : WK_OP_RMS_NORM;
+    if (n > 0 && act && dev->be->add_norm_act) {
+        st = dev->be->add_norm_act(dev, x->dtype, s->data, o->data, a->data, x->data, lx, r->data,
+                                   lr, alpha->data, la, eps);
+    } else if (n > 0) {
+        st = dev->be->add_norm(dev, nop, x->dtype, s->data, o->data, x->data, lx, r->data, lr,
+                               alpha->data, la, layer ? beta->data : NULL, layer ? lb : NULL, eps);
+        if (!st && act) /* the composition: the same bits as the fused entry */
+            st = dev->be->quantize_act(dev, x->dtype, a->data, o->data, n / D, D);
+    }
     if (st) {
         wk_storage_free(s);
         wk_storage_free(o);
+        wk_storage_free(a);
         return st;
     }
     if (sum)
         *sum = s;
     else
         wk_storage_free(s);
-    *out = o;
+    if (out)
+        *out = o;
+    else
+        wk_storage_free(o);
+    if (act)
+        *act = a;
     return WK_OK;
 }
 
@@ -192,7 +217,19 @@ wk_status wk_add_rms_norm(wk_storage **sum, wk_storage **out, const wk_storage *
                           const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
                           const wk_storage *alpha, const wk_layout *la, float eps)
 {
-    return add_norm_run(sum, out, WK_OP_ADD_RMS_NORM, x, lx, r, lr, alpha, la, NULL, NULL, eps);
+    return add_norm_run(sum, out, NULL, WK_OP_ADD_RMS_NORM, x, lx, r, lr, alpha, la, NULL, NULL,
+                        eps);
+}
+
+wk_status wk_add_rms_norm_act(wk_storage **sum, wk_storage **out, wk_storage **act,
+                              const wk_storage *x, const wk_layout *lx, const wk_storage *r,
+                              const wk_layout *lr, const wk_storage *alpha, const wk_layout *la,
+                              float eps)
+{
+    if (!act)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "add_rms_norm_act: NULL output (act)");
+    return add_norm_run(sum, out, act, WK_OP_ADD_RMS_NORM_ACT, x, lx, r, lr, alpha, la, NULL,
+                        NULL, eps);
 }
 
 wk_status wk_add_layer_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
@@ -200,7 +237,8 @@ wk_status wk_add_layer_norm(wk_storage **sum, wk_storage **out, const wk_storage
                             const wk_storage *alpha, const wk_layout *la, const wk_storage *beta,
                             const wk_layout *lb, float eps)
 {
-    return add_norm_run(sum, out, WK_OP_ADD_LAYER_NORM, x, lx, r, lr, alpha, la, beta, lb, eps);
+    return add_norm_run(sum, out, NULL, WK_OP_ADD_LAYER_NORM, x, lx, r, lr, alpha, la, beta, lb,
+                        eps);
 }
 
 /* x rank 4 with D even; cos and sin the same dims, (Tc, D/2) or (B, Tc, D/2) with Tc >= T. */

@@ -1,5 +1,6 @@
 /* api_quant.c: front end of the quantized ops: wk_quantize, wk_dequantize, wk_qmatmul,
- * wk_qembedding, wk_device_supports_quant. Checks every argument once, for every backend (order
+ * wk_qembedding, wk_device_supports_quant, and the int8 activations (wk_act_bytes,
+ * wk_quantize_act, wk_qmatmul_act). Checks every argument once, for every backend (order
  * and statuses: docs/semantics.md, "Quantized tensors"), allocates the contiguous output and
  * calls the backend's quantized entries (supports_q, dequantize, qmatmul, qembedding). Quantizing
  * is host work (the GGUF writer's): it runs on the CPU only, through the CPU backend's quantize
@@ -12,7 +13,8 @@ static bool qtype_valid(wk_qtype qt) { return wk_qtype_block_elems(qt) > 0; }
 int wk_device_supports_quant(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt)
 {
     if (!dev || !qtype_valid(qt) ||
-        (op != WK_OP_DEQUANTIZE && op != WK_OP_QMATMUL && op != WK_OP_QEMBEDDING))
+        (op != WK_OP_DEQUANTIZE && op != WK_OP_QMATMUL && op != WK_OP_QEMBEDDING &&
+         op != WK_OP_QMATMUL_ACT))
         return 0;
     const wk_backend *be = dev->be;
     return wk_op_defined(op, dt) && be->supports(dev, op, dt) && be->supports_q &&
@@ -234,6 +236,114 @@ wk_status wk_qembedding(wk_storage **out, wk_dtype dt, const wk_storage *ids, co
     /* called whenever there are ids, so every id is validated even when k = 0 */
     if (nids > 0 && (st = ids->dev->be->qembedding(ids->dev, qt, dt, o->data, ids->data, it, li,
                                                    w->data, rows, k))) {
+        wk_storage_free(o);
+        return st;
+    }
+    *out = o;
+    return WK_OK;
+}
+
+/* ---- int8 activations (wick.h; docs/semantics.md "Int8 activations") */
+
+int64_t wk_act_bytes(int64_t m, int64_t k)
+{
+    int64_t n, b;
+    if (m < 0 || k < 0 || k % 32 != 0 || __builtin_mul_overflow(m, k, &n) ||
+        __builtin_mul_overflow(n / 32, 8, &b) || __builtin_add_overflow(n, b, &b))
+        return -1;
+    return b;
+}
+
+/* The activations' size for m rows of k in op `name`: k a multiple of 32 (WK_ERR_SHAPE), no
+ * overflow (WK_ERR_OVERFLOW). */
+static wk_status act_size(int64_t *bytes, int64_t m, int64_t k, const char *name)
+{
+    if (k % 32 != 0)
+        return wk_err(WK_ERR_SHAPE, "%s: %lld elements per row is not a multiple of 32", name,
+                      (long long)k);
+    if ((*bytes = wk_act_bytes(m, k)) < 0)
+        return wk_err(WK_ERR_OVERFLOW, "%s: the activations of %lld x %lld elements overflow",
+                      name, (long long)m, (long long)k);
+    return WK_OK;
+}
+
+wk_status wk_quantize_act(wk_storage **out, const wk_storage *x, const wk_layout *lx)
+{
+    const char *name = "quantize_act";
+    wk_status st;
+    if (!out)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
+    *out = NULL;
+    if ((st = wk_check_operand(x, lx, name, "x")))
+        return st;
+    char sx[256];
+    if (lx->rank < 1)
+        return wk_err(WK_ERR_SHAPE, "%s: want x (..., k) of rank >= 1, got %s", name,
+                      wk_layout_str(sx, sizeof sx, lx));
+    const int64_t k = lx->dims[lx->rank - 1];
+    int64_t m = 1, bytes = 0;
+    for (int32_t d = 0; d < lx->rank - 1; d++)
+        m *= lx->dims[d]; /* no overflow: the layout's element count passed its checks */
+    if ((st = act_size(&bytes, m, k, name)) || (st = wk_check_op(x->dev, WK_OP_QUANTIZE_ACT, x->dtype)))
+        return st;
+    const void *xp;
+    wk_storage *tmp, *o;
+    if ((st = contiguous(&xp, &tmp, x, lx, name)))
+        return st;
+    if ((st = wk_storage_new(&o, x->dev, WK_DTYPE_U8, (size_t)bytes, name))) {
+        wk_storage_free(tmp);
+        return st;
+    }
+    if (bytes > 0)
+        st = x->dev->be->quantize_act(x->dev, x->dtype, o->data, xp, m, k);
+    wk_storage_free(tmp);
+    if (st) {
+        wk_storage_free(o);
+        return st;
+    }
+    *out = o;
+    return WK_OK;
+}
+
+wk_status wk_qmatmul_act(wk_storage **out, wk_dtype dt, const wk_storage *act, int64_t m,
+                         const wk_storage *w, wk_qtype qt, int64_t n, int64_t k)
+{
+    const char *name = "qmatmul_act";
+    wk_status st;
+    if (!out)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
+    *out = NULL;
+    if (!act)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL storage for act", name);
+    if (!w)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL storage for w", name);
+    if ((st = wk_check_same_device(act, w, name)))
+        return st;
+    if (act->dtype != WK_DTYPE_U8)
+        return wk_err(WK_ERR_DTYPE, "%s: the activations must be a u8 storage, got %s", name,
+                      wk_dtype_name(act->dtype));
+    if ((st = check_q_kind(name, WK_OP_QMATMUL_ACT, dt, w, qt, n, k)))
+        return st;
+    if (m < 0)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: negative row count %lld", name, (long long)m);
+    int64_t bytes = 0, cnt;
+    if ((st = act_size(&bytes, m, k, name)))
+        return st;
+    if ((uint64_t)bytes > (uint64_t)act->len)
+        return wk_err(WK_ERR_SHAPE, "%s: %lld x %lld activations need %lld bytes, the storage "
+                      "holds %zu", name, (long long)m, (long long)k, (long long)bytes, act->len);
+    if ((st = check_q_size(name, WK_OP_QMATMUL_ACT, act->dev, dt, w, qt, n, k)))
+        return st;
+    if (__builtin_mul_overflow(m, n, &cnt))
+        return wk_err(WK_ERR_OVERFLOW, "%s: the output element count overflows", name);
+    wk_storage *o;
+    if ((st = wk_storage_new(&o, act->dev, dt, (size_t)cnt, name)))
+        return st;
+    if (cnt > 0 && k == 0) /* empty sums */
+        st = act->dev->be->memset_zero(act->dev, o->data, (size_t)cnt * wk_dtype_size(dt));
+    else if (cnt > 0)
+        st = act->dev->be->qmatmul_act(act->dev, qt, dt, o->data, act->data, m, w->data, n, k);
+    if (st) {
         wk_storage_free(o);
         return st;
     }

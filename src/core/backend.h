@@ -236,6 +236,20 @@ struct wk_backend {
      * the block size): host work, so only the CPU backend has it (NULL elsewhere; wk_quantize
      * asks for x on the CPU). */
     wk_status (*quantize)(wk_qtype qt, void *out, const float *x, int64_t n);
+    /* ---- int8 activations (wk_quantize_act; layout and rule: wick.h, docs/semantics.md).
+     * quantize_act: act <- x (m, k) of dt (f32, f16, bf16), contiguous, k a multiple of 32. */
+    wk_status (*quantize_act)(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t m,
+                              int64_t k);
+    /* add_norm (op RMS_NORM) writing the activations of out to act as well (the bits of
+     * quantize_act on out); NULL: the front end runs add_norm, then quantize_act on out. */
+    wk_status (*add_norm_act)(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
+                              const void *x, const wk_layout *lx, const void *r,
+                              const wk_layout *lr, const void *alpha, const wk_layout *la,
+                              float eps);
+    /* out (m, n) of dt = act (m rows of k) @ W^T, W (n, k) quantized (supports_q with op
+     * QMATMUL_ACT says for which qt). */
+    wk_status (*qmatmul_act)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                             int64_t m, const void *w, int64_t n, int64_t k);
 };
 
 /* The backends linked into this build (NULL where a backend is not compiled in). */

@@ -56,6 +56,9 @@ bool wk_backend_has_family(const wk_backend *be, wk_op op)
     case WK_OP_QEMBEDDING: return be->qembedding != NULL && be->supports_q != NULL;
     case WK_OP_DECODE_ATTENTION: return be->attention != NULL;
     case WK_OP_ROPE_KV_APPEND: return be->rope_kv != NULL;
+    case WK_OP_QUANTIZE_ACT: return be->quantize_act != NULL;
+    case WK_OP_ADD_RMS_NORM_ACT: return be->quantize_act != NULL && be->add_norm != NULL;
+    case WK_OP_QMATMUL_ACT: return be->qmatmul_act != NULL && be->supports_q != NULL;
     }
     return false;
 }

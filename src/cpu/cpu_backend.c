@@ -115,4 +115,6 @@ const wk_backend wk_cpu_backend = {
     .qmatmul = wk_cpu_qmatmul,
     .quantize = wk_cpu_quantize,
     .qembedding = wk_cpu_qembedding,
+    .quantize_act = wk_cpu_quantize_act,
+    .qmatmul_act = wk_cpu_qmatmul_act,
 };

@@ -116,6 +116,11 @@ wk_status wk_cpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, co
 wk_status wk_cpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
                             wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
                             int64_t k);
+/* cpu_qact.c: the int8 activations (contracts in backend.h) */
+wk_status wk_cpu_quantize_act(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t m,
+                              int64_t k);
+wk_status wk_cpu_qmatmul_act(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                             int64_t m, const void *w, int64_t n, int64_t k);
 /* cpu_quantize.c: out (n / block_elems blocks of qt) <- x (n contiguous f32, n a multiple of the
  * block size). Host work: the CPU vtable's quantize, which the front end's wk_quantize calls
  * (quantizing is CPU-only). Fails only with WK_ERR_OUT_OF_MEMORY. */

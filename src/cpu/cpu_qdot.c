@@ -177,8 +177,26 @@ static void rows_path(int path, const wk_qdot_job *jb, int64_t r0, int64_t r1, i
 }
 
 
-wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
-                      const void *w, int64_t n, int64_t k)
+/* x's codes, scales and half sums from the activations act (wick.h's layout) instead of
+ * quantizing x: rows [r0, r1) of m. */
+static void act_unpack(const uint8_t *act, int64_t m, int64_t r0, int64_t r1, int64_t nsub,
+                       int8_t *xq, float *xd, int32_t *xh)
+{
+    const int64_t k = nsub * 32;
+    memcpy(xq + r0 * k, act + r0 * k, (size_t)((r1 - r0) * k));
+    memcpy(xd + r0 * nsub, act + m * k + r0 * nsub * 4, (size_t)((r1 - r0) * nsub) * 4);
+    const uint8_t *hs = act + m * k + m * nsub * 4;
+    for (int64_t b = r0 * nsub; b < r1 * nsub; b++) {
+        uint32_t v;
+        memcpy(&v, hs + 4 * b, 4);
+        xh[2 * b] = (int16_t)(v & 0xFFFFu);
+        xh[2 * b + 1] = (int16_t)(v >> 16);
+    }
+}
+
+/* wk_cpu_qdot and wk_cpu_qdot_act: x quantized here, or its activations given (act). */
+static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x,
+                          const uint8_t *act, int64_t rows, const void *w, int64_t n, int64_t k)
 {
     const int64_t nsub = k / 32;
     const int amx = path == WK_QDOT_AMX && rows >= WK_QDOT_AMX_MIN_ROWS && wk_qgemm_amx_takes((int)qt);
@@ -213,8 +231,13 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
     char *scratch = (char *)(((uintptr_t)((char *)xf + fb) + 63) & ~(uintptr_t)63);
     const int simd_x = path >= WK_QDOT_AVX512;
 #pragma omp parallel for schedule(static) if (par && rows > 1)
-    for (int64_t r = 0; r < rows; r++)
-        (simd_x ? wk_qdot_quant_x_avx512 : wk_qdot_quant_x)((int)dt, x, r, r + 1, nsub, xq, xd, xh);
+    for (int64_t r = 0; r < rows; r++) {
+        if (act)
+            act_unpack(act, rows, r, r + 1, nsub, xq, xd, xh);
+        else
+            (simd_x ? wk_qdot_quant_x_avx512 : wk_qdot_quant_x)((int)dt, x, r, r + 1, nsub, xq, xd,
+                                                                  xh);
+    }
     if (prow > rows) {
         memset(xq + rows * nsub * 32, 0, (size_t)((prow - rows) * nsub * 32));
         memset(xd + rows * nsub, 0, (size_t)((prow - rows) * nsub) * sizeof(float));
@@ -264,4 +287,16 @@ wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void 
     }
     wk_host_free(buf);
     return WK_OK;
+}
+
+wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
+                      const void *w, int64_t n, int64_t k)
+{
+    return qdot_run(path, qt, dt, out, x, NULL, rows, w, n, k);
+}
+
+wk_status wk_cpu_qdot_act(int path, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                          int64_t rows, const void *w, int64_t n, int64_t k)
+{
+    return qdot_run(path, qt, dt, out, NULL, act, rows, w, n, k);
 }

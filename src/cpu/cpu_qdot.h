@@ -63,6 +63,11 @@ const char *wk_cpu_qdot_name(int path);
 wk_status wk_cpu_qdot(int path, wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
                       const void *w, int64_t n, int64_t k);
 
+/* The same from x's activations (wick.h's layout: wk_quantize_act) instead of x: the bits of
+ * wk_cpu_qdot on the x they were quantized from. */
+wk_status wk_cpu_qdot_act(int path, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                          int64_t rows, const void *w, int64_t n, int64_t k);
+
 /* Output rows [j0, j1) of jb, per path (cpu_qdot.c, cpu_qdot_avx2.c, cpu_qdot_avx512.c). */
 void wk_qdot_rows_scalar(const wk_qdot_job *jb, int64_t j0, int64_t j1);
 void wk_qdot_rows_avx2(const wk_qdot_job *jb, int64_t j0, int64_t j1);

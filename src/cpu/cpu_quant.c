@@ -20,7 +20,8 @@ bool wk_cpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt)
 {
     (void)dev;
     return wk_qtype_block_elems(qt) > 0 && wk_op_defined(op, dt) &&
-           (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING);
+           (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING ||
+            op == WK_OP_QMATMUL_ACT);
 }
 
 /* ---- block decoders, one per type, generated from the block list */

@@ -100,6 +100,10 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
                           const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
                           const void *alpha, const wk_layout *la, const void *beta,
                           const wk_layout *lb, float eps); /* gpu_norm.c */
+wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
+                              const void *x, const wk_layout *lx, const void *r,
+                              const wk_layout *lr, const void *alpha, const wk_layout *la,
+                              float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
 /* gpu_flash.c: the prefill kernel (kernels/flash.cu) takes a: 16-bit q, k, v of one dtype, D 64 or
  * 128, Lq >= 64, no lens, aligned rows (WICK_ATTN_FLASH=0: never). */
@@ -125,6 +129,10 @@ wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, co
 wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *ids,
                             wk_dtype idt, const wk_layout *li, const void *w, int64_t rows,
                             int64_t k);
+wk_status wk_gpu_quantize_act(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t m,
+                              int64_t k);
+wk_status wk_gpu_qmatmul_act(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                             int64_t m, const void *w, int64_t n, int64_t k);
 
 /* ---- GEMM, shared by matmul and the convolutions (gpu_matmul.c).
  * For each batch i < batch: C_i (m x n, row-major, row stride ldc) = A_i (m x k) @ B_i (k x n),

@@ -234,10 +234,14 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
  * kernel (norm.cu's norm_add_*, which takes the plan the norm kernel would take for sum, so out
  * is the same bits) where x and r are contiguous and 16-byte aligned, dt is f32, f16 or bf16 and
  * the register plan applies; elsewhere the binary add, then the norm of sum. */
-wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps)
+/* The both entries' body: act NULL (wk_gpu_add_norm) or the activations of out (wk_gpu_add_norm_act:
+ * norm_add_rms_act_f32_reg<kv> where the f32 register plan has G >= 8 threads per row, so that
+ * each 32-element block lies in 8 aligned lanes; elsewhere the unfused way, then quantize_act on
+ * out: the same bits). */
+static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                              void *act, const void *x, const wk_layout *lx, const void *r,
+                              const wk_layout *lr, const void *alpha, const wk_layout *la,
+                              const void *beta, const wk_layout *lb, float eps)
 {
     const bool layer = op == WK_OP_LAYER_NORM;
     if ((op != WK_OP_RMS_NORM && !layer) || layer != (beta != NULL) || !alpha || lx->rank < 1)
@@ -256,14 +260,16 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
     int32_t G = 1;
     int64_t blocks = 0;
     const int kv = fusable ? row_plan(dev, op, dt, M, D, true, &G, &blocks) : 0;
-    if (!kv) {
-        wk_status s = wk_gpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
-        if (s != WK_OK)
-            return s;
+    if (!kv || (act && (dt != WK_DTYPE_F32 || G < 8 || D % 32 != 0))) {
+        wk_status s = kv ? add_norm_run(dev, op, dt, sum, out, NULL, x, lx, r, lr, alpha, la,
+                                        beta, lb, eps)
+                         : wk_gpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
         wk_layout ls;
-        if ((s = wk_layout_contiguous(&ls, lx->rank, lx->dims)) != WK_OK)
-            return s;
-        return wk_gpu_rowop(dev, op, dt, out, sum, &ls, alpha, la, beta, lb, eps);
+        if (s == WK_OK && !kv && (s = wk_layout_contiguous(&ls, lx->rank, lx->dims)) == WK_OK)
+            s = wk_gpu_rowop(dev, op, dt, out, sum, &ls, alpha, la, beta, lb, eps);
+        if (s == WK_OK && act)
+            s = wk_gpu_quantize_act(dev, dt, act, out, M, D);
+        return s;
     }
     void *ta = NULL, *tb = NULL;
     const void *ap = NULL, *bp = NULL;
@@ -275,18 +281,47 @@ wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void
         wk_klay1 R;
         wk_layout outer;
         wk_gpu_klay1(&R, &outer, &rows);
-        char name[48]; /* norm_add_<rms|layer>_<dt>_reg<kv>, without snprintf (a decode op) */
+        /* norm_add_<rms|layer>_<dt>_reg<kv> or norm_add_rms_act_f32_reg<kv>, without snprintf
+         * (a decode op) */
+        char name[48];
         const char rkv[5] = {'r', 'e', 'g', (char)('0' + kv), 0};
-        const char *parts[5] = {"norm", "add", layer ? "layer" : "rms", wk_gpu_dtype_kname(dt),
-                                rkv};
-        wk_gpu_kname(name, sizeof name, parts, 5);
+        const char *parts[6] = {"norm", "add", layer ? "layer" : "rms"};
+        int np = 3;
+        if (act)
+            parts[np++] = "act";
+        parts[np++] = wk_gpu_dtype_kname(dt);
+        parts[np++] = rkv;
+        wk_gpu_kname(name, sizeof name, parts, np);
         int64_t Mv = M, Dv = D;
-        void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};
-        s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+        if (act) {
+            void *args[] = {&xp, &rp, &ap, &out, &sum, &act, &Mv, &Dv, &G, &R, &eps};
+            s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+        } else {
+            void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};
+            s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
+        }
     }
     if (ta)
         wk_gpu_scratch_free(dev, ta);
     if (tb)
         wk_gpu_scratch_free(dev, tb);
     return s;
+}
+
+wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
+                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
+                          const void *alpha, const wk_layout *la, const void *beta,
+                          const wk_layout *lb, float eps)
+{
+    return add_norm_run(dev, op, dt, sum, out, NULL, x, lx, r, lr, alpha, la, beta, lb, eps);
+}
+
+/* wk_add_rms_norm_act: add_rms_norm and the activations of out (act). */
+wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
+                              const void *x, const wk_layout *lx, const void *r,
+                              const wk_layout *lr, const void *alpha, const wk_layout *la,
+                              float eps)
+{
+    return add_norm_run(dev, WK_OP_RMS_NORM, dt, sum, out, act, x, lx, r, lr, alpha, la, NULL, NULL,
+                        eps);
 }

@@ -53,7 +53,8 @@ static bool q_float(wk_dtype dt)
 bool wk_gpu_supports_q(const wk_device *dev, wk_op op, wk_qtype qt, wk_dtype dt)
 {
     (void)dev;
-    return (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING) &&
+    return (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING ||
+            op == WK_OP_QMATMUL_ACT) &&
            (q_has_kernels(qt) || q_plain(qt) >= 0) && q_float(dt);
 }
 
@@ -392,10 +393,34 @@ static wk_status qmv_launch_smem(wk_device *dev, const char *name, int64_t gx, s
     return s;
 }
 
+/* The activations' parts in wick.h's layout at p (rows x k): codes, scales, half sums. */
+static void act_parts(const void *p, int64_t rows, int64_t k, const void **xq, const void **xd,
+                      const void **xs)
+{
+    *xq = p;
+    *xd = wk_gpu_at(p, rows * k, 1);
+    *xs = wk_gpu_at(*xd, rows * k / 32, 4);
+}
+
+/* qmvq_<dt>: x (rows, k) to the activations at act (wick.h's layout), launched early. */
+static wk_status qmvq(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t rows,
+                      int64_t k)
+{
+    int64_t nblk = rows * k / 32;
+    const void *xq, *xd, *xs;
+    act_parts(act, rows, k, &xq, &xd, &xs);
+    char name[32];
+    const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
+    wk_gpu_kname(name, sizeof name, qparts, 2);
+    void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
+    return wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
+}
+
 /* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel; chunks
- * (one row) quantizes x itself: one kernel, no scratch. */
+ * (one row) quantizes x itself: one kernel, no scratch. act (x NULL): the activations given,
+ * no quantization. */
 static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
-                     int64_t rows, const void *w, int64_t n, int64_t k)
+                     const void *act, int64_t rows, const void *w, int64_t n, int64_t k)
 {
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
     const char *kname = qmv_pick(dev, r, qt, n, k, w);
@@ -427,25 +452,26 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
     if (chunks) { /* dynamic shared memory; launched early */
         wk_gpu_kname(name, sizeof name, parts, 3);
-        void *args[] = {&w, &x, &out, &dti, &n, &k};
+        void *args[] = {&w, &x, &act, &out, &dti, &n, &k};
         return qmv_launch_smem(dev, name, gx, shmem, args);
     }
-    int64_t nsub = k / 32, nblk = rows * nsub;
-    /* xq: rows * k bytes (16-byte aligned runs of 32 per block), xd: nblk floats, xs: nblk
-     * words */
-    void *scr;
-    wk_status s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)nblk * 8, &scr);
+    /* the activations (wick.h's layout): given, or quantized here into scratch (xq: rows * k
+     * bytes, 16-byte aligned runs of 32 per block; xd: rows k / 32 floats; xs: as many words) */
+    void *scr = NULL;
+    wk_status s = WK_OK;
+    if (!act && (s = wk_gpu_scratch_alloc(dev, (size_t)(rows * k) + (size_t)(rows * k / 32) * 8,
+                                          &scr)) == WK_OK)
+        s = qmvq(dev, dt, scr, x, rows, k);
+    if (s != WK_OK && scr)
+        wk_gpu_scratch_free(dev, scr);
     if (s != WK_OK)
         return s;
-    void *xq = scr, *xd = wk_gpu_at(scr, rows * k, 1), *xs = wk_gpu_at(xd, nblk, 4);
-    const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
-    wk_gpu_kname(name, sizeof name, qparts, 2);
-    void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
-    s = wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
-    if (s == WK_OK) {
+    const void *xq, *xd, *xs;
+    act_parts(act ? act : scr, rows, k, &xq, &xd, &xs);
+    {
         wk_gpu_kname(name, sizeof name, parts, 3);
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
-        if (rowpair) { /* no grid wait in it: launched after qmvq ends */
+        if (rowpair) { /* no grid wait in it: launched after the work before it ends */
             s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         } else if (mma) {
             s = qmv_launch_smem(dev, name, gx, shmem, args);
@@ -453,7 +479,8 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
             s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         }
     }
-    wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
+    if (scr)
+        wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the launches that use it */
     return s;
 }
 
@@ -508,6 +535,44 @@ wk_status wk_gpu_qmatmul(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, co
     if (plain)
         return plain_qmatmul(dev, (wk_dtype)q_plain(qt), dt, out, x, rows, w, n, k);
     if (rows <= QMV_MAX_ROWS)
-        return qmv(dev, qt, dt, out, x, rows, w, n, k);
+        return qmv(dev, qt, dt, out, x, NULL, rows, w, n, k);
     return qmm(dev, qt, dt, out, x, rows, w, n, k);
+}
+
+/* ---- the int8 activations (wick.h's layout) */
+wk_status wk_gpu_quantize_act(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t m,
+                              int64_t k)
+{
+    if (!q_float(dt) || k % 32 != 0)
+        return wk_err(WK_ERR_INVALID_ARGUMENT, "gpu quantize_act: bad call (%s, k = %lld)",
+                      wk_dtype_name(dt), (long long)k);
+    return m * k > 0 ? qmvq(dev, dt, act, x, m, k) : WK_OK;
+}
+
+/* out (m, n) of dt = act @ W^T: the integer kernels of qmv at m <= 8 for the block types;
+ * elsewhere (float W, m > 8) act decoded to dt (act_decode_<dt>, scratch), then wk_gpu_qmatmul. */
+wk_status wk_gpu_qmatmul_act(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
+                             int64_t m, const void *w, int64_t n, int64_t k)
+{
+    const bool plain = q_plain(qt) >= 0 && q_float(dt);
+    wk_status s = plain ? WK_OK : q_check("qmatmul_act", qt, dt, w, out, k);
+    if (s != WK_OK || m == 0 || n == 0)
+        return s;
+    if (k == 0)
+        return dev->be->memset_zero(dev, out, (size_t)(m * n) * wk_dtype_size(dt));
+    if (!plain && m <= QMV_MAX_ROWS)
+        return qmv(dev, qt, dt, out, NULL, act, m, w, n, k);
+    void *x;
+    if ((s = wk_gpu_scratch_alloc(dev, (size_t)(m * k) * wk_dtype_size(dt), &x)) != WK_OK)
+        return s;
+    int64_t cnt = m * k;
+    char name[32];
+    const char *parts[2] = {"act_decode", wk_gpu_dtype_kname(dt)};
+    wk_gpu_kname(name, sizeof name, parts, 2);
+    void *args[] = {&cnt, &act, &x};
+    s = wk_gpu_run(dev, "qmv", name, wk_gpu_blocks(dev, cnt), 1, 1, args);
+    if (s == WK_OK)
+        s = wk_gpu_qmatmul(dev, qt, dt, out, x, m, w, n, k);
+    wk_gpu_scratch_free(dev, x);
+    return s;
 }

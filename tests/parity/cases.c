@@ -8,10 +8,12 @@
 #define R(name, op, dom, tol, sp) {name, op, PK_REDUCE, dom, tol, sp, WK_DTYPE_U8}
 #define CAST(name, to) {name, WK_OP_TO_DTYPE, PK_CAST, PD_CAST, PT_EXACT, 1, to}
 /* quantized (one row per op and block type, named "<op>_<qtype>"): dequantize and qembedding decode each element to its f32 value and round once
- * (exact); qmatmul: PT_QDOT (x quantized to int8 blocks for m <= 8 on every backend, as ggml does) */
+ * (exact); qmatmul: PT_QDOT (x quantized to int8 blocks for m <= 8 on every backend, as ggml does);
+ * qmatmul_act: wk_quantize_act of x, then wk_qmatmul_act, against qmatmul's reference (PT_QDOT) */
 #define QROWS(sfx)                                                                      \
     {"dequantize_" sfx, WK_OP_DEQUANTIZE, PK_QUANT, PD_BITS, PT_EXACT, 0, WK_DTYPE_U8},  \
     {"qmatmul_" sfx, WK_OP_QMATMUL, PK_QUANT, PD_ANY, PT_QDOT, 0, WK_DTYPE_U8},          \
+    {"qmatmul_act_" sfx, WK_OP_QMATMUL_ACT, PK_QUANT, PD_ANY, PT_QDOT, 0, WK_DTYPE_U8},  \
     {"qembedding_" sfx, WK_OP_QEMBEDDING, PK_QUANT, PD_BITS, PT_EXACT, 0, WK_DTYPE_U8}
 
 const pt_row pt_rows[] = {

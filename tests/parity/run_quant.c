@@ -6,7 +6,8 @@
  * Each layout family maps to a few cases of the op's own families:
  *   dequantize: 3 blocks (contiguous), 1 block with slack bytes after it (offset), n = 0
  *     (empty), 5 blocks (rank1), > 32768 elements (large: the threaded path).
- *   qmatmul: m = 1 and m = 9 (contiguous), m = 8 with a strided x (strided), m = 33 with a
+ *   qmatmul (and qmatmul_act: x's activations by wk_quantize_act, then wk_qmatmul_act; the same
+ *     reference): m = 1 and m = 9 (contiguous), m = 8 with a strided x (strided), m = 33 with a
  *     transposed x (transposed), batched (2,3,4,k) with stride-0 dims (broadcast), batched
  *     (2,8,k) = 16 rows at an offset (offset), m = 0 and k = 0 (empty), x of rank 1 (rank1),
  *     m = 33, 64 and 512 with a longer k (large: the prefill shapes).
@@ -52,10 +53,12 @@ static const qinfo qinfos[] = {
 
 static const qinfo *row_qinfo(const pt_row *row)
 {
-    const char *sfx = strchr(row->name, '_');
-    for (int i = 0; sfx && i < NQINFO; i++)
-        if (strcmp(sfx + 1, qinfos[i].name) == 0)
+    const size_t n = strlen(row->name);
+    for (int i = 0; i < NQINFO; i++) { /* the name ends with "_<qtype>" */
+        const size_t q = strlen(qinfos[i].name);
+        if (n > q && row->name[n - q - 1] == '_' && strcmp(row->name + n - q, qinfos[i].name) == 0)
             return &qinfos[i];
+    }
     return &qinfos[0];
 }
 
@@ -124,6 +127,21 @@ static void dequant_case(pt_ctx *c, pt_rng *r, const qinfo *qi, int64_t nblocks,
     pt_tensor_free(&w);
 }
 
+/* x's int8 activations (wk_quantize_act), then wk_qmatmul_act on them: *out (m, n). */
+static wk_status qmatmul_act(wk_storage **out, pt_ctx *c, const pt_tensor *x, const pt_tensor *w,
+                             wk_qtype qt, int64_t n, int64_t k)
+{
+    wk_storage *a = NULL;
+    int64_t m = 1; /* the other dims' count (k may be 0) */
+    for (int32_t d = 0; d < x->l.rank - 1; d++)
+        m *= x->l.dims[d];
+    wk_status st = wk_quantize_act(&a, x->s, &x->l);
+    if (st == WK_OK)
+        st = wk_qmatmul_act(out, c->dt, a, m, w->s, qt, n, k);
+    wk_storage_free(a);
+    return st;
+}
+
 static void qmatmul_case(pt_ctx *c, pt_rng *r, const qinfo *qi, int32_t rank, const int64_t *xd,
                          int64_t n)
 {
@@ -140,7 +158,9 @@ static void qmatmul_case(pt_ctx *c, pt_rng *r, const qinfo *qi, int32_t rank, co
         snprintf(c->sub, sizeof c->sub, "x=%s n=%lld", pt_layout_str(sx, sizeof sx, &x.l),
                  (long long)n);
         if ((want = pt_alloc(c, (size_t)(cnt > 0 ? cnt : 1) * ref_dtype_size(c->dt)))) {
-            wk_status st = wk_qmatmul(&out, x.s, &x.l, w.s, qi->qt, n, k);
+            wk_status st = c->row->op == WK_OP_QMATMUL_ACT
+                               ? qmatmul_act(&out, c, &x, &w, qi->qt, n, k)
+                               : wk_qmatmul(&out, x.s, &x.l, w.s, qi->qt, n, k);
             wk_status rst = c->probing ? WK_OK
                                        : ref_qmatmul(want, c->dt, x.host, &x.l, qi->qt, w.host, n, k);
             finish(c, st, rst, out, want, cnt, &x, &w);
@@ -211,7 +231,8 @@ static void run_dequant(pt_ctx *c, pt_rng *r, const qinfo *qi)
 static void run_qmatmul(pt_ctx *c, pt_rng *r, const qinfo *qi)
 {
     const int64_t be = ref_qblock_elems(qi->qt);
-    const int64_t k = be == 1 ? 40 : be == 32 ? 96 : 512;
+    /* k: 40 for the one-element types (64 for qmatmul_act: a multiple of 32) */
+    const int64_t k = be == 1 ? (c->row->op == WK_OP_QMATMUL_ACT ? 64 : 40) : be == 32 ? 96 : 512;
     switch (c->fam) {
     case PF_CONTIG:
         qmatmul_case(c, r, qi, 2, (const int64_t[]){1, k}, 7);
@@ -230,7 +251,8 @@ static void run_qmatmul(pt_ctx *c, pt_rng *r, const qinfo *qi)
         const int64_t kl = be == 256 ? 4 * be : 4 * k;
         qmatmul_case(c, r, qi, 2, (const int64_t[]){33, kl}, 64);
         qmatmul_case(c, r, qi, 2, (const int64_t[]){64, kl}, 40);
-        qmatmul_case(c, r, qi, 2, (const int64_t[]){512, kl}, 16);
+        if (c->row->op == WK_OP_QMATMUL) /* (qmatmul_act: the paths of 512 rows are qmatmul's) */
+            qmatmul_case(c, r, qi, 2, (const int64_t[]){512, kl}, 16);
         break;
     }
     default: break;
@@ -264,7 +286,8 @@ void pt_run_quant(pt_ctx *c, pt_rng *r)
     const qinfo *qi = row_qinfo(c->row);
     switch (c->row->op) {
     case WK_OP_DEQUANTIZE: run_dequant(c, r, qi); break;
-    case WK_OP_QMATMUL: run_qmatmul(c, r, qi); break;
+    case WK_OP_QMATMUL:
+    case WK_OP_QMATMUL_ACT: run_qmatmul(c, r, qi); break;
     case WK_OP_QEMBEDDING: run_qembedding(c, r, qi); break;
     default: pt_fail(c, "not a quantized op"); break;
     }

@@ -6,7 +6,7 @@ pub const WK_VERSION_PATCH: u32 = 0;
 pub const WK_VERSION_NUMBER: u32 = 100;
 pub const WK_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const WK_DTYPE_COUNT: u32 = 10;
-pub const WK_OP_ID_LIMIT: u32 = 132;
+pub const WK_OP_ID_LIMIT: u32 = 135;
 pub const WK_MAX_RANK: u32 = 8;
 pub const WK_BACKEND_COUNT: u32 = 4;
 pub const WK_OPTION_COUNT: u32 = 3;
@@ -390,6 +390,15 @@ impl wk_op {
 }
 impl wk_op {
     pub const WK_OP_ROPE_KV_APPEND: wk_op = wk_op(131);
+}
+impl wk_op {
+    pub const WK_OP_QUANTIZE_ACT: wk_op = wk_op(132);
+}
+impl wk_op {
+    pub const WK_OP_ADD_RMS_NORM_ACT: wk_op = wk_op(133);
+}
+impl wk_op {
+    pub const WK_OP_QMATMUL_ACT: wk_op = wk_op(134);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1462,6 +1471,42 @@ extern "C" {
         w: *const wk_storage,
         qt: wk_qtype,
         rows: i64,
+        k: i64,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_act_bytes(m: i64, k: i64) -> i64;
+}
+extern "C" {
+    pub fn wk_quantize_act(
+        out: *mut *mut wk_storage,
+        x: *const wk_storage,
+        lx: *const wk_layout,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_add_rms_norm_act(
+        sum: *mut *mut wk_storage,
+        out: *mut *mut wk_storage,
+        act: *mut *mut wk_storage,
+        x: *const wk_storage,
+        lx: *const wk_layout,
+        r: *const wk_storage,
+        lr: *const wk_layout,
+        alpha: *const wk_storage,
+        la: *const wk_layout,
+        eps: f32,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_qmatmul_act(
+        out: *mut *mut wk_storage,
+        dt: wk_dtype,
+        act: *const wk_storage,
+        m: i64,
+        w: *const wk_storage,
+        qt: wk_qtype,
+        n: i64,
         k: i64,
     ) -> wk_status;
 }
