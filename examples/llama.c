@@ -55,7 +55,10 @@
  * path everywhere (the tests' bounds assume it).
  * Each residual add is fused with the norm that follows it (wk_add_rms_norm: the next block's
  * attn_norm, the ffn_norm, or output_norm after the last block), and the gate with the up
- * projection (wk_binary SWIGLU); --fuse 0 runs each as its two ops (the same bits). */
+ * projection (wk_binary SWIGLU); in decode steps of block-quantized weights (at most 8 tokens)
+ * the norm also makes the int8 activations that the products after it read (wk_add_rms_norm_act,
+ * wk_qmatmul_act: no quantization per product). --fuse 0 runs each as its separate ops (the
+ * same bits). */
 #include "llama_model.h"
 #include "llama_text.h"
 #include "llama_util.h"
@@ -76,12 +79,21 @@ static wk_dtype act_dtype(const model *m, int64_t rows)
     return rows > 8 ? m->gemm_dt : WK_DTYPE_F32;
 }
 
+/* Whether W's product reads int8 activations: a block type (not F32/F16/BF16) at rows <= 8 (the
+ * products that quantize x), with --fuse. */
+static int reads_act(const model *m, const qweight *w, int64_t rows)
+{
+    return m->fuse && rows <= 8 && w->w && wk_qtype_block_elems(w->qt) > 1 && w->k % 32 == 0;
+}
+
 /* out (rows, W.n) f32 = x (rows, W.k) @ W^T; lx may be any layout of x. x is f32, or already
  * act_dtype(rows). With a 16-bit act_dtype the product reads x rounded to that type and rounds
  * its output to it: on a GPU the weights are then dequantized to it and the GEMM runs on its
- * tensor cores (f32 accumulation); the output comes back as f32. */
+ * tensor cores (f32 accumulation); the output comes back as f32. act: x's int8 activations
+ * (wk_add_rms_norm_act) or NULL; where reads_act, the product takes them (wk_qmatmul_act: the
+ * bits of wk_qmatmul on x, without quantizing x again). */
 static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *lx,
-                          const qweight *w)
+                          const qweight *w, const wk_storage *act)
 {
     wk_storage *out = NULL, *xc = NULL, *oc = NULL;
     const int64_t rows = wk_layout_elem_count(lx) / w->k;
@@ -89,6 +101,10 @@ static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *
     char label[64]; /* for --profile: the product's shape and type */
     snprintf(label, sizeof label, "wk_qmatmul %s %lldx%lld", wk_qtype_name(w->qt),
              (long long)w->n, (long long)w->k);
+    if (act && dt == WK_DTYPE_F32 && reads_act(m, w, rows)) {
+        CKL(label, wk_qmatmul_act(&out, dt, act, rows, w->w, w->qt, w->n, w->k));
+        return out;
+    }
     if (dt == WK_DTYPE_F32) {
         CKL(label, wk_qmatmul(&out, x, lx, w->w, w->qt, w->n, w->k));
         return out;
@@ -402,11 +418,11 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *q = linear(m, h, &lx, &b->wq), *k = NULL, *v = NULL;
+    wk_storage *q = linear(m, h, &lx, &b->wq, m->ha), *k = NULL, *v = NULL;
     cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
     if (b->wk.w) { /* not stacked */
-        k = linear(m, h, &lx, &b->wk);
-        v = linear(m, h, &lx, &b->wv);
+        k = linear(m, h, &lx, &b->wk, m->ha);
+        v = linear(m, h, &lx, &b->wv, m->ha);
         ck_ = (cols){k, 0, kvd};
         cv = (cols){v, 0, kvd};
     } else {
@@ -421,7 +437,7 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
     wk_storage_free(qn);
     wk_storage_free(kn);
     const wk_layout la = lay2(T, qd);
-    wk_storage *o = linear(m, a, &la, &b->wo);
+    wk_storage *o = linear(m, a, &la, &b->wo, NULL);
     wk_storage_free(a);
     return o;
 }
@@ -432,11 +448,11 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t F = b->ffn;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *g = linear(m, h, &lx, &b->wg), *u = NULL, *gu = NULL;
+    wk_storage *g = linear(m, h, &lx, &b->wg, m->ha), *u = NULL, *gu = NULL;
     const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
     const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
     if (b->wu.w)
-        u = linear(m, h, &lx, &b->wu);
+        u = linear(m, h, &lx, &b->wu, m->ha);
     const wk_layout lf = lay2(T, F);
     if (m->fuse) { /* silu(gate) * up in one op (Gemma: gelu) */
         CK(wk_binary(&gu, m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU, g, &lg, u ? u : g, &lu));
@@ -448,7 +464,7 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     }
     wk_storage_free(g);
     wk_storage_free(u);
-    wk_storage *d = linear(m, gu, &lf, &b->wd);
+    wk_storage *d = linear(m, gu, &lf, &b->wd, NULL);
     wk_storage_free(gu);
     return d;
 }
@@ -481,17 +497,30 @@ static const wk_storage *norm_weight(const model *m, int64_t k)
     return k == 2 * m->n_layer ? m->out_norm : k % 2 ? m->b[k / 2].ffn_norm : m->b[k / 2].attn_norm;
 }
 
+/* The first product that reads norm k's output: the stacked Wq|Wk|Wv (or Wq) of block k / 2 for
+ * an attn_norm, Wg (or Wg|Wu) for an ffn_norm, the output for the output_norm. */
+static const qweight *norm_reader(const model *m, int64_t k)
+{
+    return k == 2 * m->n_layer ? &m->out : k % 2 ? &m->b[k / 2].wg : &m->b[k / 2].wq;
+}
+
 /* On every rank: x[i] <- x[i] + p[i] and h[i] <- rms_norm(x[i]) * norm k (norm_weight); p[i]
  * and the old x[i], h[i] freed. One op (wk_add_rms_norm), or with --fuse 0 the add then the
- * norm (the same bits). */
+ * norm (the same bits). Where the next product reads int8 activations (reads_act), the op also
+ * makes them (wk_add_rms_norm_act: m->ha), so that product does not quantize h itself. */
 static void add_norm(llama *L, wk_storage **x, wk_storage **p, wk_storage **h, int64_t k,
                      int64_t T)
 {
     for (int i = 0; i < L->n; i++) {
-        const model *m = &L->r[i];
+        model *m = &L->r[i];
         const wk_layout lx = lay2(T, m->dim), la = lay1(m->dim);
         wk_storage *y = NULL, *hn = NULL;
-        if (m->fuse) {
+        wk_storage_free(m->ha);
+        m->ha = NULL;
+        if (m->fuse && reads_act(m, norm_reader(m, k), T)) {
+            CK(wk_add_rms_norm_act(&y, &hn, &m->ha, x[i], &lx, p[i], &lx, norm_weight(m, k), &la,
+                                   m->eps));
+        } else if (m->fuse) {
             CK(wk_add_rms_norm(&y, &hn, x[i], &lx, p[i], &lx, norm_weight(m, k), &la, m->eps));
         } else {
             y = binary(WK_OP_ADD, x[i], p[i], &lx);
@@ -550,7 +579,7 @@ static wk_storage *logits_dev(const model *m, const wk_storage *h, int64_t T, in
 {
     const int64_t d[2] = {rows, m->dim}, s[2] = {m->dim, 1};
     const wk_layout lh = view(2, d, s, (T - rows) * m->dim);
-    wk_storage *lg = linear(m, h, &lh, &m->out);
+    wk_storage *lg = linear(m, h, &lh, &m->out, rows == T ? m->ha : NULL);
     if (m->fam.final_softcap > 0) /* Gemma 2 */
         lg = softcap(lg, rows * m->out.n, m->fam.final_softcap);
     return lg;
@@ -611,9 +640,11 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
         embed_scale(m, &x[i], T);
     }
     for (int i = 0; i < L->n; i++) {
-        const model *m = &L->r[i];
+        model *m = &L->r[i];
         const wk_layout lx = lay2(T, m->dim);
         h[i] = rmsnorm(x[i], &lx, norm_weight(m, 0), m->dim, m->eps);
+        wk_storage_free(m->ha); /* block 0's products quantize h themselves */
+        m->ha = NULL;
     }
     for (int64_t l = 0; l < L->r[0].n_layer; l++)
         block_forward(L, l, x, h, p, T);
@@ -649,6 +680,8 @@ static int decode_replay(llama *L)
         for (int i = 0; i < L->n; i++) {
             L->r[i].glogits = logits_dev(&L->r[i], h[i], 1, 1);
             wk_storage_free(h[i]);
+            wk_storage_free(L->r[i].ha);
+            L->r[i].ha = NULL;
         }
         free(h);
         for (int i = 0; i < L->n; i++)
@@ -692,6 +725,8 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
         logits_part(&L->r[i], lg, rows, logits);
         wk_storage_free(lg);
         wk_storage_free(h[i]);
+        wk_storage_free(L->r[i].ha);
+        L->r[i].ha = NULL;
         L->r[i].pos += T;
     }
     free(h);
@@ -1060,7 +1095,9 @@ int main(int argc, char **argv)
             (long long)m->n_ff, (long long)m->vocab, (long long)m->ctx,
             wk_qtype_name(m->b[0].wq.qt), wk_dtype_name(m->gemm_dt), wk_dtype_name(m->kv_dt),
             L.graph ? "graph replay" : "eager",
-            !o.fuse ? "unfused" : m->fam.geglu ? "fused add+norm, geglu" : "fused add+norm, swiglu",
+            !o.fuse          ? "unfused"
+            : m->fam.geglu   ? "fused add+norm(+int8), geglu"
+                             : "fused add+norm(+int8), swiglu",
             now_s() - t0);
     llama_text tx;
     if (o.bench_pp > 0) {

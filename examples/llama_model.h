@@ -89,7 +89,10 @@ typedef struct model {
                                        * by default on GPUs, f32 on the CPU) */
     wk_dtype kv_dt;                   /* --kv-dtype: the KV cache's (f16 by default on GPUs,
                                        * f32 on the CPU and for Gemma) */
-    int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each */
+    int fuse;                         /* --fuse: add + rms_norm and silu * up as one op each,
+                                       * and decode's int8 activations made by the norm */
+    wk_storage *ha;                   /* the int8 activations of the current h (wk_add_rms_norm_act)
+                                       * when the product after the norm reads them, else NULL */
 } model;
 
 /* llama_arch.c: fills m->fam from general.architecture and the family's metadata keys; dies
