@@ -1,6 +1,7 @@
 #!/bin/sh
 # decode_step.sh OUTDIR: the GPU decode step of the llama example (issue 41) on cuda:0: the fused
-# rope + KV-cache append (wk_rope_kv_append), the 16-bit KV cache and the fast defaults, what they
+# rope + KV-cache append (wk_rope_kv_append), the int8 activations made by the norm
+# (wk_add_rms_norm_act, wk_qmatmul_act), the 16-bit KV cache and the fast defaults, what they
 # give a whole model, and the kernels of one step before and after. From the repository root on
 # a machine with one NVIDIA GPU, CUDA, ncu and compute-sanitizer:
 #   sh tools/device/decode_step.sh OUTDIR
@@ -12,9 +13,9 @@
 #   LLAMA_BENCH    llama.cpp's llama-bench (built beside the project, never by it): beside wick
 #   DSTEP_TYPES    the types of the "types" stage (default q4_k,q8_0,f16)
 # Stages:
-#   test    test_rope_kv on cpu and cuda:0; the parity rows of rope_kv_append, rope, rope_i and
-#           decode attention, embedded code objects and NVRTC
-#   san     compute-sanitizer memcheck and racecheck on test_rope_kv (cuda:0)
+#   test    test_rope_kv and test_qact on cpu and cuda:0; the parity rows of rope_kv_append, rope,
+#           rope_i, decode attention, qmatmul_act and add_rms_norm, embedded code objects and NVRTC
+#   san     compute-sanitizer memcheck and racecheck on test_rope_kv and test_qact (cuda:0)
 #   logits  tests/models/llama_ref.py test and greedy on cuda:0 (logits against the numpy
 #           reference; the defaults' 16-bit cache and products against their emulation)
 #   bench   the 8B-shaped Q4_0 model: before and after, pp512 / tg128 and tg128 at a 4096-token
@@ -29,7 +30,7 @@ dev_init dstep "${1:-}"
 STAGES=${DSTEP_STAGES:-"test san logits bench prof"}
 has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 python3 -c "import gguf" 2>/dev/null || export PYTHONPATH="$PWD/.whl/py${PYTHONPATH:+:$PYTHONPATH}"
-dev_build wick_llama test_rope_kv wick_cli
+dev_build wick_llama test_rope_kv test_qact wick_cli
 dev_gpu
 BEFORE=""
 if [ -n "${BEFORE_SRC:-}" ] && [ -d "$BEFORE_SRC" ]; then
@@ -51,13 +52,18 @@ if has test; then
   WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/test_rope_kv >"$O/test_rope_kv.log" 2>&1
   step "test_rope_kv (cpu, cuda:0)" "rc=$? $(tail -1 "$O/test_rope_kv.log")"
   grep -m5 FAIL "$O/test_rope_kv.log"
-  OPS=rope_kv_append,rope,rope_i,decode_attention,decode_attention_lens
+  WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/test_qact >"$O/test_qact.log" 2>&1
+  step "test_qact (cpu, cuda:0)" "rc=$? $(tail -1 "$O/test_qact.log")"
+  grep -m5 FAIL "$O/test_qact.log"
+  OPS=rope_kv_append,rope,rope_i,decode_attention,decode_attention_lens,qmatmul_act,add_rms_norm
   dev_parity embedded $OPS
   dev_parity rtc $OPS WICK_FORCE_RTC=1
 fi
 if has san; then
   dev_san memcheck test_rope_kv 200 env WICK_TEST_DEVICES=cuda:0 $B/test_rope_kv
   dev_san racecheck test_rope_kv 200 env WICK_TEST_DEVICES=cuda:0 $B/test_rope_kv
+  dev_san memcheck test_qact 200 env WICK_TEST_DEVICES=cuda:0 $B/test_qact
+  dev_san racecheck test_qact 200 env WICK_TEST_DEVICES=cuda:0 $B/test_qact
 fi
 if has logits; then
   D=/tmp/wick_llama_test
