@@ -148,9 +148,10 @@ typedef enum wk_op {
     /* decode (float dtypes) */
     WK_OP_DECODE_ATTENTION = 130, WK_OP_ROPE_KV_APPEND = 131,
     /* int8 activations (wk_quantize_act, wk_add_rms_norm_act, wk_qmatmul_act; float dtypes) */
-    WK_OP_QUANTIZE_ACT = 132, WK_OP_ADD_RMS_NORM_ACT = 133, WK_OP_QMATMUL_ACT = 134
+    WK_OP_QUANTIZE_ACT = 132, WK_OP_ADD_RMS_NORM_ACT = 133, WK_OP_QMATMUL_ACT = 134,
+    WK_OP_BINARY_ACT = 135
 } wk_op;
-#define WK_OP_ID_LIMIT 135 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 136 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -637,6 +638,11 @@ WK_API wk_status wk_add_rms_norm_act(wk_storage **sum, wk_storage **out, wk_stor
                                      const wk_storage *x, const wk_layout *lx,
                                      const wk_storage *r, const wk_layout *lr,
                                      const wk_storage *alpha, const wk_layout *la, float eps);
+/* act = wk_quantize_act(wk_binary(op, a, b)) bit for bit, in one op (decode's silu(gate) * up
+ * before the down projection): op in WK_OP_ADD..WK_OP_GEGLU_ERF, a and b f32, f16 or bf16 with
+ * wk_binary's rules, the last dim a multiple of 32. */
+WK_API wk_status wk_binary_act(wk_storage **act, wk_op op, const wk_storage *a,
+                               const wk_layout *la, const wk_storage *b, const wk_layout *lb);
 /* out (m, n) of dt = the activations act (m rows of k: u8, wk_act_bytes(m, k) bytes or more) @
  * W^T, W (n, k) quantized to qt in w (act's device). Where wk_qmatmul quantizes x (CPU: every m
  * and block type; GPUs: m <= 8) wk_qmatmul_act(wk_quantize_act(x)) is wk_qmatmul(x) bit for

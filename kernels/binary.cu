@@ -10,9 +10,13 @@
  *   binary_float(op, dt, n, L, a, b, y)        any layouts; bf16 f16 f32 f8e4m3 (f32 compute)
  *   binary_f64  (op, dt, n, L, a, b, y)        any layouts, f64
  *   binary_int  (op, dt, n, L, a, b, y)        any layouts; u8 u32 i16 i32 i64 (int64 compute)
+ *   binary_act  (op, dt, n, L, a, b, act)      any layouts, f32 f16 bf16, arithmetic ops: only
+ *                                              the int8 activations of y (wk_binary_act; qact.h's
+ *                                              team rule on y rounded to dt, wick.h's layout)
  * L holds the joint collapsed layout of a (row 0) and b (row 1). y is contiguous, of dtype dt,
  * or u8 for a comparison. Pointers already include the layout offsets. */
 #include "act.h"
+#include "qact.h"
 
 /* Floats: maximum/minimum propagate NaN (the first operand's if both are NaN), as the CPU. */
 template <class T> WK_DEV T wk_binary_fp(int op, T x, T y)
@@ -187,4 +191,46 @@ WK_KERNEL binary_int(int op, int dt, int64_t n, wk_klay<2> L, const void *a, con
 {
     const wk_binary_int_el e = {op, dt, a, b, y};
     wk_strided_each(n, L, e);
+}
+
+/* ---- the activations of y = a op b (wk_binary_act): task i of n / 4 is elements 4 i .. 4 i + 3
+ * of y (rows of k, k a multiple of 32: one block's 8 tasks lie in 8 aligned lanes, as in qmvq),
+ * each rounded to dt as wk_binary stores it; every thread runs the same trips (the team
+ * shuffles). */
+WK_DEV float wk_round_to(int dt, float v)
+{
+    return dt == WK_DT_F16    ? wk_fp_f16_to_f32(wk_fp_f32_to_f16(v))
+           : dt == WK_DT_BF16 ? wk_fp_bf16_to_f32(wk_fp_f32_to_bf16(v))
+                              : v;
+}
+WK_KERNEL binary_act(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
+                     uint8_t *act)
+{
+    WK_GRID_WAIT(); /* launched early (gpu_binary.c) */
+    WK_GRID_LAUNCH_DEPENDENTS();
+    uint32_t *xq = (uint32_t *)act, *xs = (uint32_t *)(act + n + n / 8);
+    float *xd = (float *)(act + n);
+    const int64_t total = n / 4, step = wk_nthreads();
+    const int64_t lim = (total + step - 1) / step * step;
+    for (int64_t i = wk_tid(); i < lim; i += step) {
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (i < total)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int64_t off[2];
+                wk_koff(L, 4 * i + e, off);
+                v[e] = wk_round_to(dt, wk_binary_fp<float>(op, wk_ldf(a, off[0], dt),
+                                                           wk_ldf(b, off[1], dt)));
+            }
+        uint32_t word, hs;
+        float d;
+        wk_qmvq_team(v, word, d, hs);
+        if (i < total) {
+            xq[i] = word;
+            if ((i & 7) == 0) {
+                xd[i >> 3] = d;
+                xs[i >> 3] = hs;
+            }
+        }
+    }
 }

@@ -11,6 +11,8 @@
  *     weights elsewhere (12 rows on GPUs; F16 weights);
  *   - wk_add_rms_norm_act: sum and out equal wk_add_rms_norm's, act equals wk_quantize_act(out)
  *     bit for bit (fused and unfused shapes: 4096 and 64 columns, f16, a strided x);
+ *   - wk_binary_act equals wk_quantize_act(wk_binary(op, a, b)) bit for bit (swiglu on the gate
+ *     and up column views of one matrix, geglu, mul, add; f32, f16, bf16; a transposed b);
  *   - bad arguments: each its status, no output.
  * Run: ctest -R test_qact (WICK_TEST_DEVICES=cpu,simt:0,simt:1,cuda:0 to pick devices). */
 #include "testlib.h"
@@ -290,6 +292,42 @@ done:
     free(v), free(dv);
 }
 
+/* ---- binary_act against binary + quantize_act: a and b column views of one (m, 2F) matrix
+ * (gate | up), or b transposed */
+static void test_binary(wk_dtype dt, wk_op op, int64_t m, int64_t f, int transposed)
+{
+    const int64_t cnt = 2 * m * f;
+    double *v = malloc((size_t)cnt * sizeof *v);
+    float *fv = malloc((size_t)cnt * sizeof *fv);
+    wk_storage *s = NULL, *a1 = NULL, *y = NULL, *a2 = NULL;
+    if (!v || !fv)
+        goto done;
+    fill(fv, (size_t)cnt, 23 + (unsigned)op, 4.0f);
+    for (int64_t i = 0; i < cnt; i++)
+        v[i] = fv[i];
+    if (!(s = testlib_upload_f64(g_dev, dt, v, (size_t)cnt)))
+        goto done;
+    const int64_t dims[2] = {m, f};
+    wk_layout la = testlib_layout(2, dims), lb = la;
+    la.strides[0] = lb.strides[0] = 2 * f;
+    lb.offset = f;
+    if (transposed) { /* b (m, f) read from the second half as its transpose (f, m) */
+        lb.strides[0] = 1, lb.strides[1] = m, lb.offset = m * f;
+    }
+    const wk_layout ly = testlib_layout(2, dims);
+    if (!TEST_EQ_STATUS(wk_binary_act(&a1, op, s, &la, s, &lb), WK_OK) ||
+        !TEST_EQ_STATUS(wk_binary(&y, op, s, &la, s, &lb), WK_OK) ||
+        !TEST_EQ_STATUS(wk_quantize_act(&a2, y, &ly), WK_OK))
+        goto done;
+    TEST_CHECK(same_bits(a1, a2, (size_t)wk_act_bytes(m, f), WK_DTYPE_U8),
+               "%s %s %s %lldx%lld%s: binary_act differs from quantize_act(binary)", g_spec,
+               wk_op_name(op), wk_dtype_name(dt), (long long)m, (long long)f,
+               transposed ? " transposed" : "");
+done:
+    wk_storage_free(s), wk_storage_free(a1), wk_storage_free(y), wk_storage_free(a2);
+    free(v), free(fv);
+}
+
 /* ---- bad arguments */
 static void test_bad(void)
 {
@@ -349,6 +387,18 @@ static void test_bad(void)
          "add_rms_norm_act: i32"},
         {wk_add_rms_norm_act(NULL, NULL, &o, x, &l1, NULL, &l1, x, &la, 1e-5f),
          WK_ERR_INVALID_ARGUMENT, "add_rms_norm_act: NULL r"},
+        {wk_binary_act(NULL, WK_OP_SWIGLU, x, &l1, x, &l1), WK_ERR_INVALID_ARGUMENT,
+         "binary_act: NULL act"},
+        {wk_binary_act(&o, WK_OP_EQ, x, &l1, x, &l1), WK_ERR_INVALID_ARGUMENT,
+         "binary_act: a comparison"},
+        {wk_binary_act(&o, WK_OP_SWIGLU, x, &l1, NULL, &l1), WK_ERR_INVALID_ARGUMENT,
+         "binary_act: NULL b"},
+        {wk_binary_act(&o, WK_OP_SWIGLU, x, &l1, x, &l48), WK_ERR_SHAPE,
+         "binary_act: dims differ"},
+        {wk_binary_act(&o, WK_OP_SWIGLU, x, &l48, x, &l48), WK_ERR_SHAPE,
+         "binary_act: last dim 48"},
+        {wk_binary_act(&o, WK_OP_MUL, xi, &li, xi, &li), WK_ERR_DTYPE, "binary_act: i32"},
+        {wk_binary_act(&o, WK_OP_MUL, x, &l1, xi, &li), WK_ERR_DTYPE, "binary_act: mixed dtypes"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         TEST_CHECK(c[i].got == c[i].want, "%s: %s: got %s, want %s", g_spec, c[i].what,
@@ -389,6 +439,12 @@ int main(void)
         test_norm(WK_DTYPE_F32, 2, 128, 1);
         test_norm(WK_DTYPE_F16, 2, 256, 0);
         test_norm(WK_DTYPE_BF16, 1, 4096, 0);
+        test_binary(WK_DTYPE_F32, WK_OP_SWIGLU, 1, 14336, 0);
+        test_binary(WK_DTYPE_F32, WK_OP_SWIGLU, 3, 96, 1);
+        test_binary(WK_DTYPE_F32, WK_OP_GEGLU, 2, 160, 0);
+        test_binary(WK_DTYPE_F16, WK_OP_SWIGLU, 2, 64, 0);
+        test_binary(WK_DTYPE_BF16, WK_OP_MUL, 1, 256, 1);
+        test_binary(WK_DTYPE_F32, WK_OP_ADD, 4, 32, 0);
         test_bad();
         wk_device_close(g_dev);
         g_dev = NULL;

@@ -246,6 +246,11 @@ struct wk_backend {
                               const void *x, const wk_layout *lx, const void *r,
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
                               float eps);
+    /* binary op (ADD..GEGLU_ERF) of a and b (wk_binary's arguments) writing only the activations
+     * of its result to act (the bits of quantize_act on it); NULL: the front end runs binary,
+     * then quantize_act. */
+    wk_status (*binary_act)(wk_device *dev, wk_op op, wk_dtype dt, void *act, const void *a,
+                            const wk_layout *la, const void *b, const wk_layout *lb);
     /* out (m, n) of dt = act (m rows of k) @ W^T, W (n, k) quantized (supports_q with op
      * QMATMUL_ACT says for which qt). */
     wk_status (*qmatmul_act)(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,

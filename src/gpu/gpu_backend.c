@@ -268,7 +268,7 @@ static wk_status gpu_warmup(wk_device *dev, int threads)
         .supports_q = wk_gpu_supports_q, .dequantize = wk_gpu_dequantize,                    \
         .qmatmul = wk_gpu_qmatmul, .qembedding = wk_gpu_qembedding,                          \
         .quantize_act = wk_gpu_quantize_act, .add_norm_act = wk_gpu_add_norm_act,            \
-        .qmatmul_act = wk_gpu_qmatmul_act,                                                   \
+        .qmatmul_act = wk_gpu_qmatmul_act, .binary_act = wk_gpu_binary_act,                  \
     }
 
 const wk_backend wk_cuda_backend = WK_GPU_BACKEND("cuda", WK_BACKEND_CUDA, cuda);

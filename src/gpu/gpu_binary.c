@@ -63,3 +63,22 @@ wk_status wk_gpu_binary(wk_device *dev, wk_op op, wk_dtype dt, void *out, const 
     void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &out};
     return wk_gpu_run(dev, "binary", kname, wk_gpu_blocks(dev, n), 1, 1, args);
 }
+
+/* act (wick.h's layout) = the int8 activations of a op b (wk_binary_act): kernels/binary.cu's
+ * binary_act on the jointly collapsed layouts, launched early (it waits for the work before
+ * it). */
+wk_status wk_gpu_binary_act(wk_device *dev, wk_op op, wk_dtype dt, void *act, const void *a,
+                            const wk_layout *la, const void *b, const wk_layout *lb)
+{
+    int64_t n = wk_layout_elem_count(la);
+    if (n == 0)
+        return WK_OK;
+    const size_t esz = wk_dtype_size(dt);
+    const void *ap = wk_gpu_at(a, la->offset, esz), *bp = wk_gpu_at(b, lb->offset, esz);
+    wk_klay2 k;
+    wk_layout col[2];
+    wk_gpu_klay2(&k, col, la, lb);
+    int iop = (int)op, idt = (int)dt;
+    void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &act};
+    return wk_gpu_run_early(dev, "binary", "binary_act", wk_gpu_blocks(dev, n / 4), 1, 1, args);
+}

@@ -131,6 +131,9 @@ wk_status wk_gpu_qembedding(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out,
                             int64_t k);
 wk_status wk_gpu_quantize_act(wk_device *dev, wk_dtype dt, void *act, const void *x, int64_t m,
                               int64_t k);
+wk_status wk_gpu_binary_act(wk_device *dev, wk_op op, wk_dtype dt, void *act, const void *a,
+                            const wk_layout *la, const void *b, const wk_layout *lb);
+/* gpu_binary.c */
 wk_status wk_gpu_qmatmul_act(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
                              int64_t m, const void *w, int64_t n, int64_t k);
 

@@ -6,7 +6,7 @@ pub const WK_VERSION_PATCH: u32 = 0;
 pub const WK_VERSION_NUMBER: u32 = 100;
 pub const WK_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const WK_DTYPE_COUNT: u32 = 10;
-pub const WK_OP_ID_LIMIT: u32 = 135;
+pub const WK_OP_ID_LIMIT: u32 = 136;
 pub const WK_MAX_RANK: u32 = 8;
 pub const WK_BACKEND_COUNT: u32 = 4;
 pub const WK_OPTION_COUNT: u32 = 3;
@@ -399,6 +399,9 @@ impl wk_op {
 }
 impl wk_op {
     pub const WK_OP_QMATMUL_ACT: wk_op = wk_op(134);
+}
+impl wk_op {
+    pub const WK_OP_BINARY_ACT: wk_op = wk_op(135);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1496,6 +1499,16 @@ extern "C" {
         alpha: *const wk_storage,
         la: *const wk_layout,
         eps: f32,
+    ) -> wk_status;
+}
+extern "C" {
+    pub fn wk_binary_act(
+        act: *mut *mut wk_storage,
+        op: wk_op,
+        a: *const wk_storage,
+        la: *const wk_layout,
+        b: *const wk_storage,
+        lb: *const wk_layout,
     ) -> wk_status;
 }
 extern "C" {
