@@ -335,8 +335,12 @@ static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
 
 /* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
  * column views: appends k and v to the cache at m->pos and returns (T, H*hd) in the dtype that
- * the output projection's product reads (act_dtype). */
-static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T)
+ * the output projection's product reads (act_dtype). act non-NULL: returns NULL and *act = the
+ * int8 activations of that (T, H*hd) (wk_quantize_act straight from the attention's output, in
+ * the cache's dtype: one op where the conversion and the product's own quantization were two;
+ * the same values, as every 16-bit value is exact in f32). */
+static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T,
+                             wk_storage **act)
 {
     const int64_t H = m->n_head, hd = m->hd, L = m->pos + T; /* keys after this step */
     wk_storage *o = NULL, *ot = NULL;
@@ -352,11 +356,16 @@ static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t
             o = attention_composed(m, b, qr, T, L, 0, 0, 0.0);
     }
     const wk_dtype dt = act_dtype(m, T);
+    const int64_t od[3] = {T, H, hd}, os[3] = {hd, T * hd, 1};
+    const wk_layout lo = view(3, od, os, 0);
+    if (act && hd % 32 == 0) { /* rows (t, h) of hd: the bytes of the (T, H*hd) activations */
+        CK(wk_quantize_act(act, o, &lo));
+        wk_storage_free(o);
+        return NULL;
+    }
     if (T == 1 && wk_storage_dtype(o) == dt) /* (H, 1, hd) is (1, H*hd) already */
         return o;
     /* (H, T, hd) -> (T, H, hd) in dt, one pass (T = 1, a 16-bit cache: the conversion alone) */
-    const int64_t od[3] = {T, H, hd}, os[3] = {hd, T * hd, 1};
-    const wk_layout lo = view(3, od, os, 0);
     CK(wk_to_dtype(&ot, o, &lo, dt));
     wk_storage_free(o);
     return ot;
@@ -430,15 +439,17 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
     }
     wk_storage *qn = NULL, *kn = NULL;
     qkv_family(m, b, T, &q, &k, &v, &cq, &ck_, &cv, &qn, &kn);
-    wk_storage *a = attention(m, b, cq, ck_, cv, T);
+    wk_storage *oa = NULL; /* the output projection's int8 activations, where it reads them */
+    wk_storage *a = attention(m, b, cq, ck_, cv, T, reads_act(m, &b->wo, T) ? &oa : NULL);
     wk_storage_free(q);
     wk_storage_free(k);
     wk_storage_free(v);
     wk_storage_free(qn);
     wk_storage_free(kn);
     const wk_layout la = lay2(T, qd);
-    wk_storage *o = linear(m, a, &la, &b->wo, NULL);
+    wk_storage *o = linear(m, a, &la, &b->wo, oa); /* (a is NULL when oa is set) */
     wk_storage_free(a);
+    wk_storage_free(oa);
     return o;
 }
 
@@ -454,8 +465,12 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     if (b->wu.w)
         u = linear(m, h, &lx, &b->wu, m->ha);
     const wk_layout lf = lay2(T, F);
-    if (m->fuse) { /* silu(gate) * up in one op (Gemma: gelu) */
-        CK(wk_binary(&gu, m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU, g, &lg, u ? u : g, &lu));
+    const wk_op gop = m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU;
+    wk_storage *ga = NULL; /* the down projection's int8 activations, where it reads them */
+    if (reads_act(m, &b->wd, T)) { /* silu(gate) * up and its activations in one op */
+        CK(wk_binary_act(&ga, gop, g, &lg, u ? u : g, &lu));
+    } else if (m->fuse) { /* silu(gate) * up in one op (Gemma: gelu) */
+        CK(wk_binary(&gu, gop, g, &lg, u ? u : g, &lu));
     } else {
         wk_storage *sg = NULL;
         CK(wk_unary(&sg, m->fam.geglu ? WK_OP_GELU : WK_OP_SILU, g, &lg));
@@ -464,8 +479,9 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     }
     wk_storage_free(g);
     wk_storage_free(u);
-    wk_storage *d = linear(m, gu, &lf, &b->wd, NULL);
+    wk_storage *d = linear(m, gu, &lf, &b->wd, ga); /* (gu is NULL when ga is set) */
     wk_storage_free(gu);
+    wk_storage_free(ga);
     return d;
 }
 
