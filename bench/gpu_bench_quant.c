@@ -2,7 +2,7 @@
  * for docs/performance.md (not a test).
  *   build: part of `make` (target wick_gpu_bench_quant); run:
  *   build/wick_gpu_bench_quant [--device D] [--variants default,warp,warp2,...]
- *                              [--types q4_0,q8_0,..|all] [--rows 1,8]
+ *                              [--types q4_0,q8_0,..|all] [--rows 1,8] [--act 1]
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
  *   - matvec rows (m = 1 and 8, or those of --rows, 1..8; x f32) for W (n, k) = (4096, 14336),
@@ -12,7 +12,10 @@
  *     mma, rowpair; selected by the environment variable WICK_QMV, set here between
  *     measurements; a kernel that cannot run a case runs qmv_pick's fallback):
  *     time per call (wick_qmatmul:
- *     activation quantization, the product, output allocation), effective bandwidth = weight
+ *     activation quantization, the product, output allocation; with --act 1 the activations
+ *     are quantized once before the timing (wk_quantize_act) and each call is wk_qmatmul_act:
+ *     the product and the output allocation, as a decode step whose norm made them), effective
+ *     bandwidth = weight
  *     bytes / time as % of the device-to-device copy bandwidth measured here (clone of 1 GiB:
  *     2 GiB moved); "cold": each call uses the next of several weight copies whose total exceeds
  *     256 MiB (more than the L2 of any current GPU: no call finds its weights in L2), "warm": one
@@ -105,6 +108,7 @@ typedef struct qmm_ctx {
     wk_storage *x;
     wk_layout lx;
     int cold;
+    wk_storage *act; /* --act 1: x's activations (wk_quantize_act), else NULL */
 } qmm_ctx;
 
 static void call_qmm(void *p, int i)
@@ -112,7 +116,11 @@ static void call_qmm(void *p, int i)
     qmm_ctx *c = p;
     wk_storage *o;
     const int w = c->cold ? i % c->q->copies : 0;
-    CHECK(wk_qmatmul(&o, c->x, &c->lx, c->q->w[w], c->q->qt, c->q->n, c->q->k));
+    if (c->act)
+        CHECK(wk_qmatmul_act(&o, WK_DTYPE_F32, c->act, c->lx.dims[0], c->q->w[w], c->q->qt,
+                             c->q->n, c->q->k));
+    else
+        CHECK(wk_qmatmul(&o, c->x, &c->lx, c->q->w[w], c->q->qt, c->q->n, c->q->k));
     wk_storage_free(o);
 }
 
@@ -191,6 +199,7 @@ int main(int argc, char **argv)
     const char *spec = "cuda:0", *types = "all";
     char variants[128] = "default,warp,warp2,warp4,split,stream,chunks,mma,rowpair";
     char rowlist[64] = "1,8";
+    int use_act = 0;
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--device") == 0)
             spec = argv[i + 1];
@@ -200,6 +209,8 @@ int main(int argc, char **argv)
             snprintf(rowlist, sizeof rowlist, "%s", argv[i + 1]);
         else if (strcmp(argv[i], "--variants") == 0)
             snprintf(variants, sizeof variants, "%s", argv[i + 1]);
+        else if (strcmp(argv[i], "--act") == 0)
+            use_act = atoi(argv[i + 1]);
     }
     char *vl[16];
     int nv = 0;
@@ -212,7 +223,8 @@ int main(int argc, char **argv)
             ml[nm++] = atoi(tok);
     CHECK(wk_device_open(&dev, spec));
     CHECK(wk_device_open(&cpu, "cpu"));
-    printf("device %s\n", wk_device_name(dev));
+    printf("device %s%s\n", wk_device_name(dev),
+           use_act ? " (matvecs: wk_qmatmul_act of activations quantized once)" : "");
 
     wk_storage *big;
     CHECK(wk_storage_zeros(&big, dev, WK_DTYPE_U8, (size_t)1 << 30));
@@ -242,10 +254,12 @@ int main(int argc, char **argv)
             qweight_make(&q, qt, n, k, copies);
             for (int mi = 0; mi < nm; mi++) {
                 const int64_t m = ml[mi];
-                qmm_ctx c = {&q, NULL, {0}, 0};
+                qmm_ctx c = {&q, NULL, {0}, 0, NULL};
                 int64_t dx[2] = {m, k};
                 CHECK(wk_layout_contiguous(&c.lx, 2, dx));
                 CHECK(wk_rand_uniform(&c.x, dev, WK_DTYPE_F32, (size_t)(m * k), -1, 1));
+                if (use_act)
+                    CHECK(wk_quantize_act(&c.act, c.x, &c.lx));
                 const size_t no = (size_t)(m * n);
                 float *first = malloc(no * sizeof(float)), *got = malloc(no * sizeof(float));
                 if (!first || !got) {
@@ -258,7 +272,10 @@ int main(int argc, char **argv)
                         continue;
                     setenv("WICK_QMV", vl[vi], 1);
                     wk_storage *o;
-                    CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
+                    if (c.act)
+                        CHECK(wk_qmatmul_act(&o, WK_DTYPE_F32, c.act, m, q.w[0], qt, n, k));
+                    else
+                        CHECK(wk_qmatmul(&o, c.x, &c.lx, q.w[0], qt, n, k));
                     CHECK(wk_storage_to_host(vi ? got : first, no, o));
                     wk_storage_free(o);
                     const double e = vi ? nmse(got, first, no) : 0.0;
@@ -280,13 +297,14 @@ int main(int argc, char **argv)
                 free(first);
                 free(got);
                 wk_storage_free(c.x);
+                wk_storage_free(c.act);
             }
             const int main4 = qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0 ||
                               qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q6_K;
             /* batched: m = 512, x bf16, beside the dense bf16 matmul x @ W^T */
             if (main4 && si == 1) {
                 const int64_t m = 512;
-                qmm_ctx c = {&q, NULL, {0}, 0};
+                qmm_ctx c = {&q, NULL, {0}, 0, NULL};
                 int64_t dx[2] = {m, k};
                 CHECK(wk_layout_contiguous(&c.lx, 2, dx));
                 CHECK(wk_rand_uniform(&c.x, dev, WK_DTYPE_BF16, (size_t)(m * k), -1, 1));
