@@ -13,6 +13,8 @@
  *     bit for bit (fused and unfused shapes: 4096 and 64 columns, f16, a strided x);
  *   - wk_binary_act equals wk_quantize_act(wk_binary(op, a, b)) bit for bit (swiglu on the gate
  *     and up column views of one matrix, geglu, mul, add; f32, f16, bf16; a transposed b);
+ *   - weights that the op just before wrote (activations read as Q4_K / Q8_0 rows) give the
+ *     bits of the same bytes copied first (GPUs: no early read of W while its writer runs);
  *   - bad arguments: each its status, no output.
  * Run: ctest -R test_qact (WICK_TEST_DEVICES=cpu,simt:0,simt:1,cuda:0 to pick devices). */
 #include "testlib.h"
@@ -328,6 +330,50 @@ done:
     free(v), free(fv);
 }
 
+/* ---- weights that the op just before wrote: activations read as Q4_K / Q8_0 rows, right after
+ * the norm kernel that made them (on GPUs it lets the next kernel start early; the product must
+ * not read its weights before that kernel ends), against the same bytes copied first */
+static void test_w_written_before(wk_qtype qt)
+{
+    enum { D = 2048, K = 256 };
+    const int64_t rb = K / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt);
+    const int64_t n = wk_act_bytes(1, D) / rb;
+    float v[3 * D + K];
+    double dv[3 * D + K];
+    fill(v, 3 * D + K, 29, 1.0f);
+    for (int i = 0; i < 3 * D + K; i++)
+        dv[i] = v[i];
+    wk_storage *x = testlib_upload_f64(g_dev, WK_DTYPE_F32, dv, D);
+    wk_storage *r = testlib_upload_f64(g_dev, WK_DTYPE_F32, dv + D, D);
+    wk_storage *al = testlib_upload_f64(g_dev, WK_DTYPE_F32, dv + 2 * D, D);
+    wk_storage *xk = testlib_upload_f64(g_dev, WK_DTYPE_F32, dv + 3 * D, K);
+    wk_storage *ak = NULL, *wa = NULL, *wc = NULL, *o1 = NULL, *o2 = NULL;
+    uint8_t *bytes = NULL;
+    const wk_layout lx = testlib_layout2(1, D), la = testlib_layout1(D), lk = testlib_layout2(1, K);
+    if (!x || !r || !al || !xk || !TEST_EQ_STATUS(wk_quantize_act(&ak, xk, &lk), WK_OK))
+        goto done;
+    for (int rep = 0; rep < 20; rep++) {
+        wk_storage_free(wa), wk_storage_free(o1);
+        wa = o1 = NULL;
+        if (!TEST_EQ_STATUS(wk_add_rms_norm_act(NULL, NULL, &wa, x, &lx, r, &lx, al, &la, 1e-5f),
+                            WK_OK) ||
+            !TEST_EQ_STATUS(wk_qmatmul_act(&o1, WK_DTYPE_F32, ak, 1, wa, qt, n, K), WK_OK))
+            goto done;
+    }
+    const size_t nb = (size_t)wk_act_bytes(1, D);
+    if (!(bytes = act_bytes(wa, 1, D)) || !(wc = testlib_upload(g_dev, WK_DTYPE_U8, bytes, nb)) ||
+        !TEST_EQ_STATUS(wk_qmatmul_act(&o2, WK_DTYPE_F32, ak, 1, wc, qt, n, K), WK_OK))
+        goto done;
+    TEST_CHECK(same_bits(o1, o2, (size_t)n, WK_DTYPE_F32),
+               "%s %s: weights written by the op before differ from their copy", g_spec,
+               wk_qtype_name(qt));
+done:
+    wk_storage_free(x), wk_storage_free(r), wk_storage_free(al), wk_storage_free(xk);
+    wk_storage_free(ak), wk_storage_free(wa), wk_storage_free(wc), wk_storage_free(o1);
+    wk_storage_free(o2);
+    free(bytes);
+}
+
 /* ---- bad arguments */
 static void test_bad(void)
 {
@@ -445,6 +491,8 @@ int main(void)
         test_binary(WK_DTYPE_F16, WK_OP_SWIGLU, 2, 64, 0);
         test_binary(WK_DTYPE_BF16, WK_OP_MUL, 1, 256, 1);
         test_binary(WK_DTYPE_F32, WK_OP_ADD, 4, 32, 0);
+        test_w_written_before(WK_QTYPE_Q4_K);
+        test_w_written_before(WK_QTYPE_Q8_0);
         test_bad();
         wk_device_close(g_dev);
         g_dev = NULL;

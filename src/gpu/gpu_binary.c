@@ -80,5 +80,6 @@ wk_status wk_gpu_binary_act(wk_device *dev, wk_op op, wk_dtype dt, void *act, co
     wk_gpu_klay2(&k, col, la, lb);
     int iop = (int)op, idt = (int)dt;
     void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &act};
+    wk_gpu_act_written(dev, act, (size_t)(n + n / 32 * 8));
     return wk_gpu_run_early(dev, "binary", "binary_act", wk_gpu_blocks(dev, n / 4), 1, 1, args);
 }

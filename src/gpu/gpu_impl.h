@@ -133,6 +133,12 @@ wk_status wk_gpu_quantize_act(wk_device *dev, wk_dtype dt, void *act, const void
                               int64_t k);
 wk_status wk_gpu_binary_act(wk_device *dev, wk_op op, wk_dtype dt, void *act, const void *a,
                             const wk_layout *la, const void *b, const wk_layout *lb);
+/* gpu_ops.c: the kernels that write int8 activations and let their dependents start before they
+ * end record the bytes (wk_gpu_act_written); a matvec whose weights overlap the last record
+ * (wk_gpu_act_overlaps) is launched normally, not early: its reads of W before its grid wait
+ * would race with those writes (W is then someone's activations: legal bytes, however odd). */
+void wk_gpu_act_written(wk_device *dev, const void *p, size_t len);
+bool wk_gpu_act_overlaps(const wk_device *dev, const void *p, size_t len);
 /* gpu_binary.c */
 wk_status wk_gpu_qmatmul_act(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *act,
                              int64_t m, const void *w, int64_t n, int64_t k);

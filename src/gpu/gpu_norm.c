@@ -295,6 +295,7 @@ static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, 
         int64_t Mv = M, Dv = D;
         if (act) {
             void *args[] = {&xp, &rp, &ap, &out, &sum, &act, &Mv, &Dv, &G, &R, &eps};
+            wk_gpu_act_written(dev, act, (size_t)(M * D + M * D / 32 * 8));
             s = wk_gpu_run_early(dev, "norm", name, (unsigned)blocks, 1, 1, args);
         } else {
             void *args[] = {&xp, &rp, &ap, &bp, &out, &sum, &Mv, &Dv, &G, &R, &eps};

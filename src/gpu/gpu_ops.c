@@ -179,3 +179,18 @@ wk_status wk_gpu_run_early(wk_device *dev, const char *module, const char *name,
 {
     return run_flags(dev, module, name, gx, gy, gz, args, WK_LAUNCH_EARLY);
 }
+
+void wk_gpu_act_written(wk_device *dev, const void *p, size_t len)
+{
+    wk_gpu_device *g = wk_gpu_dev(dev);
+    atomic_store_explicit(&g->act_lo, (uintptr_t)p, memory_order_relaxed);
+    atomic_store_explicit(&g->act_hi, (uintptr_t)p + len, memory_order_relaxed);
+}
+
+bool wk_gpu_act_overlaps(const wk_device *dev, const void *p, size_t len)
+{
+    const wk_gpu_device *g = wk_gpu_dev(dev);
+    const uintptr_t lo = atomic_load_explicit(&g->act_lo, memory_order_relaxed);
+    const uintptr_t hi = atomic_load_explicit(&g->act_hi, memory_order_relaxed);
+    return (uintptr_t)p < hi && lo < (uintptr_t)p + len;
+}

@@ -8,6 +8,9 @@
  *     weight blocks by the kernel qmv_pick names (qmv<R>_<kernel>_<q>: the measurements each
  *     rests on are cited there; WICK_QMV forces one, for benchmarks); the one-row chunks kernel
  *     quantizes x itself by the same rule (one launch, no scratch);
+ *   - int8 activations (wick.h): wk_quantize_act is qmvq into the caller's storage; qmatmul_act
+ *     at rows <= 8 runs qmv with them in place of its own quantization (chunks copies them),
+ *     elsewhere decodes them to dt (act_decode_<dt>) and runs qmatmul;
  *   - F32/F16/BF16 weights, rows <= 8: pmv<R>_<w>_<x>, W read once in its own type;
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
@@ -139,6 +142,8 @@ static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out
     wk_gpu_kname(name, sizeof name, parts, 3);
     void *args[] = {&w, &x, &out, &n, &k, &rowsi, &vec};
     /* launched early: it prefetches its first weight chunks, then waits (kernels/qmv.cu) */
+    if (wk_gpu_act_overlaps(dev, w, (size_t)(n * k) * ws))
+        return wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
     return wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
 }
 
@@ -381,15 +386,15 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
     return qmv_runs(dev, pick, r, qt, k, w) ? pick : fallback;
 }
 
-/* A qmv kernel with dynamic shared memory (chunks, mma), launched early. */
+/* A qmv kernel with dynamic shared memory (chunks, mma), launched early unless !early. */
 static wk_status qmv_launch_smem(wk_device *dev, const char *name, int64_t gx, size_t shmem,
-                                 void **args)
+                                 void **args, bool early)
 {
     wk_gpu_fn fn;
     wk_status s = wk_gpu_function(&fn, dev, "qmv", name);
     if (s == WK_OK)
         s = wk_gpu_launch_ex(dev, fn, (unsigned)gx, 1, 1, WK_GPU_BLOCK, 1, 1, (unsigned)shmem, args,
-                             WK_LAUNCH_EARLY);
+                             early ? WK_LAUNCH_EARLY : 0);
     return s;
 }
 
@@ -413,6 +418,7 @@ static wk_status qmvq(wk_device *dev, wk_dtype dt, void *act, const void *x, int
     const char *qparts[2] = {"qmvq", wk_gpu_dtype_kname(dt)};
     wk_gpu_kname(name, sizeof name, qparts, 2);
     void *qargs[] = {&nblk, &x, &xq, &xd, &xs};
+    wk_gpu_act_written(dev, act, (size_t)(rows * k + rows * k / 32 * 8));
     return wk_gpu_run_early(dev, "qmv", name, wk_gpu_blocks(dev, nblk * 8), 1, 1, qargs);
 }
 
@@ -448,12 +454,15 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
     char name[64];
     int dti = (int)dt, rowsi = (int)rows;
+    /* W read before the kernel's grid wait: not where the kernel before it may still write W */
+    const bool early = !wk_gpu_act_overlaps(
+        dev, w, (size_t)(n * (k / wk_qtype_block_elems(qt)) * wk_qtype_block_bytes(qt)));
     const char head[5] = {'q', 'm', 'v', (char)('0' + kern->r), 0};
     const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
     if (chunks) { /* dynamic shared memory; launched early */
         wk_gpu_kname(name, sizeof name, parts, 3);
         void *args[] = {&w, &x, &act, &out, &dti, &n, &k};
-        return qmv_launch_smem(dev, name, gx, shmem, args);
+        return qmv_launch_smem(dev, name, gx, shmem, args, early);
     }
     /* the activations (wick.h's layout): given, or quantized here into scratch (xq: rows * k
      * bytes, 16-byte aligned runs of 32 per block; xd: rows k / 32 floats; xs: as many words) */
@@ -474,9 +483,11 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         if (rowpair) { /* no grid wait in it: launched after the work before it ends */
             s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         } else if (mma) {
-            s = qmv_launch_smem(dev, name, gx, shmem, args);
-        } else { /* launched early (kernels/qmv.cu: they wait for the work before them) */
+            s = qmv_launch_smem(dev, name, gx, shmem, args, early);
+        } else if (early) { /* kernels/qmv.cu: they wait for the work before them */
             s = wk_gpu_run_early(dev, "qmv", name, (unsigned)gx, 1, 1, args);
+        } else {
+            s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
         }
     }
     if (scr)
