@@ -13,6 +13,10 @@
  *   binary_act  (op, dt, n, L, a, b, act)      any layouts, f32 f16 bf16, arithmetic ops: only
  *                                              the int8 activations of y (wk_binary_act; qact.h's
  *                                              team rule on y rounded to dt, wick.h's layout)
+ *   binary_act_rows(op, dt, n, kk, a, ars, b, brs, vec, act)  the same where both inputs are
+ *                                              rows of kk contiguous elements (row strides ars,
+ *                                              brs; vec: 16-byte f32 loads): no index division
+ *                                              per element (the gate and up halves of decode)
  * L holds the joint collapsed layout of a (row 0) and b (row 1). y is contiguous, of dtype dt,
  * or u8 for a comparison. Pointers already include the layout offsets. */
 #include "act.h"
@@ -203,13 +207,60 @@ WK_DEV float wk_round_to(int dt, float v)
            : dt == WK_DT_BF16 ? wk_fp_bf16_to_f32(wk_fp_f32_to_bf16(v))
                               : v;
 }
+/* Task i's 4 values (rounded to dt) -> the team rule -> stored to the activations at act. */
+WK_DEV void wk_binary_act_store(int64_t i, int64_t total, const float (&v)[4], uint8_t *act,
+                                int64_t n)
+{
+    uint32_t word, hs;
+    float d;
+    wk_qmvq_team(v, word, d, hs);
+    if (i < total) {
+        ((uint32_t *)act)[i] = word;
+        if ((i & 7) == 0) {
+            ((float *)(act + n))[i >> 3] = d;
+            ((uint32_t *)(act + n + n / 8))[i >> 3] = hs;
+        }
+    }
+}
+
+WK_KERNEL binary_act_rows(int op, int dt, int64_t n, int64_t kk, const void *a, int64_t ars,
+                          const void *b, int64_t brs, int vec, uint8_t *act)
+{
+    WK_GRID_WAIT(); /* launched early (gpu_binary.c) */
+    WK_GRID_LAUNCH_DEPENDENTS();
+    const int64_t total = n / 4, step = wk_nthreads();
+    const int64_t lim = (total + step - 1) / step * step;
+    for (int64_t i = wk_tid(); i < lim; i += step) {
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (i < total) {
+            const int64_t r = 4 * i / kk, c = 4 * i - r * kk;
+            const int64_t oa = r * ars + c, ob = r * brs + c;
+            float x[4], z[4];
+            if (vec) { /* f32, 16-byte aligned runs */
+                const wk_u32x4 p = *(const wk_u32x4 *)((const float *)a + oa);
+                const wk_u32x4 q = *(const wk_u32x4 *)((const float *)b + ob);
+                x[0] = __uint_as_float(p.x), x[1] = __uint_as_float(p.y);
+                x[2] = __uint_as_float(p.z), x[3] = __uint_as_float(p.w);
+                z[0] = __uint_as_float(q.x), z[1] = __uint_as_float(q.y);
+                z[2] = __uint_as_float(q.z), z[3] = __uint_as_float(q.w);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    x[e] = wk_ldf(a, oa + e, dt), z[e] = wk_ldf(b, ob + e, dt);
+            }
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                v[e] = wk_round_to(dt, wk_binary_fp<float>(op, x[e], z[e]));
+        }
+        wk_binary_act_store(i, total, v, act, n);
+    }
+}
+
 WK_KERNEL binary_act(int op, int dt, int64_t n, wk_klay<2> L, const void *a, const void *b,
                      uint8_t *act)
 {
     WK_GRID_WAIT(); /* launched early (gpu_binary.c) */
     WK_GRID_LAUNCH_DEPENDENTS();
-    uint32_t *xq = (uint32_t *)act, *xs = (uint32_t *)(act + n + n / 8);
-    float *xd = (float *)(act + n);
     const int64_t total = n / 4, step = wk_nthreads();
     const int64_t lim = (total + step - 1) / step * step;
     for (int64_t i = wk_tid(); i < lim; i += step) {
@@ -222,15 +273,6 @@ WK_KERNEL binary_act(int op, int dt, int64_t n, wk_klay<2> L, const void *a, con
                 v[e] = wk_round_to(dt, wk_binary_fp<float>(op, wk_ldf(a, off[0], dt),
                                                            wk_ldf(b, off[1], dt)));
             }
-        uint32_t word, hs;
-        float d;
-        wk_qmvq_team(v, word, d, hs);
-        if (i < total) {
-            xq[i] = word;
-            if ((i & 7) == 0) {
-                xd[i >> 3] = d;
-                xs[i >> 3] = hs;
-            }
-        }
+        wk_binary_act_store(i, total, v, act, n);
     }
 }

@@ -79,7 +79,18 @@ wk_status wk_gpu_binary_act(wk_device *dev, wk_op op, wk_dtype dt, void *act, co
     wk_layout col[2];
     wk_gpu_klay2(&k, col, la, lb);
     int iop = (int)op, idt = (int)dt;
-    void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &act};
     wk_gpu_act_written(dev, act, (size_t)(n + n / 32 * 8));
+    const int r = col[0].rank;
+    if (r <= 2 && (r == 0 || (col[0].strides[r - 1] == 1 && col[1].strides[r - 1] == 1))) {
+        /* rows of kk contiguous elements in both (kk a multiple of the last dim, so of 32) */
+        int64_t kk = r == 0 ? n : col[0].dims[r - 1];
+        int64_t ars = r == 2 ? col[0].strides[0] : 0, brs = r == 2 ? col[1].strides[0] : 0;
+        int vec = dt == WK_DTYPE_F32 && ((uintptr_t)ap | (uintptr_t)bp) % 16 == 0 &&
+                  ars % 4 == 0 && brs % 4 == 0;
+        void *args[] = {&iop, &idt, &n, &kk, &ap, &ars, &bp, &brs, &vec, &act};
+        return wk_gpu_run_early(dev, "binary", "binary_act_rows", wk_gpu_blocks(dev, n / 4), 1,
+                                1, args);
+    }
+    void *args[] = {&iop, &idt, &n, &k, &ap, &bp, &act};
     return wk_gpu_run_early(dev, "binary", "binary_act", wk_gpu_blocks(dev, n / 4), 1, 1, args);
 }
