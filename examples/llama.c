@@ -79,11 +79,13 @@ static wk_dtype act_dtype(const model *m, int64_t rows)
     return rows > 8 ? m->gemm_dt : WK_DTYPE_F32;
 }
 
-/* Whether W's product reads int8 activations: a block type (not F32/F16/BF16) at rows <= 8 (the
- * products that quantize x), with --fuse. */
-static int reads_act(const model *m, const qweight *w, int64_t rows)
+/* Whether W's product reads int8 activations made by the producer `bit` (QACT_NORM, QACT_GLU,
+ * QACT_ATTN: --qact): a block type (not F32/F16/BF16) at rows <= 8 (the products that quantize
+ * x), with --fuse. */
+static int reads_act(const model *m, const qweight *w, int64_t rows, int bit)
 {
-    return m->fuse && rows <= 8 && w->w && wk_qtype_block_elems(w->qt) > 1 && w->k % 32 == 0;
+    return m->fuse && (m->qact & bit) && rows <= 8 && w->w && wk_qtype_block_elems(w->qt) > 1 &&
+           w->k % 32 == 0;
 }
 
 /* out (rows, W.n) f32 = x (rows, W.k) @ W^T; lx may be any layout of x. x is f32, or already
@@ -101,7 +103,7 @@ static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *
     char label[64]; /* for --profile: the product's shape and type */
     snprintf(label, sizeof label, "wk_qmatmul %s %lldx%lld", wk_qtype_name(w->qt),
              (long long)w->n, (long long)w->k);
-    if (act && dt == WK_DTYPE_F32 && reads_act(m, w, rows)) {
+    if (act && dt == WK_DTYPE_F32 && reads_act(m, w, rows, QACT_ALL)) {
         CKL(label, wk_qmatmul_act(&out, dt, act, rows, w->w, w->qt, w->n, w->k));
         return out;
     }
@@ -440,7 +442,8 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
     wk_storage *qn = NULL, *kn = NULL;
     qkv_family(m, b, T, &q, &k, &v, &cq, &ck_, &cv, &qn, &kn);
     wk_storage *oa = NULL; /* the output projection's int8 activations, where it reads them */
-    wk_storage *a = attention(m, b, cq, ck_, cv, T, reads_act(m, &b->wo, T) ? &oa : NULL);
+    wk_storage *a =
+        attention(m, b, cq, ck_, cv, T, reads_act(m, &b->wo, T, QACT_ATTN) ? &oa : NULL);
     wk_storage_free(q);
     wk_storage_free(k);
     wk_storage_free(v);
@@ -467,7 +470,7 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     const wk_layout lf = lay2(T, F);
     const wk_op gop = m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU;
     wk_storage *ga = NULL; /* the down projection's int8 activations, where it reads them */
-    if (reads_act(m, &b->wd, T)) { /* silu(gate) * up and its activations in one op */
+    if (reads_act(m, &b->wd, T, QACT_GLU)) { /* silu(gate) * up and its activations in one op */
         CK(wk_binary_act(&ga, gop, g, &lg, u ? u : g, &lu));
     } else if (m->fuse) { /* silu(gate) * up in one op (Gemma: gelu) */
         CK(wk_binary(&gu, gop, g, &lg, u ? u : g, &lu));
@@ -533,7 +536,7 @@ static void add_norm(llama *L, wk_storage **x, wk_storage **p, wk_storage **h, i
         wk_storage *y = NULL, *hn = NULL;
         wk_storage_free(m->ha);
         m->ha = NULL;
-        if (m->fuse && reads_act(m, norm_reader(m, k), T)) {
+        if (reads_act(m, norm_reader(m, k), T, QACT_NORM)) {
             CK(wk_add_rms_norm_act(&y, &hn, &m->ha, x[i], &lx, p[i], &lx, norm_weight(m, k), &la,
                                    m->eps));
         } else if (m->fuse) {
@@ -757,6 +760,7 @@ typedef struct opts {
     int gemm_dt, kv_dt; /* a wk_dtype, or -1: the default for the device (main, model_load) */
     double temp, top_p;
     uint64_t seed;
+    int qact; /* --qact: QACT_* bits */
 } opts;
 
 static _Noreturn void usage(void)
@@ -778,6 +782,8 @@ static _Noreturn void usage(void)
             "                                  GPUs, f32 on cpu and for gemma2/gemma3)\n"
             "                  [--graph 1|0]   decode steps as graph replays on GPUs (default 1)\n"
             "                  [--fuse 1|0]    add + rms_norm, silu * up as one op each (default 1)\n"
+            "                  [--qact LIST]   with --fuse, decode's int8 activations made by: norm,\n"
+            "                                  glu, attn (comma list), all (default) or none\n"
             "                  [--profile 1]   with --bench: time per op of one prefill and one\n"
             "                                  decode step (devices synchronised around each op)\n"
             "IDS: token ids separated by spaces or commas. Default: greedy, 32 tokens, cpu.\n"
@@ -785,6 +791,29 @@ static _Noreturn void usage(void)
             "Text goes through the file's tokenizer (BOS as it asks, special tokens such as\n"
             "<|im_start|> parsed); generated text is written to stdout as it comes.\n");
     exit(2);
+}
+
+/* The value of --qact: a comma list of norm, glu, attn; all; none. */
+static int qact_parse(const char *v)
+{
+    if (!strcmp(v, "all"))
+        return QACT_ALL;
+    int bits = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (!strcmp(t, "norm"))
+            bits |= QACT_NORM;
+        else if (!strcmp(t, "glu"))
+            bits |= QACT_GLU;
+        else if (!strcmp(t, "attn"))
+            bits |= QACT_ATTN;
+        else if (strcmp(t, "none")) {
+            fprintf(stderr, "wick_llama: --qact %s: expected norm, glu, attn, all or none\n", v);
+            usage();
+        }
+    }
+    return bits;
 }
 
 /* The value of --gemm-dtype or --kv-dtype: f32, f16 or bf16. */
@@ -803,7 +832,7 @@ static int float_dtype(const char *opt, const char *v)
 static opts parse_args(int argc, char **argv)
 {
     opts o = {NULL, "cpu", NULL, NULL, NULL, {NULL, NULL, NULL, 0}, 32, 0, 0, 0, 0, 3, 1, 1, 0, 0,
-              -1, -1, 0.0, 1.0, 1};
+              -1, -1, 0.0, 1.0, 1, QACT_ALL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -836,6 +865,7 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--reps")) o.reps = atoll(v);
         else if (!strcmp(a, "--graph")) o.graph = atoi(v);
         else if (!strcmp(a, "--fuse")) o.fuse = atoi(v);
+        else if (!strcmp(a, "--qact")) o.qact = qact_parse(v);
         else if (!strcmp(a, "--profile")) o.profile = atoi(v);
         else if (!strcmp(a, "--gemm-dtype")) o.gemm_dt = float_dtype(a, v);
         else if (!strcmp(a, "--kv-dtype")) o.kv_dt = float_dtype(a, v);
@@ -1082,6 +1112,7 @@ int main(int argc, char **argv)
         model_load(&L.r[i], g, devs[i], ctx, i, n, o.kv_dt);
         L.r[i].gemm_dt = o.gemm_dt >= 0 ? (wk_dtype)o.gemm_dt : gpu ? WK_DTYPE_F16 : WK_DTYPE_F32;
         L.r[i].fuse = o.fuse;
+        L.r[i].qact = o.qact;
         L.r[i].comm = comms[i];
     }
     const model *m = &L.r[0];

@@ -93,7 +93,9 @@ typedef struct model {
                                        * and decode's int8 activations made by the norm */
     wk_storage *ha;                   /* the int8 activations of the current h (wk_add_rms_norm_act)
                                        * when the product after the norm reads them, else NULL */
+    int qact;                         /* --qact: which ops make decode's int8 activations */
 } model;
+enum { QACT_NORM = 1, QACT_GLU = 2, QACT_ATTN = 4, QACT_ALL = 7 };
 
 /* llama_arch.c: fills m->fam from general.architecture and the family's metadata keys; dies
  * naming an architecture this example does not run. */
