@@ -23,6 +23,8 @@
 #   prof    ncu over single-token steps (--bench 1,2 --reps 1 --graph 0: 6 steps), before and
 #           after: kernels per step and the sum of their times, by kernel
 #   types   bench for the other types
+#   qact    the 8B-shaped Q4_0 model's tg128 (--bench 64,128) with the example's --qact none,
+#           attn, all, between two runs of "before" (the drift between repeats shows beside)
 # Logs go to OUTDIR/dstep; the summary table is printed last.
 set -u
 . tools/device/lib.sh
@@ -117,6 +119,13 @@ EOF
 if has prof && command -v ncu >/dev/null 2>&1; then
   [ -n "$BEFORE" ] && prof_one before $BEFORE
   prof_one after $B/wick_llama
+fi
+if has qact; then
+  f=$(model q4_0)
+  qrun() { echo "$($@ "$f" --device cuda:0 --bench 64,128 --reps 3 2>&1 | grep '^bench:' | sed 's/ (3 reps.*//')"; }
+  [ -n "$BEFORE" ] && step "qact: before" "$(qrun $BEFORE)"
+  for q in none attn all; do step "qact: $q" "$(qrun $B/wick_llama --qact $q)"; done
+  [ -n "$BEFORE" ] && step "qact: before again" "$(qrun $BEFORE)"
 fi
 if has types; then
   for t in $(echo "${DSTEP_TYPES:-q4_k,q8_0,f16}" | tr , ' '); do bench_type "$t"; rm -f "$M/$t.gguf"; done
