@@ -6,11 +6,12 @@
  * Weights: a (256, k) f32 random block quantized on the CPU, its rows repeated to n rows (the
  * bytes are real blocks of the type, so the kernels decode realistic data), uploaded.
  *   - matvec rows (m = 1 and 8, or those of --rows, 1..8; x f32) for W (n, k) = (4096, 14336),
- *     (14336, 4096), (4096, 4096), every block type and F16/BF16 (kernels/qmv.cu pmv, measured
- *     once), each matvec kernel of kernels/qmv.cu named in --variants (default: "default", the
- *     one src/gpu/gpu_quant.c qmv_pick takes, then warp, warp2, warp4, split, stream, chunks,
- *     mma, rowpair; selected by the environment variable WICK_QMV, set here between
- *     measurements; a kernel that cannot run a case runs qmv_pick's fallback):
+ *     (14336, 4096), (4096, 4096), every block type and F16/BF16, each matvec kernel of
+ *     kernels/qmv.cu named in --variants (default: "default", the one src/gpu/gpu_quant.c
+ *     qmv_pick or pmv_split takes, then warp, warp2, warp4, split, stream, chunks, mma, rowpair
+ *     for the block types; pmv, pmv_k2, pmv_k4 for F16/BF16, one row); selected by the
+ *     environment variable WICK_QMV, set here between measurements; a kernel that cannot run a
+ *     case runs the default's fallback):
  *     time per call (wick_qmatmul:
  *     activation quantization, the product, output allocation; with --act 1 the activations
  *     are quantized once before the timing (wk_quantize_act) and each call is wk_qmatmul_act:
@@ -268,7 +269,9 @@ int main(int argc, char **argv)
                 }
                 const int plain = qt == WK_QTYPE_F16 || qt == WK_QTYPE_BF16;
                 for (int vi = 0; vi < nv; vi++) {
-                    if (plain && vi > 0) /* float weights have one matvec kernel */
+                    /* float weights: the pmv kernels (pmv, pmv_k2, pmv_k4) and the default;
+                     * block types: the others */
+                    if (vi > 0 && plain != !strncmp(vl[vi], "pmv", 3))
                         continue;
                     setenv("WICK_QMV", vl[vi], 1);
                     wk_storage *o;

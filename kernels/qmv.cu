@@ -112,6 +112,42 @@ WK_DEV void wk_qmv_store(void *out, const float (&acc)[R][NC], int dt, int64_t n
                 wk_stf(out, (int64_t)r * n + col0 + c, dt, acc[r][c]);
 }
 
+/* The sums of a block's groups of G lanes (a power of two; the block's groups side by side, NC
+ * weight rows from col0 each) stored: xor shuffles inside 32-lane groups (wave64-correct), then
+ * for G > 32 the 32-lane parts added in their order through shared memory. Every thread of the
+ * block calls it (the barrier). */
+template <int R, int NC, int G>
+WK_DEV void wk_qmv_group_store(float (&acc)[R][NC], void *out, int dt, int64_t n, int64_t col0,
+                               int rows)
+{
+    wk_qmv_group_sum<R, NC, (G < 32 ? G : 32)>(acc);
+    if (G <= 32) {
+        if ((int)threadIdx.x % G == 0)
+            wk_qmv_store<R, NC>(out, acc, dt, n, col0, rows);
+        return;
+    }
+    __shared__ float red[WK_BLOCK / 32][R * NC];
+    if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                red[threadIdx.x / 32][r * NC + c] = acc[r][c];
+    }
+    __syncthreads();
+    const int per = G / 32; /* 32-lane parts per group */
+    for (int i = (int)threadIdx.x; i < (WK_BLOCK / G) * R * NC; i += WK_BLOCK) {
+        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
+        const int64_t col = ((int64_t)blockIdx.x * (WK_BLOCK / G) + gg) * NC + c;
+        if (r < rows && col < n) {
+            float v = 0.0f;
+            for (int q = 0; q < per; q++)
+                v += red[gg * per + q][rc];
+            wk_stf(out, (int64_t)r * n + col, dt, v);
+        }
+    }
+}
+
 /* The lane-group kernels (warp, warp2, warp4, split): one group of G threads per NC adjacent
  * weight rows, L threads per 32-element sub-block, each multiplying V = 8 / L words of it,
  * consecutive or, with P, V/2 of each half; U sub-blocks per thread loaded before any is used.
@@ -228,33 +264,7 @@ WK_DEV void wk_qmv_lanes(const uint8_t *__restrict__ w, const uint32_t *__restri
         }
     }
 
-    /* sums over the group: xor shuffles inside 32-lane groups, then shared memory */
-    wk_qmv_group_sum<R, NC, (G < 32 ? G : 32)>(acc);
-    if (G <= 32) {
-        if (t == 0)
-            wk_qmv_store<R, NC>(out, acc, dt, n, col0, rows);
-        return;
-    }
-    __shared__ float red[WK_BLOCK / 32][R * NC];
-    if ((threadIdx.x & 31) == 0) {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                red[threadIdx.x / 32][r * NC + c] = acc[r][c];
-    }
-    __syncthreads();
-    const int per = G / 32; /* 32-lane parts per group */
-    for (int i = (int)threadIdx.x; i < (WK_BLOCK / G) * R * NC; i += WK_BLOCK) {
-        const int gg = i / (R * NC), rc = i % (R * NC), r = rc / NC, c = rc % NC;
-        const int64_t col = ((int64_t)blockIdx.x * (WK_BLOCK / G) + gg) * NC + c;
-        if (r < rows && col < n) {
-            float v = 0.0f;
-            for (int q = 0; q < per; q++)
-                v += red[gg * per + q][rc];
-            wk_stf(out, (int64_t)r * n + col, dt, v);
-        }
-    }
+    wk_qmv_group_store<R, NC, G>(acc, out, dt, n, col0, rows);
 }
 
 /* stream: one warp per weight row, the row streamed through shared memory. Tiles of 64
@@ -1012,8 +1022,8 @@ WK_QMV_ROWPAIR(q5_k, WK_Q5_K) WK_QMV_ROWPAIR(q6_k, WK_Q6_K) WK_QMV_ROWPAIR(q8_k,
 /* ---- float weights: pmv<R>_<w>_<x>(w, x, out, n, k, rows, vec)
  * out (rows, n) of x's dtype = x (rows, k) @ W^T for rows <= R, W (n, k) of f32/f16/bf16 and x
  * of f32/f16/bf16 in any pairing, products and sums in f32 (the same value as converting W to
- * x's dtype first only where that conversion is exact; it is never rounded here). A 32-lane
- * group per PMV_NC adjacent weight rows; with vec (host-checked: W, x and both row strides
+ * x's dtype first only where that conversion is exact; it is never rounded here). A group of G
+ * lanes (32, or 64 / 128 for the k2 / k4 kernels below) per PMV_NC adjacent weight rows; with vec (host-checked: W, x and both row strides
  * 16-byte aligned) each lane loads PMV_U chunks of 16 bytes of each weight row per trip (all in
  * flight before the first product) and the matching activations in one or two vector loads,
  * else one element per lane per trip. Reduction by xor
@@ -1071,14 +1081,14 @@ template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
 /* U 16-byte chunks of each of a lane's NC weight rows at element e0 + u G E (u < U): loaded
  * together (U NC loads in flight per lane before the first product), then converted and
  * multiplied against x's matching chunks. */
-template <int W, int D, int R, int U, int NC>
+template <int W, int D, int R, int U, int NC, int G>
 WK_DEV void wk_pmv_chunks(const typename wk_t<W>::S *(&wr)[NC],
                           const typename wk_t<D>::S *xs, int64_t e0, int64_t k, int rows,
                           float (&acc)[R][NC])
 {
     typedef typename wk_t<W>::S WS;
     typedef typename wk_t<D>::S XS;
-    const int E = 16 / (int)sizeof(WS), XV = E * (int)sizeof(XS) / 4, G = 32;
+    const int E = 16 / (int)sizeof(WS), XV = E * (int)sizeof(XS) / 4;
     uint32_t wv[U][NC][4];
 #pragma unroll
     for (int u = 0; u < U; u++)
@@ -1116,14 +1126,14 @@ WK_DEV void wk_pmv_chunks(const typename wk_t<W>::S *(&wr)[NC],
  * first PMV_U chunks of its weight rows into L2 (what its first trip reads), nothing else. Then
  * trips of PMV_U chunks per row and lane while a whole trip fits in k, single chunks after, and
  * without vec one element per lane per trip. */
-template <int W, int D, int R>
+template <int W, int D, int R, int G>
 WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void *__restrict__ out,
                    int64_t n, int64_t k, int rows, int vec)
 {
     typedef typename wk_t<W>::S WS;
     typedef typename wk_t<D>::S XS;
     const int E = 16 / (int)sizeof(WS);       /* elements per 16-byte weight load */
-    const int G = 32, NC = PMV_NC, U = PMV_U;
+    const int NC = PMV_NC, U = PMV_U;
     const int g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
     const int64_t row0 = (int64_t)blockIdx.x * (WK_BLOCK / G) * NC;
     const int64_t col0 = row0 + (int64_t)g * NC;
@@ -1152,9 +1162,9 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
     const int64_t ku = kv / (span * U) * (span * U);
     int64_t e0 = (int64_t)t * E;
     for (; e0 < ku; e0 += span * U)
-        wk_pmv_chunks<W, D, R, U, NC>(wr, xs, e0, k, rows, acc);
+        wk_pmv_chunks<W, D, R, U, NC, G>(wr, xs, e0, k, rows, acc);
     for (; e0 < kv; e0 += span)
-        wk_pmv_chunks<W, D, R, 1, NC>(wr, xs, e0, k, rows, acc);
+        wk_pmv_chunks<W, D, R, 1, NC, G>(wr, xs, e0, k, rows, acc);
     for (int64_t e = kv + t; e < k; e += G) {
         float wf[NC];
 #pragma unroll
@@ -1169,23 +1179,30 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
                     acc[r][c] += wf[c] * xf;
             }
     }
-    wk_qmv_group_sum<R, NC, G>(acc);
-    if (t == 0)
-        wk_qmv_store<R, NC>(out, acc, D, n, col0, rows);
+    wk_qmv_group_store<R, NC, G>(acc, out, D, n, col0, rows);
     WK_GRID_LAUNCH_DEPENDENTS();
 }
 
-#define WK_PMV(R, WN, W, XN, X)                                                                 \
-    WK_KERNEL pmv##R##_##WN##_##XN(const void *w, const void *x, void *out, int64_t n,         \
-                                   int64_t k, int rows, int vec)                               \
+/* pmv<R>_<w>_<x>: a 32-lane group per PMV_NC weight rows; pmv<R>_k<P>_<w>_<x> (one row of x):
+ * a group of 32 P lanes per PMV_NC rows, so warp j of it reads the 512-byte slices j, j + P, ..
+ * of each row (k split over the warps, their sums added in order through shared memory): P
+ * times the blocks, for W with few rows (n = 4096: 256 blocks of 8 warps, 16 warps on a
+ * multiprocessor that holds 64). */
+#define WK_PMV(R, P, SUF, WN, W, XN, X)                                                         \
+    WK_KERNEL pmv##R##SUF##_##WN##_##XN(const void *w, const void *x, void *out, int64_t n,    \
+                                        int64_t k, int rows, int vec)                          \
     {                                                                                          \
-        wk_pmv<W, X, R>(w, x, out, n, k, rows, vec);                                           \
+        wk_pmv<W, X, R, 32 * P>(w, x, out, n, k, rows, vec);                                   \
     }
-#define WK_PMV_X(R, WN, W)                                                                     \
-    WK_PMV(R, WN, W, f32, WK_DT_F32) WK_PMV(R, WN, W, f16, WK_DT_F16)                          \
-    WK_PMV(R, WN, W, bf16, WK_DT_BF16)
-#define WK_PMV_R(R) WK_PMV_X(R, f32, WK_DT_F32) WK_PMV_X(R, f16, WK_DT_F16) WK_PMV_X(R, bf16, WK_DT_BF16)
-WK_PMV_R(1)
-WK_PMV_R(2)
-WK_PMV_R(4)
-WK_PMV_R(8)
+#define WK_PMV_X(R, P, SUF, WN, W)                                                              \
+    WK_PMV(R, P, SUF, WN, W, f32, WK_DT_F32) WK_PMV(R, P, SUF, WN, W, f16, WK_DT_F16)          \
+    WK_PMV(R, P, SUF, WN, W, bf16, WK_DT_BF16)
+#define WK_PMV_R(R, P, SUF)                                                                     \
+    WK_PMV_X(R, P, SUF, f32, WK_DT_F32) WK_PMV_X(R, P, SUF, f16, WK_DT_F16)                    \
+    WK_PMV_X(R, P, SUF, bf16, WK_DT_BF16)
+WK_PMV_R(1, 1, )
+WK_PMV_R(2, 1, )
+WK_PMV_R(4, 1, )
+WK_PMV_R(8, 1, )
+WK_PMV_R(1, 2, _k2)
+WK_PMV_R(1, 4, _k4)

@@ -18,7 +18,8 @@
  * x is first rounded to bf16 (the values compared are those of the uploaded bf16 x). Also: a
  * NaN in x makes its row's outputs NaN; n not a multiple of any group's column count, k of
  * one block (fewer sub-blocks than lanes) and k = 2048 (several trips per lane). Float weights
- * (F32, F16, BF16 in any pairing with x) too: pmv_case. */
+ * (F32, F16, BF16 in any pairing with x) too: pmv_case (on a GPU also with the k-split kernels
+ * forced: WICK_QMV = pmv_k2, pmv_k4). */
 #include "ref_quant.h"
 #include "testlib.h"
 #include <math.h>
@@ -358,6 +359,20 @@ int main(void)
                 pmv_case(dev, PTS[a], PDS[b], 1, 21, 2600, 0);
                 pmv_case(dev, PTS[a], PDS[b], 6, 21, 2600, 0);
                 pmv_case(dev, PTS[a], PDS[b], 3, 5, 64, 1);
+                /* the one-row kernels with k split over 2 and 4 warps per pair of weight rows
+                 * (GPUs; the default's choice for few weight rows), forced: 4-chunk trips,
+                 * single chunks and the element tail (9000), n past a block's rows, element
+                 * loads (515), a NaN and an infinity */
+                static const char *const splits[] = {"pmv_k2", "pmv_k4"};
+                for (int sp = 0; gpu && sp < 2; sp++) {
+                    if (!variant_wanted(splits[sp]))
+                        continue;
+                    setenv("WICK_QMV", splits[sp], 1);
+                    pmv_case(dev, PTS[a], PDS[b], 1, 37, 9000, 0);
+                    pmv_case(dev, PTS[a], PDS[b], 1, 19, 515, 0);
+                    pmv_case(dev, PTS[a], PDS[b], 1, 5, 64, 1);
+                    unsetenv("WICK_QMV");
+                }
             }
         wk_device_close(dev);
     }

@@ -11,7 +11,8 @@
  *   - int8 activations (wick.h): wk_quantize_act is qmvq into the caller's storage; qmatmul_act
  *     at rows <= 8 runs qmv with them in place of its own quantization (chunks copies them),
  *     elsewhere decodes them to dt (act_decode_<dt>) and runs qmatmul;
- *   - F32/F16/BF16 weights, rows <= 8: pmv<R>_<w>_<x>, W read once in its own type;
+ *   - F32/F16/BF16 weights, rows <= 8: pmv<R>_<w>_<x> (one row and few weight rows:
+ *     pmv1_k<P>_<w>_<x>, pmv_split), W read once in its own type;
  *   - qmatmul, rows > 8: W dequantized to dt in chunks of weight rows (bounded scratch) and
  *     multiplied by the GEMM of gpu_matmul.c: out[:, c0:c0+cn] = x @ Wc^T.
  * The float side is f32, f16 or bf16. The F32/F16/BF16 "block" types (blocks of one element)
@@ -122,13 +123,31 @@ static wk_status plain_qembedding(wk_device *dev, wk_dtype from, wk_dtype dt, vo
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* rows <= 8: kernels/qmv.cu pmv<R>_<from>_<dt>, W read once in its own type (no converted
- * copy), f32 products and sums. */
-#define PMV_NC 2 /* weight rows per 32-lane group, as in kernels/qmv.cu */
+/* Warps per pair of weight rows of the one-row float kernels (pmv1, pmv1_k2, pmv1_k4), by the
+ * dtype and shape alone (the sums' order, so the result's bits, depend on it): 2 for k >= 2048,
+ * 4 for F16 weights with more rows than columns (their longer decode wants more loads in
+ * flight), else 1. H100, one row, cold us, pmv / k2 / k4 (docs/performance.md, "Quantized
+ * matvec"): F16 4096 x 14336 65.4 / 50.1 / 50.4, 14336 x 4096 50.7 / 48.2 / 45.8, 4096 x 4096
+ * 18.3 / 17.3 / 18.1; BF16 46.1 / 41.9 / 43.0, 43.7 / 42.7 / 44.2, 14.8 / 14.4 / 15.8.
+ * WICK_QMV=pmv|pmv_k2|pmv_k4 forces one (a benchmarking switch, read per call). */
+static int pmv_split(wk_dtype from, int64_t rows, int64_t n, int64_t k)
+{
+    const char *e = getenv("WICK_QMV");
+    if (rows == 1 && e && !strncmp(e, "pmv", 3))
+        return !strcmp(e, "pmv_k4") ? 4 : !strcmp(e, "pmv_k2") ? 2 : 1;
+    if (rows != 1 || k < 2048)
+        return 1;
+    return from == WK_DTYPE_F16 && n > k ? 4 : 2;
+}
+
+/* rows <= 8: kernels/qmv.cu pmv<R>[_k<P>]_<from>_<dt>, W read once in its own type (no
+ * converted copy), f32 products and sums. */
+#define PMV_NC 2 /* weight rows per lane group, as in kernels/qmv.cu */
 static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out, const void *x,
                            int64_t rows, const void *w, int64_t n, int64_t k)
 {
-    const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / 32) * PMV_NC);
+    const int p = pmv_split(from, rows, n, k);
+    const int64_t gx = ceil_div(n, (int64_t)(WK_GPU_BLOCK / (32 * p)) * PMV_NC);
     if (gx > INT32_MAX)
         return wk_err(WK_ERR_NOT_SUPPORTED, "qmatmul: n = %lld is too large", (long long)n);
     const size_t ws = wk_dtype_size(from), xs = wk_dtype_size(dt);
@@ -136,10 +155,12 @@ static wk_status plain_qmv(wk_device *dev, wk_dtype from, wk_dtype dt, void *out
               (size_t)k * xs % 16 == 0;
     int rowsi = (int)rows;
     const int r = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-    const char head[5] = {'p', 'm', 'v', (char)('0' + r), 0};
-    const char *parts[3] = {head, wk_gpu_dtype_kname(from), wk_gpu_dtype_kname(dt)};
+    const char head[5] = {'p', 'm', 'v', (char)('0' + r), 0}, split[3] = {'k', (char)('0' + p), 0};
+    const char *parts[4] = {head, wk_gpu_dtype_kname(from), wk_gpu_dtype_kname(dt), NULL};
+    if (p > 1) /* pmv1_k<P>_<from>_<dt> */
+        parts[3] = parts[2], parts[2] = parts[1], parts[1] = split;
     char name[64];
-    wk_gpu_kname(name, sizeof name, parts, 3);
+    wk_gpu_kname(name, sizeof name, parts, p > 1 ? 4 : 3);
     void *args[] = {&w, &x, &out, &n, &k, &rowsi, &vec};
     /* launched early: it prefetches its first weight chunks, then waits (kernels/qmv.cu) */
     if (wk_gpu_act_overlaps(dev, w, (size_t)(n * k) * ws))
