@@ -13,7 +13,8 @@
  *   - decode attention: q (1, 32, 1, 128), k and v (1, 8, L, 128), L = 8192 and 32768 (and
  *     2048 for f16: with the others, a fit of fixed cost plus streaming), causal,
  *     q and cache f16, bf16 and f32 (cache f16 with q f32 too), and wk_decode_attention_lens on
- *     the f16 cache of 32768 rows with the count 32768 and 16384; us per call and the bandwidth
+ *     the f16 cache of 32768 rows with the count 32768 and 16384 (and of 640 and 4736 rows with
+ *     520 and 4620: the llama example's decode after a prompt); us per call and the bandwidth
  *     (K + V bytes of the rows read + q + out) / time as % of the device copy bandwidth
  *     measured here (clone of 1 GiB: 2 GiB moved). Eager: best of 3 trials of 50 calls after 2
  *     warm-ups (the host's launches included); graph: 50 calls captured once, best of 3
@@ -336,6 +337,9 @@ int main(int argc, char **argv)
         {WK_DTYPE_F32, WK_DTYPE_F32, 8192, 0},    {WK_DTYPE_F32, WK_DTYPE_F32, 32768, 0},
         {WK_DTYPE_F32, WK_DTYPE_F16, 8192, 0},    {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 32768},
         {WK_DTYPE_F16, WK_DTYPE_F16, 32768, 16384},
+        /* the llama example's tg128 after a 512-token prompt (a cache of 640 rows, 520 of them
+         * counted) and at a 4096-token depth: short contexts, where the fixed cost is the time */
+        {WK_DTYPE_F16, WK_DTYPE_F16, 640, 520},   {WK_DTYPE_F16, WK_DTYPE_F16, 4736, 4620},
     };
     const size_t ncases = small ? 2 : sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < ncases; i++) {

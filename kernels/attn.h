@@ -10,8 +10,9 @@
  *       grid (nsplit, B * Hkv, ceil(nq / QB)), nq = (Hq / Hkv) * Lq: the queries that read one kv
  *       head (all query heads of its group, all query tokens), QB of them per block, so every K
  *       and V row is read once for all of them. Block (split s, kv head (b, hk), query set z)
- *       covers keys [s * span, min((s + 1) * span, L_b)) (span a multiple of 256); inside it
- *       each warp owns its own tiles of W keys (W = the warp size; tiles w, w + 256 / W, ..), so
+ *       covers keys [s * span, min((s + 1) * span, L_b)) (span a multiple of 256, of 128 for
+ *       attn_mma); inside it each warp owns its own tiles of W keys (W = the warp size; tiles
+ *       w, w + 256 / W, ..), so
  *       the block meets at a barrier only before its first tile (q in shared memory, scaled)
  *       and after its last (the merge of its warps). Per tile:
  *         scores: lane i takes key t0 + i, reads its K row in 16-byte loads (8 in flight per
@@ -56,7 +57,7 @@
 struct attn_geom {
     int64_t nb, hq, hkv, lq, lk, d;
     int64_t qs[3], ks[3], vs[3]; /* strides of dims B, H, L (the last dim has stride 1) */
-    int64_t nsplit, span;        /* splits and keys per split (a multiple of 256) */
+    int64_t nsplit, span;        /* splits and keys per split (a multiple of 256; attn_mma 128) */
     int64_t nq;                  /* queries per kv head: (hq / hkv) * lq */
     int64_t causal, vec;
     int64_t lstride; /* elements between entries of lens */
@@ -500,8 +501,10 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
                      uint16_t *__restrict__ out, uint32_t *ctr)
 {
     enum { D = 32 * ND, NWARP = WK_BLOCK / 32 };
-    __shared__ float wacc[NWARP][AM_QB][D];
+    /* D + 1: the stores below put query columns 2 tq + c of one d in different banks */
+    __shared__ float wacc[NWARP][AM_QB][D + 1];
     __shared__ float wml[NWARP][AM_QB][2];
+    __shared__ float wf[NWARP][AM_QB], bm[AM_QB], bl[AM_QB]; /* the warps' weights per query */
     __shared__ int last;
 
     const int t = (int)threadIdx.x, lane = t & 31, wid = t >> 5, gr = lane >> 2, tq = lane & 3;
@@ -637,27 +640,38 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
             }
     }
     __syncthreads();
-    /* ---- the block's warps merged per query, the partials stored */
+    /* ---- the block's warps merged per query: each warp's weight 2^(m_w - M) once per query
+     * (warps that saw no visible key left out), then the partials stored */
+    if (t < AM_QB) {
+        float mx = -wk_inf_f32();
+        for (int w = 0; w < NWARP; w++)
+            mx = wml[w][t][0] > mx ? wml[w][t][0] : mx;
+        float sl = 0.f;
+        for (int w = 0; w < NWARP; w++) {
+            if (wml[w][t][0] != -wk_inf_f32()) {
+                const float f = fl_exp2(wml[w][t][0] - mx);
+                wf[w][t] = f;
+                sl += f * wml[w][t][1];
+            }
+        }
+        bm[t] = mx;
+        bl[t] = sl;
+    }
+    __syncthreads();
     const int64_t pbase = (bh * g.nsplit + split) * g.nq;
     for (int idx = t; idx < AM_QB * D; idx += WK_BLOCK) {
         const int qi = idx / D, e = idx - qi * D;
         const int64_t gq = gq0 + qi;
         if (gq >= g.nq)
             continue;
-        float mx = -wk_inf_f32();
+        float sum = 0.f;
         for (int w = 0; w < NWARP; w++)
-            mx = wml[w][qi][0] > mx ? wml[w][qi][0] : mx;
-        float sum = 0.f, sl = 0.f;
-        for (int w = 0; w < NWARP; w++)
-            if (wml[w][qi][0] != -wk_inf_f32()) {
-                const float f = fl_exp2(wml[w][qi][0] - mx);
-                sum += f * wacc[w][qi][e];
-                sl += f * wml[w][qi][1];
-            }
+            if (wml[w][qi][0] != -wk_inf_f32()) /* (its accumulators may hold 0 x NaN) */
+                sum += wf[w][qi] * wacc[w][qi][e];
         po[(pbase + gq) * g.d + e] = sum;
         if (e == 0) {
-            pm[pbase + gq] = mx == -wk_inf_f32() ? mx : mx / 1.4426950408889634f;
-            pl[pbase + gq] = sl;
+            pm[pbase + gq] = bm[qi] == -wk_inf_f32() ? bm[qi] : bm[qi] / 1.4426950408889634f;
+            pl[pbase + gq] = bl[qi];
         }
     }
     if (ctr) /* else attn_combine merges the splits */

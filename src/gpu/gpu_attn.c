@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ATTN_CHUNK 256 /* keys per block step (kernels/attn.h: 256 / W warps of W keys) */
+/* keys per block step, the unit of a split: attn_part 256 (256 / W warps of W keys), attn_mma
+ * 128 (8 warps of 16-key tiles) */
+#define ATTN_CHUNK 256
+#define ATTN_MMA_CHUNK 128
 
 /* Mirrors struct attn_geom of kernels/attn.h field for field (all int64: no padding). */
 typedef struct attn_geom {
@@ -45,6 +48,7 @@ typedef struct attn_kernel {
     char name[64];
     int qb;
     int64_t per_sm;
+    int64_t chunk; /* keys per block step (a split is whole steps) */
 } attn_kernel;
 
 /* The choice (measurements: docs/performance.md, "Decode step", H200, GQA 4:1, D 128):
@@ -57,8 +61,10 @@ typedef struct attn_kernel {
  *     blocks per multiprocessor), 4 for 2-4 (one block, K row double-buffered: 90 us at 32k
  *     against 99-140 us for the register-capped kernel it replaced, the llama example's decode
  *     280 against 254 tokens/s), 8 for more (one block).
- * WICK_ATTN_MMA=0 keeps the f32 kernels and WICK_ATTN_BPS=N plans N blocks per multiprocessor
- * (benchmarking switches, read per call). */
+ * attn_mma's splits are whole 128-key steps (one round of its 8 warps), attn_part's 256-key
+ * ones. WICK_ATTN_MMA=0 keeps the f32 kernels, WICK_ATTN_BPS=N plans N blocks per
+ * multiprocessor and WICK_ATTN_MMA_CHUNK=256 gives attn_mma 256-key steps (benchmarking
+ * switches, read per call). */
 static attn_kernel attn_pick(wk_device *dev, const wk_attn_args *a, const attn_geom *g)
 {
     attn_kernel k;
@@ -68,6 +74,8 @@ static attn_kernel attn_pick(wk_device *dev, const wk_attn_args *a, const attn_g
                      g->d <= 128 && g->vec && wk_gpu_matrix_units(dev, a->qdt);
     k.qb = mma || g->nq > 4 ? 8 : g->nq <= 1 ? 1 : 4;
     k.per_sm = attn_env("WICK_ATTN_BPS", k.qb == 1 ? 2 : 1);
+    const char *c = getenv("WICK_ATTN_MMA_CHUNK");
+    k.chunk = !mma ? ATTN_CHUNK : c && !strcmp(c, "256") ? 256 : ATTN_MMA_CHUNK;
     if (mma) {
         const char *nd[4] = {"1", "2", "3", "4"};
         const char *parts[4] = {"attn", "mma", wk_gpu_dtype_kname(a->qdt), nd[g->d / 32 - 1]};
@@ -112,17 +120,17 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
     const attn_kernel kern = attn_pick(dev, a, &g);
     char module[16]; /* one module per query dtype: kernels/attn_<qd>.cu */
     snprintf(module, sizeof module, "attn_%s", wk_gpu_dtype_kname(a->qdt));
-    const int64_t nz = cdiv(g.nq, kern.qb), chunks = cdiv(g.lk, ATTN_CHUNK);
+    const int64_t nz = cdiv(g.nq, kern.qb), chunks = cdiv(g.lk, kern.chunk);
     /* as many blocks as are resident at once (one wave: each block streams its span with every
-     * warp busy; more splits only add block prologues and partials), whole chunks of 256 keys
-     * per split */
+     * warp busy; more splits only add block prologues and partials), whole block steps per
+     * split */
     const int64_t sm = wk_gpu_sm_count(dev) > 0 ? wk_gpu_sm_count(dev) : 1;
     int64_t want = kern.per_sm * sm / (g.nb * g.hkv * nz);
     if (want > chunks)
         want = chunks;
     if (want < 1)
         want = 1;
-    g.span = cdiv(chunks, want) * ATTN_CHUNK;
+    g.span = cdiv(chunks, want) * kern.chunk;
     g.nsplit = cdiv(g.lk, g.span);
     if (g.nsplit > 65535 || g.nb * g.hkv > 65535 || nz > 65535)
         return wk_err(WK_ERR_NOT_SUPPORTED, "decode_attention: grid too large (B * Hkv = %lld)",
