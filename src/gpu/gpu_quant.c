@@ -368,11 +368,13 @@ static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt,
  * and W (n, k) at w. The rules come from the H200 runs beside ggml, warm L2
  * (docs/performance.md, "Quantized matvec": the per-kernel times of each shape and type; the
  * rule picked the fastest kernel or one within 1.08x of it in every case measured):
- *   1 row:   chunks for Q4_K and Q5_K (Q4_0 and Q8_0 at k = 14336 lost to warp2 + qmvq once
- *            chunks quantized x itself: H100 19.9 / 37.0 us against 15.3 / 29.6); stream for Q3_K and
- *            Q6_K; for Q8_0 split, or warp4 when W has at least twice as many rows as columns
- *            ("tall"); for the rest warp2, or warp when tall (enough rows to fill the GPU with
- *            one warp each);
+ *   1 row:   chunks for Q4_K and Q5_K, and for Q4_0 at k > 4096; stream for Q3_K and Q6_K;
+ *            warp4 for Q8_0 and for Q4_0 W with fewer than twice as many rows as columns (not
+ *            "tall"); for the rest warp2, or warp when tall (enough rows to fill the GPU with
+ *            one warp each). The Q4_0 and Q8_0 choices from the matvecs of given activations
+ *            (qmv(act): a decode step's, whose producers made them; H100, cold W, us, the
+ *            earlier rule / now): Q8_0 4096 x 14336 split 31.7 / 29.3, 4096 x 4096 10.8 / 8.4;
+ *            Q4_0 4096 x 14336 warp2 19.3 / 16.8, 4096 x 4096 6.5 / 6.0;
  *   2-8 rows of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 where the matrix units run (NVIDIA sm_80+, and the
  *            simt device, which runs their twin): mma;
  *   5-8 rows otherwise: warp2, but warp4 for Q2_K unless tall;
@@ -401,7 +403,11 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
     else if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
         pick = "stream";
     else if (qt == WK_QTYPE_Q8_0)
-        pick = tall ? "warp4" : "split";
+        pick = "warp4";
+    else if (qt == WK_QTYPE_Q4_0 && k > 4096)
+        pick = "chunks";
+    else if (qt == WK_QTYPE_Q4_0 && !tall)
+        pick = "warp4";
     else
         pick = tall ? "warp" : "warp2";
     return qmv_runs(dev, pick, r, qt, k, w) ? pick : fallback;
@@ -444,8 +450,9 @@ static wk_status qmvq(wk_device *dev, wk_dtype dt, void *act, const void *x, int
 }
 
 /* rows <= 8: quantize x to int8 blocks (scratch), then the integer dot product kernel; chunks
- * (one row) quantizes x itself: one kernel, no scratch. act (x NULL): the activations given,
- * no quantization. */
+ * (one row) of Q4_K and Q5_K quantizes x itself: one kernel, no scratch. act (x NULL): the
+ * activations given, no quantization. The kernel does not depend on whether they are given, so
+ * wk_qmatmul_act(wk_quantize_act(x)) and wk_qmatmul(x) are the same bits. */
 static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
                      const void *act, int64_t rows, const void *w, int64_t n, int64_t k)
 {
@@ -480,8 +487,10 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         dev, w, (size_t)(n * (k / wk_qtype_block_elems(qt)) * wk_qtype_block_bytes(qt)));
     const char head[5] = {'q', 'm', 'v', (char)('0' + kern->r), 0};
     const char *parts[3] = {head, chunks && vp == 2 ? "chunks2" : kname, wk_qtype_name(qt)};
-    if (chunks) { /* dynamic shared memory; launched early */
-        wk_gpu_kname(name, sizeof name, parts, 3);
+    wk_gpu_kname(name, sizeof name, parts, 3);
+    /* chunks quantizes x itself for Q4_K and Q5_K (one kernel; other types: qmvq first, which
+     * measured faster at k = 14336 on the H100: Q4_0 19.9 against 15.3 us) */
+    if (chunks && !act && (qt == WK_QTYPE_Q4_K || qt == WK_QTYPE_Q5_K)) {
         void *args[] = {&w, &x, &act, &out, &dti, &n, &k};
         return qmv_launch_smem(dev, name, gx, shmem, args, early);
     }
@@ -496,10 +505,12 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
         wk_gpu_scratch_free(dev, scr);
     if (s != WK_OK)
         return s;
-    const void *xq, *xd, *xs;
-    act_parts(act ? act : scr, rows, k, &xq, &xd, &xs);
-    {
-        wk_gpu_kname(name, sizeof name, parts, 3);
+    const void *xq, *xd, *xs, *xa = act ? act : scr;
+    act_parts(xa, rows, k, &xq, &xd, &xs);
+    if (chunks) { /* dynamic shared memory; launched early; copies the activations at xa */
+        void *args[] = {&w, &x, &xa, &out, &dti, &n, &k};
+        s = qmv_launch_smem(dev, name, gx, shmem, args, early);
+    } else {
         void *args[] = {&w, &xq, &xd, &xs, &out, &dti, &n, &k, &rowsi};
         if (rowpair) { /* no grid wait in it: launched after the work before it ends */
             s = wk_gpu_run(dev, "qmv", name, (unsigned)gx, 1, 1, args);
