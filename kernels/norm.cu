@@ -109,6 +109,15 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
                         const void *res = nullptr, void *sum = nullptr, uint8_t *act = nullptr)
 {
+    /* alpha and beta (the op's weights, read after the row's reduction) into L2 before the grid
+     * wait, by the first block (one 128-byte line a thread): a hint, nothing is read early */
+    if (blockIdx.x == 0)
+        for (int64_t i = (int64_t)threadIdx.x * 128; i < D * (int64_t)sizeof(typename wk_t<DT>::S);
+             i += (int64_t)WK_BLOCK * 128) {
+            WK_PREFETCH_L2((const uint8_t *)alpha + i);
+            if (LAYER)
+                WK_PREFETCH_L2((const uint8_t *)beta + i);
+        }
     WK_GRID_WAIT(); /* launched early (gpu_norm.c) */
     WK_GRID_LAUNCH_DEPENDENTS(); /* the next early kernel may start: its weight prefetch */
     typedef typename wk_t<DT>::S S;
