@@ -234,10 +234,10 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
  * kernel (norm.cu's norm_add_*, which takes the plan the norm kernel would take for sum, so out
  * is the same bits) where x and r are contiguous and 16-byte aligned, dt is f32, f16 or bf16 and
  * the register plan applies; elsewhere the binary add, then the norm of sum. */
-/* The both entries' body: act NULL (wk_gpu_add_norm) or the activations of out (wk_gpu_add_norm_act:
- * norm_add_rms_act_f32_reg<kv> where the f32 register plan has G >= 8 threads per row, so that
- * each 32-element block lies in 8 aligned lanes; elsewhere the unfused way, then quantize_act on
- * out: the same bits). */
+/* The body of both entries: act NULL (wk_gpu_add_norm) or the activations of out
+ * (wk_gpu_add_norm_act: norm_add_rms_act_f32_reg<kv> where the f32 register plan has G >= 8
+ * threads per row, so that each 32-element block lies in 8 aligned lanes; elsewhere the unfused
+ * way, then quantize_act on out: the same bits). */
 static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
                               void *act, const void *x, const wk_layout *lx, const void *r,
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
