@@ -1023,12 +1023,13 @@ WK_QMV_ROWPAIR(q5_k, WK_Q5_K) WK_QMV_ROWPAIR(q6_k, WK_Q6_K) WK_QMV_ROWPAIR(q8_k,
  * out (rows, n) of x's dtype = x (rows, k) @ W^T for rows <= R, W (n, k) of f32/f16/bf16 and x
  * of f32/f16/bf16 in any pairing, products and sums in f32 (the same value as converting W to
  * x's dtype first only where that conversion is exact; it is never rounded here). A group of G
- * lanes (32, or 64 / 128 for the k2 / k4 kernels below) per PMV_NC adjacent weight rows; with vec (host-checked: W, x and both row strides
- * 16-byte aligned) each lane loads PMV_U chunks of 16 bytes of each weight row per trip (all in
- * flight before the first product) and the matching activations in one or two vector loads,
- * else one element per lane per trip. Reduction by xor
- * shuffles inside aligned 32-lane groups (wave64-correct). Decode's f16/bf16 weights with f32
- * activations read W once instead of converting all of it to f32 first. */
+ * lanes (32, or 64 / 128 for the k2 / k4 kernels below) per PMV_NC adjacent weight rows; with
+ * vec (host-checked: W, x and both row strides 16-byte aligned) each lane loads PMV_U chunks of
+ * 16 bytes of each weight row per trip (all in flight before the first product) and the
+ * matching activations in one or two vector loads, else one element per lane per trip.
+ * Reduction by xor shuffles inside aligned 32-lane groups (wave64-correct), then shared memory
+ * for G > 32 (wk_qmv_group_store). Decode's f16/bf16 weights with f32 activations read W once
+ * instead of converting all of it to f32 first. */
 #define PMV_NC 2
 #define PMV_U 4 /* 16-byte chunks per weight row in flight per lane */
 /* f16 bits -> f32 with selects instead of branches (fpconv.h's wk_fp_f16_to_f32 branches on
