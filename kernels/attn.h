@@ -12,9 +12,8 @@
  *       and V row is read once for all of them. Block (split s, kv head (b, hk), query set z)
  *       covers keys [s * span, min((s + 1) * span, L_b)) (span a multiple of 256, of 128 for
  *       attn_mma); inside it each warp owns its own tiles of W keys (W = the warp size; tiles
- *       w, w + 256 / W, ..), so
- *       the block meets at a barrier only before its first tile (q in shared memory, scaled)
- *       and after its last (the merge of its warps). Per tile:
+ *       w, w + 256 / W, ..), so the block meets at a barrier only before its first tile (q in
+ *       shared memory, scaled) and after its last (the merge of its warps). Per tile:
  *         scores: lane i takes key t0 + i, reads its K row in 16-byte loads (8 in flight per
  *           lane) and dots it with the QB queries (q from shared memory, broadcast reads);
  *           masked keys (past the block's range, past L_b, past the causal limit

@@ -360,9 +360,9 @@ int main(void)
                 pmv_case(dev, PTS[a], PDS[b], 6, 21, 2600, 0);
                 pmv_case(dev, PTS[a], PDS[b], 3, 5, 64, 1);
                 /* the one-row kernels with k split over 2 and 4 warps per pair of weight rows
-                 * (GPUs; the default's choice for few weight rows), forced: 4-chunk trips,
-                 * single chunks and the element tail (9000), n past a block's rows, element
-                 * loads (515), a NaN and an infinity */
+                 * (GPUs; the default's choice for one row and k >= 2048), forced: 4-chunk
+                 * trips then single chunks (9000), n past a block's rows, element loads without
+                 * 16-byte rows (515), a NaN and an infinity (64) */
                 static const char *const splits[] = {"pmv_k2", "pmv_k4"};
                 for (int sp = 0; gpu && sp < 2; sp++) {
                     if (!variant_wanted(splits[sp]))
