@@ -376,7 +376,7 @@ WK_DEV void wk_qmv_prefetch_rows(const uint8_t *w, int64_t r0, int64_t nr, int64
  * its writes performed, and qmvq, still running, writes only xq, xd and xs (chunks follows the
  * kernel that wrote x, and reads x only after its own wait). So W may be read
  * before the wait (chunks and mma copy their first W tile then, through L2 with cp.async.cg;
- * the others prefetch their rows into L2); the activations only after it. (Reading W only after
+ * the others prefetch their first rows into L2); the activations only after it. (Reading W only after
  * the wait cost a one-row chunks call 0.5-0.9 us on the H200: docs/performance.md.) rowpair is
  * not launched early. */
 
@@ -811,13 +811,19 @@ WK_QMV_MMA(q8_0, WK_Q8_0)
     X(split, 1, 64, 2, 2, 1, 1)                                                                 \
     X(stream, 1, 32, 1, 0, 1, 0)
 
-/* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's weight rows
- * are prefetched into L2, so they stream in while the activation quantization before it runs. */
+/* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's first weight
+ * row is prefetched into L2, so it streams in while the kernel before it (the norm or gate that
+ * wrote the activations) runs. One row, not the block's whole rows (2 for warp4, 8 for warp):
+ * the 8B-shaped Q8_0 model (warp4 for every product) decoded 237 -> 245 tok/s on the H100, tg128
+ * alternated in one run; Q4_0 the same within the runs' noise. No prefetch (244), half the rows
+ * (245) or all rows only for the blocks in the first 4 MiB of W (245) did as well or a little
+ * worse; 16 or 32 MiB of W's head prefetched by the first 128 blocks lost 2-6% on every type
+ * (2026-12-06, docs/performance.md "Decode step"). */
 template <int Q, int R, int NC, int G, int L, int U, bool P>
 WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
                          const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows)
 {
-    wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G) * NC, (WK_BLOCK / G) * NC, n,
+    wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G) * NC, 1, n,
                          k / wk_q<Q>::QK * wk_q<Q>::BYTES);
     WK_GRID_WAIT();
     if constexpr (L == 0)
@@ -1124,7 +1130,10 @@ WK_DEV void wk_pmv_chunks(const typename wk_t<W>::S *(&wr)[NC],
 }
 
 /* Launched early (the host's WK_LAUNCH_EARLY): before the grid wait the block prefetches the
- * first PMV_U chunks of its weight rows into L2 (what its first trip reads), nothing else. Then
+ * first PMV_U chunks of its first weight row into L2, nothing else (of all its rows: the
+ * 8B-shaped F16 model decoded 147 tok/s on the H100, none 150, the first row 152, alternated in
+ * one run, 2026-12-06; as wk_qmv_early's rows: a prefetch queued before the wait seems to delay
+ * the block's own loads after it more than it saves). Then
  * trips of PMV_U chunks per row and lane while a whole trip fits in k, single chunks after, and
  * without vec one element per lane per trip. */
 template <int W, int D, int R, int G>
@@ -1141,11 +1150,8 @@ WK_DEV void wk_pmv(const void *__restrict__ w, const void *__restrict__ x, void 
     {
         const int64_t rowbytes = k * (int64_t)sizeof(WS), lines = (int64_t)U * G * E * (int64_t)sizeof(WS) / 128;
         const int64_t nl = rowbytes / 128 < lines ? (rowbytes + 127) / 128 : lines;
-        for (int64_t i = threadIdx.x; i < (WK_BLOCK / G) * NC * nl; i += WK_BLOCK) {
-            const int64_t r = row0 + i / nl;
-            if (r < n)
-                WK_PREFETCH_L2((const uint8_t *)w + r * rowbytes + i % nl * 128);
-        }
+        for (int64_t i = threadIdx.x; i < nl; i += WK_BLOCK) /* row0 < n: the grid's size */
+            WK_PREFETCH_L2((const uint8_t *)w + row0 * rowbytes + i * 128);
     }
     WK_GRID_WAIT();
     const WS *wr[NC];
