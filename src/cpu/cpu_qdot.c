@@ -64,6 +64,30 @@ int wk_cpu_qdot_path(void)
     return g_path;
 }
 
+static int g_pf_next;
+static pthread_once_t g_pf_once = PTHREAD_ONCE_INIT;
+
+static void pf_pick(void)
+{
+    const char *want = getenv("WICK_CPU_QDOT_PREFETCH");
+    if (want && !strcmp(want, "group"))
+        g_pf_next = 1;
+    else if (want && !strcmp(want, "lines"))
+        g_pf_next = 0;
+    else
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        g_pf_next = __builtin_cpu_is("amd");
+#else
+        g_pf_next = 0;
+#endif
+}
+
+int wk_cpu_qdot_pf_next(void)
+{
+    pthread_once(&g_pf_once, pf_pick);
+    return g_pf_next;
+}
+
 /* ---- x to int8 blocks of 32 (wk_qb_q8_grid) */
 
 /* round(f) half away from zero, for |f| < 2^31 */
@@ -210,7 +234,8 @@ static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const v
                       .row_bytes = k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt),
                       .n = n,
                       .nsub = nsub,
-                      .rows = 0};
+                      .rows = 0,
+                      .pf_next = wk_cpu_qdot_pf_next()};
     const size_t sb = amx ? (wk_qgemm_amx_scratch(&jb) + 63) / 64 * 64 : 0;
     const size_t fb = path >= WK_QDOT_AVX512 && qd_type_of((int)qt).eof >= 0 ? nb * 3 * sizeof(float) : 0;
     /* one allocation: x codes (64-byte aligned), scales, half sums, the f32 result when dt is

@@ -42,6 +42,7 @@ typedef struct wk_qdot_job {
     float *out;            /* (rows, n) f32, row stride n */
     const float *xf;       /* AVX-512 and AMX paths, affine types: (rows, nsub, 3) xh0, xh1,
                             * xh0 + xh1 as floats (exact: |xh| < 2^24); else NULL */
+    int pf_next;           /* AVX-512 path: wk_cpu_qdot_pf_next() (how W is prefetched) */
 } wk_qdot_job;
 
 /* Code paths. AMX: x of at least WK_QDOT_AMX_MIN_ROWS rows on the tile units (cpu_qgemm_amx.c),
@@ -55,6 +56,15 @@ enum { WK_QDOT_EXACT = 0, WK_QDOT_SCALAR = 1, WK_QDOT_AVX2 = 2, WK_QDOT_AVX512 =
 int wk_cpu_qdot_path(void);
 /* 1 when this CPU and build run path p (EXACT and SCALAR always). */
 int wk_cpu_qdot_can(int path);
+/* How the AVX-512 functions prefetch W, chosen once per process: 1 = each group of 16 weight
+ * rows brings the next group into L2 (W read as one stream), 0 = each row's blocks a few ahead
+ * into L1 (16 short streams; q4_0 and q4_1 take the next group as well either way). 1 on AMD
+ * CPUs, 0 on others, or what WICK_CPU_QDOT_PREFETCH (group, lines) asks for. Measured one row
+ * from memory, 2 threads: AMD EPYC (Zen 4) q4_k 128256 x 4096 18 -> 33-44 GB/s, q6_k 19 ->
+ * 31-39, q2_k 16 -> 25, q3_k 14 -> 26, q8_0 29 -> 33; the Intel CPU with AMX read the K types
+ * no faster with it (docs/performance.md "CPU"). Only the order of reads changes: the bits are
+ * the same. */
+int wk_cpu_qdot_pf_next(void);
 /* Name of path p: "exact", "scalar", "avx2", "avx512", "amx". */
 const char *wk_cpu_qdot_name(int path);
 

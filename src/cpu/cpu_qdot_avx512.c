@@ -64,7 +64,9 @@ static inline __attribute__((always_inline)) void reduce(const __m512i P[8], __m
  * follow this group's in memory; at the end of a thread's run of chunks they may be another
  * thread's, and the prefetch is merely wasted) into L2, so that the reads from memory run ahead
  * of the compute instead of waiting on it (m = 1, q4_0 128256 x 4096 in the 8B-shaped model, 2
- * threads: 15.7 -> 13.3 ms; slower for the K types and q8_0, whose compute bounds them). */
+ * threads: 15.7 -> 13.3 ms). group_nib always; the other functions when jb->pf_next (cpu_qdot.h:
+ * the AMD CPU, where it doubles the K types' read rate; on the Intel CPU the K types and q8_0
+ * were slower with it than with their prefetch into L1). */
 static inline __attribute__((always_inline)) void next_group_l2(const wk_qdot_job *jb, int64_t j0,
                                                                  int64_t blk, int64_t nblk)
 {
@@ -178,8 +180,10 @@ static inline __attribute__((always_inline)) void group(const wk_qdot_job *jb, c
         const int64_t bo = blk * ty.bytes;
         /* each row's stream 4 lines ahead, once per line: 16 short streams (a row of k = 4096
          * is 36 lines of q4_0) restart too often for the hardware prefetchers (m = 1, q4_0
-         * 14336 x 4096: 14 -> 20 GB/s on 2 cores) */
-        if ((bo + ty.bytes) / 64 != bo / 64 || blk == 0)
+         * 14336 x 4096: 14 -> 20 GB/s on 2 cores); or the next group into L2 (jb->pf_next) */
+        if (jb->pf_next)
+            next_group_l2(jb, j0, blk, nblk);
+        else if ((bo + ty.bytes) / 64 != bo / 64 || blk == 0)
             for (int i = 0; i < 16; i++)
                 _mm_prefetch((const char *)(wr[i] + bo + 256), _MM_HINT_T0);
         __m512 dv, ev = _mm512_setzero_ps();
@@ -331,7 +335,10 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
-        block_ahead_l1(wr, ty.bytes, blk, nblk);
+        if (jb->pf_next)
+            next_group_l2(jb, j0, blk, nblk);
+        else
+            block_ahead_l1(wr, ty.bytes, blk, nblk);
         __m512 dv, ev;
         gather_de(ty, wr[0], roff, bo, &dv, &ev);
         __m128i T[16];
@@ -422,9 +429,12 @@ static inline __attribute__((always_inline)) void group_k45(const wk_qdot_job *j
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
-        /* (W from memory, m = 1, 2 threads: a line-by-line prefetch as group_nib's, the next
-         * group into L2 (T0 or T1) or 1 or 4 blocks ahead: no faster) */
-        block_ahead_l1(wr, ty.bytes, blk, nblk);
+        /* (W from memory, m = 1, 2 threads, the Intel CPU: a line-by-line prefetch as
+         * group_nib's, the next group into L2 (T0 or T1) or 1 or 4 blocks ahead: no faster) */
+        if (jb->pf_next)
+            next_group_l2(jb, j0, blk, nblk);
+        else
+            block_ahead_l1(wr, ty.bytes, blk, nblk);
         /* D[0]: d | dmin; D[1..3]: scale bytes 0-3, 4-7, 8-11 (lane i = row i) */
         __m512i Z[4], D[4], QH[2][4];
         chunk_rows(wr, bo, Z);
