@@ -30,6 +30,50 @@ static inline __attribute__((always_inline)) float tree(__m512 v)
     return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
 }
 
+/* One pair of weight rows (w1 == w0 when there is one) against R rows of x: R a constant, so
+ * that the 2 R accumulators stay in registers. (With R a run-time count they lived on the stack,
+ * each fma's sum stored under a mask and loaded back the next iteration: about 30 cycles an
+ * iteration on Zen 4, whose masked stores do not forward to loads, W read at 7 GB/s a core.) */
+static inline __attribute__((always_inline)) void pair_t(const int qt, const int R, float *out,
+                                                          const float *x, const char *w0,
+                                                          const char *w1, int two, int64_t n,
+                                                          int64_t k, int64_t j)
+{
+    const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
+    __m512 a0[8], a1[8];
+    for (int r = 0; r < R; r++)
+        a0[r] = a1[r] = _mm512_setzero_ps();
+    const int64_t kf = k / 16 * 16;
+    for (int64_t i = 0; i < kf; i += 16) {
+        /* both rows 8 lines ahead, once per line (the hardware prefetchers alone run short
+         * of it: f16 128256 x 4096, m = 1, 2 threads, 44 -> 41 ms) */
+        if ((i * (int64_t)es) % 64 == 0) {
+            _mm_prefetch(w0 + (i * (int64_t)es + 512), _MM_HINT_T0);
+            _mm_prefetch(w1 + (i * (int64_t)es + 512), _MM_HINT_T0);
+        }
+        const __m512 v0 = wload(qt, w0, i, 0xFFFF), v1 = wload(qt, w1, i, 0xFFFF);
+        for (int r = 0; r < R; r++) {
+            const __m512 xv = _mm512_loadu_ps(x + r * k + i);
+            a0[r] = _mm512_fmadd_ps(xv, v0, a0[r]);
+            a1[r] = _mm512_fmadd_ps(xv, v1, a1[r]);
+        }
+    }
+    if (kf < k) { /* the tail of k, masked (lanes past it keep their sums) */
+        const __mmask16 m = (__mmask16)((1u << (k - kf)) - 1u);
+        const __m512 v0 = wload(qt, w0, kf, m), v1 = wload(qt, w1, kf, m);
+        for (int r = 0; r < R; r++) {
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * k + kf);
+            a0[r] = _mm512_mask3_fmadd_ps(xv, v0, a0[r], m);
+            a1[r] = _mm512_mask3_fmadd_ps(xv, v1, a1[r], m);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        out[r * n + j] = tree(a0[r]);
+        if (two)
+            out[r * n + j + 1] = tree(a1[r]);
+    }
+}
+
 static inline __attribute__((always_inline)) void rows_t(const int qt, float *out, const float *x,
                                                           int rows, const void *w, int64_t n,
                                                           int64_t k, int64_t j0, int64_t j1)
@@ -39,28 +83,12 @@ static inline __attribute__((always_inline)) void rows_t(const int qt, float *ou
         const int two = j + 1 < j1;
         const char *w0 = (const char *)w + (size_t)(j * k) * es;
         const char *w1 = two ? w0 + (size_t)k * es : w0;
-        __m512 a0[8], a1[8];
-        for (int r = 0; r < 8; r++)
-            a0[r] = a1[r] = _mm512_setzero_ps();
-        for (int64_t i = 0; i < k; i += 16) {
-            /* both rows 8 lines ahead, once per line (the hardware prefetchers alone run short
-             * of it: f16 128256 x 4096, m = 1, 2 threads, 44 -> 41 ms) */
-            if ((i * (int64_t)es) % 64 == 0) {
-                _mm_prefetch(w0 + (i * (int64_t)es + 512), _MM_HINT_T0);
-                _mm_prefetch(w1 + (i * (int64_t)es + 512), _MM_HINT_T0);
-            }
-            const __mmask16 m = k - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - i)) - 1u);
-            const __m512 v0 = wload(qt, w0, i, m), v1 = wload(qt, w1, i, m);
-            for (int r = 0; r < rows; r++) {
-                const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * k + i);
-                a0[r] = _mm512_mask3_fmadd_ps(xv, v0, a0[r], m);
-                a1[r] = _mm512_mask3_fmadd_ps(xv, v1, a1[r], m);
-            }
-        }
-        for (int r = 0; r < rows; r++) {
-            out[r * n + j] = tree(a0[r]);
-            if (two)
-                out[r * n + j + 1] = tree(a1[r]);
+        switch (rows) {
+#define WK_FDOT_PAIR(R)                                                                            \
+    case R: pair_t(qt, R, out, x, w0, w1, two, n, k, j); break;
+            WK_FDOT_PAIR(1) WK_FDOT_PAIR(2) WK_FDOT_PAIR(3) WK_FDOT_PAIR(4)
+            WK_FDOT_PAIR(5) WK_FDOT_PAIR(6) WK_FDOT_PAIR(7) default: pair_t(qt, 8, out, x, w0, w1, two, n, k, j);
+#undef WK_FDOT_PAIR
         }
     }
 }
