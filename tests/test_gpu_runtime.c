@@ -3,7 +3,7 @@
  * print "skip: ..." where there is none.
  *   1. libwick.so has no load-time dependency on any GPU library (its DT_NEEDED entries);
  *   2. the embedded code objects hold every required target (NVIDIA fatbin: SASS sm_80 sm_86
- *      sm_89 sm_90 + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx940 gfx1030 and the rest
+ *      sm_89 sm_90 + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx1030 and the rest
  *      of the configured list);
  *   3. every embedded kernel source compiles at run time, with the optimiser off (NVRTC -G to
  *      PTX for an arch newer than it knows, hipRTC -O0 for gfx90a), and one of them as a device
@@ -39,7 +39,7 @@
 #define WICK_TEST_CUDA_ARCHS "80,86,89,90"
 #endif
 #ifndef WICK_TEST_HIP_TARGETS
-#define WICK_TEST_HIP_TARGETS "gfx906,gfx908,gfx90a,gfx940,gfx1030"
+#define WICK_TEST_HIP_TARGETS "gfx906,gfx908,gfx90a,gfx1030"
 #endif
 
 static bool env_set(const char *name)
@@ -319,7 +319,7 @@ static void test_code_objects(void)
             TEST_EQ_STATUS(wk_gpu_embedded_image(&bundle, &bundle_size, WK_BACKEND_ROCM, i), WK_OK);
             int ok = bundle && bundle_targets(bundle, bundle_size, targets, sizeof targets);
             if (TEST_CHECK(ok, "module %s: no readable HIP offload bundle", e->name)) {
-                char list[] = WICK_TEST_HIP_TARGETS ",gfx906,gfx908,gfx90a,gfx940,gfx1030";
+                char list[] = WICK_TEST_HIP_TARGETS ",gfx906,gfx908,gfx90a,gfx1030";
                 for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
                     char key[64];
                     snprintf(key, sizeof key, ",%s,", t);
