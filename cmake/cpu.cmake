@@ -23,8 +23,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
                               "-mavx512f;-mavx512bw;-mavx512vl;-O3")
   check_c_compiler_flag(-mavx512vnni WICK_CC_AVX512VNNI)
   if(WICK_CC_AVX512VNNI)
-    set_source_files_properties(src/cpu/cpu_qdot_avx512.c PROPERTIES COMPILE_OPTIONS
-                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mf16c;-O3")
+    set_source_files_properties(src/cpu/cpu_qdot_avx512.c src/cpu/cpu_qgemm_vnni.c PROPERTIES
+                                COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mf16c;-O3")
   endif()
   # the quantized product of many rows on the AMX tile units (cpu_qdot.c calls it only on a CPU
   # with AMX-INT8 whose kernel granted the tile data)

@@ -223,8 +223,11 @@ static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const v
                           const uint8_t *act, int64_t rows, const void *w, int64_t n, int64_t k)
 {
     const int64_t nsub = k / 32;
-    const int amx = path == WK_QDOT_AMX && rows >= WK_QDOT_AMX_MIN_ROWS && wk_qgemm_amx_takes((int)qt);
-    const int64_t prow = amx ? (rows + 15) / 16 * 16 : rows; /* AMX: zero rows up to 16s */
+    /* many rows: the product of many rows (AMX tiles, else AVX-512 VNNI) */
+    const int gemm = path >= WK_QDOT_AVX512 && rows >= WK_QDOT_GEMM_MIN_ROWS &&
+                     wk_qgemm_vnni_built && qd_type_of((int)qt).sub > 0;
+    const int amx = gemm && path == WK_QDOT_AMX && wk_qgemm_amx_takes((int)qt);
+    const int64_t prow = gemm ? (rows + 15) / 16 * 16 : rows; /* zero rows up to 16s */
     const size_t nb = (size_t)(prow * nsub);
     const size_t ob = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * n) * sizeof(float);
     const int par = (double)rows * (double)n * (double)k >= (double)WK_CPU_PAR_THRESHOLD;
@@ -236,11 +239,14 @@ static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const v
                       .nsub = nsub,
                       .rows = 0,
                       .pf_next = wk_cpu_qdot_pf_next()};
-    const size_t sb = amx ? (wk_qgemm_amx_scratch(&jb) + 63) / 64 * 64 : 0;
+    size_t sb = gemm ? wk_qgemm_vnni_scratch(&jb) : 0;
+    if (amx && wk_qgemm_amx_scratch(&jb) > sb)
+        sb = wk_qgemm_amx_scratch(&jb);
+    sb = (sb + 63) / 64 * 64;
     const size_t fb = path >= WK_QDOT_AVX512 && qd_type_of((int)qt).eof >= 0 ? nb * 3 * sizeof(float) : 0;
     /* one allocation: x codes (64-byte aligned), scales, half sums, the f32 result when dt is
-     * not f32, the half sums as floats (AMX, affine types), the AMX packing buffers (one per
-     * thread) */
+     * not f32, the half sums as floats (AVX-512 and AMX, affine types), the packing buffers of
+     * the product of many rows (one per thread) */
     /* (through the CPU storage cache: a prefill allocates the same sizes every step, and fresh
      * pages would fault in and be zeroed each time) */
     char *buf = wk_host_alloc(nb * 32 + nb * sizeof(float) + nb * 2 * sizeof(int32_t) + ob + fb +
@@ -279,17 +285,17 @@ static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const v
         jb.xf = xf;
     }
 
-    if (amx) {
-        /* WK_QDOT_AMX_ROWS weight rows per item; prow x rows each (outputs of padded rows dropped) */
-        const int64_t nit = (n + WK_QDOT_AMX_ROWS - 1) / WK_QDOT_AMX_ROWS;
+    if (gemm) {
+        /* WK_QDOT_GEMM_ROWS weight rows per item; prow x rows each (outputs of padded rows dropped) */
+        const int64_t nit = (n + WK_QDOT_GEMM_ROWS - 1) / WK_QDOT_GEMM_ROWS;
 #pragma omp parallel num_threads(nt) if (par && nit > 1)
         {
             void *sc = scratch + (size_t)omp_get_thread_num() * sb;
 #pragma omp for schedule(guided)
             for (int64_t it = 0; it < nit; it++) {
-                const int64_t j0 = it * WK_QDOT_AMX_ROWS, j1 = j0 + WK_QDOT_AMX_ROWS < n ? j0 + WK_QDOT_AMX_ROWS : n;
-                if (wk_qgemm_amx(&jb, rows, j0, j1, sc) != 0)
-                    rows_path(WK_QDOT_AVX512, &jb, 0, rows, j0, j1);
+                const int64_t j0 = it * WK_QDOT_GEMM_ROWS, j1 = j0 + WK_QDOT_GEMM_ROWS < n ? j0 + WK_QDOT_GEMM_ROWS : n;
+                if (!amx || wk_qgemm_amx(&jb, rows, j0, j1, sc) != 0)
+                    wk_qgemm_vnni(&jb, rows, j0, j1, sc);
             }
         }
     } else {

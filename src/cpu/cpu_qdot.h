@@ -45,8 +45,9 @@ typedef struct wk_qdot_job {
     int pf_next;           /* AVX-512 path: wk_cpu_qdot_pf_next() (how W is prefetched) */
 } wk_qdot_job;
 
-/* Code paths. AMX: x of at least WK_QDOT_AMX_MIN_ROWS rows on the tile units (cpu_qgemm_amx.c),
- * fewer rows on the AVX-512 VNNI functions. */
+/* Code paths. AVX512: x of at least WK_QDOT_GEMM_MIN_ROWS rows on the VNNI product of many rows
+ * (cpu_qgemm_vnni.c), fewer on the decode functions (cpu_qdot_avx512.c); AMX: the same, with the
+ * tile units (cpu_qgemm_amx.c) in place of the VNNI product where the thread may use them. */
 enum { WK_QDOT_EXACT = 0, WK_QDOT_SCALAR = 1, WK_QDOT_AVX2 = 2, WK_QDOT_AVX512 = 3, WK_QDOT_AMX = 4 };
 
 /* The path wk_qmatmul takes, chosen once per process: the best this CPU runs, or what the
@@ -91,14 +92,18 @@ void wk_qdot_quant_x(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub
 void wk_qdot_quant_x_avx512(int dt, const void *x, int64_t r0, int64_t r1, int64_t nsub,
                             int8_t *xq, float *xd, int32_t *xh);
 
-/* The AMX product (cpu_qgemm_amx.c): out rows [0, rows) (xq, xd, xh, xf padded with zero rows
- * to a multiple of 16), weight rows [j0, j1) of jb (at most WK_QDOT_AMX_ROWS), on the calling
- * thread; scratch (64-byte aligned) is the thread's packing buffer of wk_qgemm_amx_scratch(jb)
- * bytes. 0 on success, -1 when this thread cannot use the tile units (then nothing was written). */
-#define WK_QDOT_AMX_MIN_ROWS 16
-#define WK_QDOT_AMX_ROWS 128
+/* The products of many rows (cpu_qgemm_amx.c, cpu_qgemm_vnni.c): out rows [0, rows) (xq, xd, xh,
+ * xf padded with zero rows to a multiple of 16), weight rows [j0, j1) of jb (at most
+ * WK_QDOT_GEMM_ROWS), on the calling thread; scratch (64-byte aligned) is the thread's packing
+ * buffer of wk_qgemm_*_scratch(jb) bytes. 0 on success, -1 when this thread cannot run it (AMX:
+ * the tile units not granted; then nothing was written). */
+#define WK_QDOT_GEMM_MIN_ROWS 16
+#define WK_QDOT_GEMM_ROWS 128
 int wk_qgemm_amx(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch);
 size_t wk_qgemm_amx_scratch(const wk_qdot_job *jb);
+int wk_qgemm_vnni(const wk_qdot_job *jb, int64_t rows, int64_t j0, int64_t j1, void *scratch);
+size_t wk_qgemm_vnni_scratch(const wk_qdot_job *jb);
+extern const int wk_qgemm_vnni_built;
 /* 1 when the CPU has AMX tiles and the OS lets this process use the tile data (Linux:
  * arch_prctl ARCH_REQ_XCOMP_PERM, asked once: cpu_amx.c); 0 otherwise. */
 int wk_cpu_amx_tiles(void);

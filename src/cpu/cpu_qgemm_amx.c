@@ -3,10 +3,10 @@
  *
  *   out rows [0, rows) x weight rows [j0, j1) = xq (prow, k) codes . W codes, then the terms
  *
- * W is packed here, per call, in panels of 16 weight rows: for every 32-element sub-block u a
- * 512-byte tile in the layout tdpbssd reads (row q = elements 4q..4q+3 of the 16 weight rows, one
- * dword per row; rows 0-3 are half 0, rows 4-7 half 1), the signed codes u - c, and the sub-block's
- * F * K products of the 16 rows (d * S_0, d * S_1, e * N_0, e * N_1: cpu_qdot.h). The x codes
+ * W is packed per call in panels of 16 weight rows (cpu_qgemm_pack.h): for every 32-element
+ * sub-block u a 512-byte tile in the layout tdpbssd reads (row q = elements 4q..4q+3 of the 16
+ * weight rows, one dword per row; rows 0-3 are half 0, rows 4-7 half 1), here the signed codes
+ * u - c, and the sub-block's F * K products of the 16 rows. The x codes
  * are read in place (row-major, rows padded with zeros to a multiple of 16). Per 16 x rows, panel
  * and sub-block, one tdpbssd gives the exact half sums of 256 outputs at once (K = 32; the types
  * with a scale per half take a tile per half, K = 16), stored to a 1 KiB buffer; the terms of
@@ -27,15 +27,15 @@
 #include "cpu_qdot.h"
 #if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
     defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#include "cpu_qdot_avx512.h"
+#include "cpu_qgemm_pack.h"
 #include <string.h>
 
 const int wk_qgemm_amx_built = 1;
 
-#define PANELS 8   /* panels of 16 weight rows per packed chunk (the caller's items: WK_QDOT_AMX_ROWS) */
+#define PANELS 8   /* panels of 16 weight rows per packed chunk (the caller's items: WK_QDOT_GEMM_ROWS) */
 #define KCHUNK 128 /* sub-blocks of 32 per packed chunk: 8 x 128 x 768 B = 768 KiB */
-#define TILE_B 512 /* bytes of one sub-block's packed weight tile */
-#define SCALES 64  /* floats of one sub-block's scales: dS0, dS1, eN0, eN1 x 16 rows */
+#define TILE_B QG_TILE_B
+#define SCALES QG_SCALES
 
 int wk_qgemm_amx_ready(void)
 {
@@ -77,102 +77,6 @@ static void config(int kk)
     c.rows[2] = c.rows[3] = 16, c.colsb[2] = c.colsb[3] = (uint16_t)kk;
     c.rows[4] = c.rows[5] = (uint8_t)(kk / 4), c.colsb[4] = c.colsb[5] = 64;
     _tile_loadconfig(&c);
-}
-
-/* ---- packing: weight rows [j0, j0 + 16) (rows >= j1 zero), sub-blocks [u0, u0 + nu) */
-static inline __attribute__((always_inline)) void store_scales(float *sc, __m512 dS0, __m512 dS1,
-                                                                __m512 eN0, __m512 eN1)
-{
-    _mm512_storeu_ps(sc, dS0);
-    _mm512_storeu_ps(sc + 16, dS1);
-    _mm512_storeu_ps(sc + 32, eN0);
-    _mm512_storeu_ps(sc + 48, eN1);
-}
-
-/* d and e of the 16 rows' block at byte offset bo (cpu_qdot_types.h's qd_floats, lane = row) */
-static inline __attribute__((always_inline)) void floats16(const qd_type *ty,
-                                                            const uint8_t *const wr[16], int64_t bo,
-                                                            __m512 *dv, __m512 *ev)
-{
-    if (ty->sgn && ty->sub == 8) { /* q8_k: an f32 d */
-        uint32_t dd[16];
-        for (int l = 0; l < 16; l++)
-            dd[l] = wk_qb_u32(wr[l] + bo);
-        *dv = _mm512_castsi512_ps(_mm512_loadu_si512(dd));
-    } else {
-        uint16_t dh[16];
-        for (int l = 0; l < 16; l++)
-            dh[l] = (uint16_t)wk_qb_u16(wr[l] + bo + ty->dof);
-        *dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
-    }
-    *ev = _mm512_setzero_ps();
-    if (ty->eof >= 0) {
-        uint16_t eh[16];
-        for (int l = 0; l < 16; l++)
-            eh[l] = (uint16_t)(wk_qb_u16(wr[l] + bo + ty->eof) ^ (ty->eneg ? 0x8000u : 0u));
-        *ev = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)eh));
-    }
-}
-
-static inline __attribute__((always_inline)) void pack(const wk_qdot_job *jb, const int qt,
-                                                        int64_t j0, int64_t j1, int64_t u0,
-                                                        int64_t nu, int8_t *B, float *sc)
-{
-    const qd_type ty = qd_type_of(qt);
-    const uint8_t *wr[16];
-    for (int i = 0; i < 16; i++)
-        wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
-    /* rows past j1 repeat row j1 - 1 while packing and are zeroed here (codes and scales) */
-    const __mmask16 live = (__mmask16)(j1 - j0 >= 16 ? 0xFFFF : (1u << (j1 - j0)) - 1u);
-    const __m512i cv = _mm512_set1_epi8((char)(ty.sgn ? 0 : ty.c));
-    for (int64_t blk = u0 / ty.sub; blk < (u0 + nu) / ty.sub; blk++) {
-        const int64_t bo = blk * ty.bytes;
-        __m512 dv, ev;
-        floats16(&ty, wr, bo, &dv, &ev);
-        dv = _mm512_maskz_mov_ps(live, dv);
-        ev = _mm512_maskz_mov_ps(live, ev);
-        if (ty.sub == 1 || ty.sgn) { /* the one-sub-block types and q8_k: S = N = 1 */
-            for (int s = 0; s < ty.sub; s++) {
-                const int64_t u = blk * ty.sub + s - u0;
-                __m256i R[16];
-                for (int i = 0; i < 16; i++)
-                    R[i] = qdu_bytes(qt, wr[i] + bo, s);
-                __m512i F[8];
-                dword_t(R, F);
-                for (int q = 0; q < 8; q++)
-                    _mm512_store_si512(B + u * TILE_B + 64 * q,
-                                       _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(F[q], cv)));
-                store_scales(sc + u * SCALES, dv, dv, ev, ev);
-            }
-            continue;
-        }
-        /* the K types: fields transposed once per block (cpu_qdot_avx512.h) */
-        int foff[6];
-        const int nf = qd_kfields(qt, foff);
-        __m128i T[16];
-        {
-            __m128i R[16];
-            for (int l = 0; l < 16; l++)
-                R[l] = _mm_loadu_si128((const __m128i *)(wr[l] + bo + qdk_off(qt)));
-            qdk_transpose16(R, T);
-        }
-        __m512i Fd[6][8];
-        for (int f = 0; f < nf; f++)
-            field_t(wr, bo + foff[f], Fd[f]);
-        for (int s = 0; s < 8; s++) {
-            const int64_t u = blk * 8 + s - u0;
-            __m512i S0, S1, N0, N1, U[8];
-            ints_t(qt, T, s, &S0, &S1, &N0, &N1);
-            kbytes(qt, Fd, s, U);
-            for (int q = 0; q < 8; q++)
-                _mm512_store_si512(B + u * TILE_B + 64 * q,
-                                   _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(U[q], cv)));
-            store_scales(sc + u * SCALES, _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S0)),
-                         _mm512_mul_ps(dv, _mm512_cvtepi32_ps(S1)),
-                         _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N0)),
-                         _mm512_mul_ps(ev, _mm512_cvtepi32_ps(N1)));
-        }
-    }
 }
 
 /* ---- the terms (cpu_qdot.h) of one sub-block for 16 x rows from the tile sums in cb
@@ -316,8 +220,8 @@ static inline __attribute__((always_inline)) void run(const wk_qdot_job *jb, con
         const int64_t nu = jb->nsub - u0 < kc ? jb->nsub - u0 : kc;
         for (int p = 0; p < npan; p++) {
             const int64_t pj = j0 + 16 * p;
-            pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * TILE_B,
-                 sc + p * kc * SCALES);
+            qg_pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * TILE_B,
+                    sc + p * kc * SCALES, 0);
         }
         for (int64_t r0 = 0; r0 < prow; r0 += 16) {
             const int live = (int)(rows - r0 < 16 ? rows - r0 : 16); /* x rows to store */
