@@ -30,8 +30,8 @@ static inline __attribute__((always_inline)) float tree(__m512 v)
     return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
 }
 
-/* One pair of weight rows (w1 == w0 when there is one) against R rows of x: R a constant, so
- * that the 2 R accumulators stay in registers. (With R a run-time count they lived on the stack,
+/* One pair of weight rows (w1 == w0 when only one weight row is left) against R rows of x: R a
+ * constant, so that the 2 R accumulators stay in registers. (With R a run-time count they lived on the stack,
  * each fma's sum stored under a mask and loaded back the next iteration: about 30 cycles an
  * iteration on Zen 4, whose masked stores do not forward to loads, W read at 7 GB/s a core.) */
 static inline __attribute__((always_inline)) void pair_t(const int qt, const int R, float *out,

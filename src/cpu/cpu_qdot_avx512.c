@@ -92,6 +92,19 @@ static inline __attribute__((always_inline)) void block_ahead_l1(const uint8_t *
                          _MM_HINT_T0);
 }
 
+/* The K types' prefetch at block blk: the next group into L2 (jb->pf_next) or their own rows'
+ * block blk + 2 into L1. */
+static inline __attribute__((always_inline)) void k_prefetch(const wk_qdot_job *jb,
+                                                              const uint8_t *const wr[16],
+                                                              int64_t j0, int bytes, int64_t blk,
+                                                              int64_t nblk)
+{
+    if (jb->pf_next)
+        next_group_l2(jb, j0, blk, nblk);
+    else
+        block_ahead_l1(wr, bytes, blk, nblk);
+}
+
 /* wr[i] - wr[0] for the 16 rows of a group (a group spans 16 rows: int32 offsets) */
 static inline __attribute__((always_inline)) __m512i row_offsets(const uint8_t *const wr[16])
 {
@@ -335,10 +348,7 @@ static inline __attribute__((always_inline)) void group_k(const wk_qdot_job *jb,
 
     for (int64_t blk = 0; blk < nblk; blk++) {
         const int64_t bo = blk * ty.bytes;
-        if (jb->pf_next)
-            next_group_l2(jb, j0, blk, nblk);
-        else
-            block_ahead_l1(wr, ty.bytes, blk, nblk);
+        k_prefetch(jb, wr, j0, ty.bytes, blk, nblk);
         __m512 dv, ev;
         gather_de(ty, wr[0], roff, bo, &dv, &ev);
         __m128i T[16];
@@ -431,10 +441,7 @@ static inline __attribute__((always_inline)) void group_k45(const wk_qdot_job *j
         const int64_t bo = blk * ty.bytes;
         /* (W from memory, m = 1, 2 threads, the Intel CPU: a line-by-line prefetch as
          * group_nib's, the next group into L2 (T0 or T1) or 1 or 4 blocks ahead: no faster) */
-        if (jb->pf_next)
-            next_group_l2(jb, j0, blk, nblk);
-        else
-            block_ahead_l1(wr, ty.bytes, blk, nblk);
+        k_prefetch(jb, wr, j0, ty.bytes, blk, nblk);
         /* D[0]: d | dmin; D[1..3]: scale bytes 0-3, 4-7, 8-11 (lane i = row i) */
         __m512i Z[4], D[4], QH[2][4];
         chunk_rows(wr, bo, Z);
