@@ -10,6 +10,8 @@
  *        wick_llama MODEL.gguf --prompt-ids IDS --force IDS --logits OUT.f32
  *                   (the test mode: logits of every prompt position, then of every teacher-forced
  *                    decode step, as raw little-endian f32 rows of the vocabulary size)
+ *                   [--logits-prompt last]  (of the prompt's last position only: the prefill
+ *                    that generation and --bench run, whose last block's MLP sees one row)
  *        wick_llama MODEL.gguf --bench 512,128 [--reps 3]       (prefill / decode tokens/s)
  *                   [--depth 4096]         (both after 4096 tokens in the cache, llama-bench -d)
  *                   [--profile 1]          (and the time per op of one prefill and decode step)
@@ -571,23 +573,45 @@ static void post_norm(llama *L, wk_storage **p, int64_t l, int ffn, int64_t T)
     }
 }
 
+/* s (T, n) f32 -> a new (keep, n) storage of its last keep rows; frees s. */
+static wk_storage *last_rows(wk_storage *s, int64_t T, int64_t n, int64_t keep)
+{
+    const int64_t d[2] = {keep, n}, st[2] = {n, 1};
+    const wk_layout l = view(2, d, st, (T - keep) * n);
+    wk_storage *y = NULL;
+    CK(wk_to_dtype(&y, s, &l, WK_DTYPE_F32));
+    wk_storage_free(s);
+    return y;
+}
+
 /* One transformer block, every rank: x[i] (T, dim) is each rank's copy of the residual stream
  * (equal on every rank), h[i] = rms_norm(x[i]) * attn_norm of block l; on return x[i] has the
  * block added and h[i] is normed for what follows (the next block's attn_norm, or output_norm
- * after the last block). The ranks' ops are issued in turn by this thread; on GPUs they run
+ * after the last block). keep < T (the last block of a step whose logits are wanted for its
+ * last keep tokens only): the attention runs on all T tokens (their keys and values go into the
+ * cache), then x and the attention's output are cut to their last keep rows, so the MLP, the
+ * norms and the logits run on those rows alone (as llama.cpp does: each row's values are the
+ * same as without the cut). The ranks' ops are issued in turn by this thread; on GPUs they run
  * concurrently, each device on its own stream. */
 static void block_forward(llama *L, int64_t l, wk_storage **x, wk_storage **h, wk_storage **p,
-                          int64_t T)
+                          int64_t T, int64_t keep)
 {
-    const size_t count = (size_t)(T * L->r[0].dim);
+    const int64_t dim = L->r[0].dim;
     for (int i = 0; i < L->n; i++)
         p[i] = attn_part(&L->r[i], &L->r[i].b[l], h[i], T);
-    all_reduce(L, p, count);
+    all_reduce(L, p, (size_t)(T * dim));
+    if (keep < T) {
+        for (int i = 0; i < L->n; i++) {
+            x[i] = last_rows(x[i], T, dim, keep);
+            p[i] = last_rows(p[i], T, dim, keep);
+        }
+        T = keep;
+    }
     post_norm(L, p, l, 0, T);
     add_norm(L, x, p, h, 2 * l + 1, T);
     for (int i = 0; i < L->n; i++)
         p[i] = mlp_part(&L->r[i], &L->r[i].b[l], h[i], T);
-    all_reduce(L, p, count);
+    all_reduce(L, p, (size_t)(T * dim));
     post_norm(L, p, l, 1, T);
     add_norm(L, x, p, h, 2 * l + 2, T);
 }
@@ -635,11 +659,11 @@ static void step_upload(llama *L, uint32_t id)
     }
 }
 
-/* The blocks on T tokens, every rank: h[i] (T, dim) = rms_norm(x) * output_norm of rank i's
- * residual stream x after the last block. T = 1 (decode) reads the token, its position and
- * the key count from step (written by step_upload); longer steps take ids and m->pos from the
- * host. x and p: scratch arrays of L->n. */
-static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage **h,
+/* The blocks on T tokens, every rank: h[i] (keep, dim) = rms_norm(x) * output_norm of the last
+ * keep rows of rank i's residual stream x after the last block (keep <= T; block_forward).
+ * T = 1 (decode) reads the token, its position and the key count from step (written by
+ * step_upload); longer steps take ids and m->pos from the host. x and p: scratch arrays of L->n. */
+static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, int64_t keep, wk_storage **h,
                            wk_storage **x, wk_storage **p)
 {
     const int64_t nd[1] = {1}, ns[1] = {1};
@@ -665,8 +689,9 @@ static void forward_blocks(llama *L, const uint32_t *ids, int64_t T, wk_storage 
         wk_storage_free(m->ha); /* block 0's products quantize h themselves */
         m->ha = NULL;
     }
-    for (int64_t l = 0; l < L->r[0].n_layer; l++)
-        block_forward(L, l, x, h, p, T);
+    const int64_t nl = L->r[0].n_layer;
+    for (int64_t l = 0; l < nl; l++)
+        block_forward(L, l, x, h, p, T, l == nl - 1 ? keep : T);
     for (int i = 0; i < L->n; i++) {
         wk_storage_free(x[i]);
         x[i] = NULL;
@@ -695,7 +720,7 @@ static int decode_replay(llama *L)
         wk_storage **h = calloc((size_t)(3 * L->n), sizeof *h), **x = h + L->n, **p = x + L->n;
         if (!h)
             die("out of memory");
-        forward_blocks(L, NULL, 1, h, x, p);
+        forward_blocks(L, NULL, 1, 1, h, x, p);
         for (int i = 0; i < L->n; i++) {
             L->r[i].glogits = logits_dev(&L->r[i], h[i], 1, 1);
             wk_storage_free(h[i]);
@@ -738,9 +763,9 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
     wk_storage **h = calloc((size_t)(3 * L->n), sizeof *h), **x = h + L->n, **p = x + L->n;
     if (!h)
         die("out of memory");
-    forward_blocks(L, ids, T, h, x, p);
+    forward_blocks(L, ids, T, rows, h, x, p);
     for (int i = 0; i < L->n; i++) {
-        wk_storage *lg = logits_dev(&L->r[i], h[i], T, rows);
+        wk_storage *lg = logits_dev(&L->r[i], h[i], rows, rows);
         logits_part(&L->r[i], lg, rows, logits);
         wk_storage_free(lg);
         wk_storage_free(h[i]);
@@ -761,6 +786,7 @@ typedef struct opts {
     double temp, top_p;
     uint64_t seed;
     int qact; /* --qact: QACT_* bits */
+    int logits_last; /* --logits-prompt last */
 } opts;
 
 static _Noreturn void usage(void)
@@ -773,6 +799,8 @@ static _Noreturn void usage(void)
             "                  [--devices D0,D1,...]       tensor parallel over these devices\n"
             "                  [--temp T] [--top-p P] [--seed S] [--ctx N]\n"
             "                  [--force IDS --logits FILE]   teacher-forced logits (tests)\n"
+            "                  [--logits-prompt all|last]    with --logits: every prompt row\n"
+            "                                  (default) or the last one, as generation runs it\n"
             "                  [--bench PP,TG] [--reps R]    prefill/decode tokens/s\n"
             "                  [--depth N]     with --bench: both measured after N tokens in the\n"
             "                                  cache (filled first, not timed)\n"
@@ -790,6 +818,15 @@ static _Noreturn void usage(void)
             "--gemm-dtype f32 --kv-dtype f32: every product and the cache in f32 (the exact path).\n"
             "Text goes through the file's tokenizer (BOS as it asks, special tokens such as\n"
             "<|im_start|> parsed); generated text is written to stdout as it comes.\n");
+    exit(2);
+}
+
+/* The value of --logits-prompt: all (0) or last (1). */
+static int prompt_rows(const char *v)
+{
+    if (!strcmp(v, "all") || !strcmp(v, "last"))
+        return v[0] == 'l';
+    fprintf(stderr, "--logits-prompt: '%s' is not all or last\n", v);
     exit(2);
 }
 
@@ -832,7 +869,7 @@ static int float_dtype(const char *opt, const char *v)
 static opts parse_args(int argc, char **argv)
 {
     opts o = {NULL, "cpu", NULL, NULL, NULL, {NULL, NULL, NULL, 0}, 32, 0, 0, 0, 0, 3, 1, 1, 0, 0,
-              -1, -1, 0.0, 1.0, 1, QACT_ALL};
+              -1, -1, 0.0, 1.0, 1, QACT_ALL, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -857,6 +894,7 @@ static opts parse_args(int argc, char **argv)
         else if (!strcmp(a, "--system")) o.prompt.system = v;
         else if (!strcmp(a, "--force")) o.force = v;
         else if (!strcmp(a, "--logits")) o.logits = v;
+        else if (!strcmp(a, "--logits-prompt")) o.logits_last = prompt_rows(v);
         else if (!strcmp(a, "-n")) o.n_gen = atoll(v);
         else if (!strcmp(a, "--ctx")) o.ctx = atoll(v);
         else if (!strcmp(a, "--temp")) o.temp = atof(v);
@@ -906,7 +944,8 @@ static void set_pos(llama *L, int64_t pos)
         L->r[i].pos = pos;
 }
 
-/* Test mode: logits of every prompt position, then of each forced token in turn. */
+/* Test mode: logits of every prompt position (or of the last, --logits-prompt last), then of
+ * each forced token in turn. */
 static void run_logits(llama *L, const opts *o, llama_text *tx)
 {
     const model *m = &L->r[0];
@@ -915,8 +954,9 @@ static void run_logits(llama *L, const opts *o, llama_text *tx)
     FILE *fp = fopen(o->logits, "wb");
     if (!fp)
         die("cannot write %s", o->logits);
-    float *lg = forward(L, p, np, 1);
-    if (fwrite(lg, sizeof *lg, (size_t)(np * m->vocab), fp) != (size_t)(np * m->vocab))
+    float *lg = forward(L, p, np, !o->logits_last);
+    const int64_t rows = o->logits_last ? 1 : np;
+    if (fwrite(lg, sizeof *lg, (size_t)(rows * m->vocab), fp) != (size_t)(rows * m->vocab))
         die("write failed: %s", o->logits);
     free(lg);
     for (int64_t i = 0; i < nf; i++) {
@@ -927,7 +967,7 @@ static void run_logits(llama *L, const opts *o, llama_text *tx)
     }
     if (fclose(fp) != 0)
         die("write failed: %s", o->logits);
-    printf("wrote %lld x %lld logits to %s\n", (long long)(np + nf), (long long)m->vocab,
+    printf("wrote %lld x %lld logits to %s\n", (long long)(rows + nf), (long long)m->vocab,
            o->logits);
     free(p);
     free(f);

@@ -443,8 +443,19 @@ def cmd_test(args):
             qerr = row_err(np.load(quant_ref(args.dir, t, args.device)), ref)
             bound = BOUND_F32 + 2.0 * qerr
         ok = np.isfinite(got).all() and err <= bound
+        # --logits-prompt last: the prefill of generation and --bench, whose last block runs its
+        # MLP and the logits on the prompt's last row only; the same rows of the reference
+        out1 = out[:-4] + "_last.f32"
+        run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
+                 ["--prompt-ids", prompt, "--force", force, "--logits", out1,
+                  "--logits-prompt", "last"] + EXACT)
+        got1 = np.fromfile(out1, np.float32).astype(np.float64)
+        ref1 = ref[N_PROMPT - 1:]
+        err1 = row_err(got1.reshape(ref1.shape), ref1) if got1.size == ref1.size else float("inf")
+        ok = ok and np.isfinite(got1).all() and err1 <= bound
         fails += not ok
-        print(f"{t:6} {err:10.3e} {bound:10.3e} {qerr:14.3e}  {'ok' if ok else 'FAIL'}")
+        print(f"{t:6} {err:10.3e} {bound:10.3e} {qerr:14.3e}  last row only {err1:10.3e}  "
+              f"{'ok' if ok else 'FAIL'}")
     print(f"llama logits: {len(types) - fails} of {len(types)} types within bounds on {args.device}")
     if "f32" in types:
         fails += not check_sampling(args)
