@@ -6,14 +6,14 @@
  * It calls the CPU backend's qmatmul on host buffers (no storage allocation in the timing), on
  * the path WICK_CPU_QDOT selects (default: the best this CPU runs; exact: the float path).
  * W: random bytes with each block's scales set to small f16 values (the timing does not depend on
- * the values). Each time is the minimum over rounds (default 5; --rounds R) of the mean of enough
+ * the values); f32, f16 and bf16 (the float product, cpu_fdot.h) are named on the command line too. Each time is the minimum over rounds (default 5; --rounds R) of the mean of enough
  * calls for about 0.1 s, after one warm-up call: the machine is shared, the minimum is the least
  * disturbed figure. Threads: OMP_NUM_THREADS.
  * --shapes NxK,... replaces the three (k a multiple of 256), e.g. 128256x4096 for a Llama-3
  * output matvec; --cold reads W from memory: each call takes the next of enough copies of W to
  * fill 2 GiB, beyond any last level cache (without it W stays in cache when it fits).
  * Build: cmake --build BUILD --target wick_cpu_qmv;  run: OMP_NUM_THREADS=2 BUILD/wick_cpu_qmv
- *        [--rounds R] [--rows M1,M2,...] [--shapes NxK,...] [--cold] [--cpu-time] [q4_0 q8_0 ...] */
+ *        [--rounds R] [--rows M1,M2,...] [--shapes NxK,...] [--cold] [--cpu-time] [q4_0 f16 ...] */
 #include "cpu/cpu_ops.h"
 #include "cpu/cpu_qdot.h"
 #include "cpu/cpu_qdot_types.h"
@@ -39,9 +39,21 @@ static double now(void)
     return g_cpu_time ? t / omp_get_max_threads() : t;
 }
 
-/* Random W of qt with sane scales: d = 2^-6 and min 2^-8 (f16), q8_k d = 2^-6 (f32). */
+/* Random W of qt with sane scales: d = 2^-6 and min 2^-8 (f16), q8_k d = 2^-6 (f32); the float
+ * types (f32, f16, bf16: blocks of one element) values in [-1, 1). */
 static uint8_t *make_w(wk_qtype qt, int64_t n, int64_t k, size_t *bytes)
 {
+    if (wk_qtype_block_elems(qt) == 1) {
+        const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
+        *bytes = (size_t)(n * k) * es;
+        uint8_t *w = malloc(*bytes);
+        for (int64_t i = 0; w && i < n * k; i++) {
+            const float v = (float)((i * 7919) % 2001 - 1000) * 1e-3f;
+            const uint16_t h = qt == WK_QTYPE_F16 ? wk_f32_to_f16(v) : wk_f32_to_bf16(v);
+            memcpy(w + (size_t)i * es, es == 4 ? (const void *)&v : (const void *)&h, es);
+        }
+        return w;
+    }
     const qd_type ty = qd_type_of((int)qt);
     const int64_t nb = n * k / wk_qtype_block_elems(qt);
     *bytes = (size_t)nb * (size_t)ty.bytes;
@@ -103,7 +115,7 @@ int main(int argc, char **argv)
             continue;
         }
         for (int q = 0; q < 40; q++)
-            if (wk_qtype_block_elems((wk_qtype)q) > 1 && !strcmp(argv[i], wk_qtype_name((wk_qtype)q)))
+            if (wk_qtype_block_elems((wk_qtype)q) > 0 && !strcmp(argv[i], wk_qtype_name((wk_qtype)q)))
                 qts[nq++] = (wk_qtype)q;
     }
     if (!nq) {

@@ -21,6 +21,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_C_COMPILER_
                               COMPILE_OPTIONS "-mavx2;-mf16c;-mfma;-O3")
   set_source_files_properties(src/cpu/cpu_fdot_avx512.c PROPERTIES COMPILE_OPTIONS
                               "-mavx512f;-mavx512bw;-mavx512vl;-O3")
+  # the product of many rows with F16/BF16 weights on AVX-512F FMAs (CPUs without AMX-BF16)
+  set_source_files_properties(src/cpu/cpu_fgemm_avx512.c PROPERTIES COMPILE_OPTIONS
+                              "-mavx512f;-mavx512bw;-mavx512vl;-mf16c;-O3")
   check_c_compiler_flag(-mavx512vnni WICK_CC_AVX512VNNI)
   if(WICK_CC_AVX512VNNI)
     set_source_files_properties(src/cpu/cpu_qdot_avx512.c src/cpu/cpu_qgemm_vnni.c PROPERTIES

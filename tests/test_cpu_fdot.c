@@ -12,8 +12,10 @@
  *   3. Non-finite values: an inf in W or x makes its outputs inf or NaN exactly as the f64 sum
  *      does (+inf, -inf, or NaN for inf - inf and inf * 0), on every path but the AMX-BF16
  *      product, where they are NaN.
+ *   4. m > 8: wk_qmatmul on 1 thread gives the bits it gives on 2.
  * Shapes: m in {1, 2, 5, 8} (decode) and {9, 33} (the gemm), k in {1, 15, 16, 17, 100, 1000}
- * (tails of the 16 lanes), n in {1, 7, 40}. Run: ctest -R test_cpu_fdot (seconds). */
+ * (tails of the 16 lanes), n in {1, 7, 40}; and 530 x 70 x 1100, 13 x 33 x 2050 (the blocks of
+ * the AVX-512 product of many rows). Run: ctest -R test_cpu_fdot (seconds). */
 #include "cpu/cpu_fdot.h"
 #include "cpu/cpu_qdot.h"
 #include "testlib.h"
@@ -122,6 +124,26 @@ static void one_case(wk_device *cpu, wk_qtype qt, wk_dtype dt, int64_t m, int64_
         for (int64_t i = 0; i < m * n; i++)
             got[i] = dt == WK_DTYPE_F16 ? wk_f16_to_f32(oh[i]) : wk_bf16_to_f32(oh[i]);
     }
+    if (m > 8) { /* the product of many rows: the same bits on 1 thread as on 2 */
+        wk_storage *o1 = NULL;
+        float *g1 = malloc(sizeof(float) * (size_t)(m * n));
+        uint16_t *h1 = malloc(sizeof(uint16_t) * (size_t)(m * n));
+        omp_set_num_threads(1);
+        const wk_status st = wk_qmatmul(&o1, xs, &lx, ws, qt, n, k);
+        omp_set_num_threads(2);
+        if (TEST_CHECK(g1 && h1, "out of memory") && TEST_EQ_STATUS(st, WK_OK)) {
+            int diff = 0;
+            if (dt == WK_DTYPE_F32) {
+                if (!testlib_download(g1, (size_t)(m * n), o1))
+                    for (int64_t i = 0; i < m * n; i++)
+                        diff += !same(g1[i], got[i]);
+            } else if (!testlib_download(h1, (size_t)(m * n), o1)) {
+                diff = memcmp(h1, oh, sizeof(uint16_t) * (size_t)(m * n)) != 0;
+            }
+            TEST_CHECK(!diff, "%s: wk_qmatmul on 1 thread differs from 2 threads", what);
+        }
+        wk_storage_free(o1), free(g1), free(h1);
+    }
     if (m <= 8 && dt == WK_DTYPE_F32 && getenv("WICK_CPU_QDOT") == NULL) {
         size_t i = 0;
         while (i < (size_t)(m * n) && same(got[i], want[i]))
@@ -175,6 +197,11 @@ int main(void)
             one_case(cpu, QT[q], DT[d], 5, 7, 100, 0), one_case(cpu, QT[q], DT[d], 33, 7, 100, 0);
         for (int mi = 0; mi < 6; mi++)
             one_case(cpu, QT[q], WK_DTYPE_F32, MS[mi], 7, 17, 1);
+        /* the AVX-512 product's blocks: x rows past 528 (a second block), k past its chunk of
+         * 1024, weight rows past a panel of 32 with a tail; rows 13 (a partial group of 12) */
+        one_case(cpu, QT[q], WK_DTYPE_F32, 530, 70, 1100, 0);
+        one_case(cpu, QT[q], WK_DTYPE_F32, 13, 33, 2050, 0);
+        one_case(cpu, QT[q], WK_DTYPE_F32, 13, 33, 100, 1);
     }
     wk_device_close(cpu);
     return testlib_summary();

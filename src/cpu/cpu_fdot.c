@@ -64,7 +64,9 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
     pan = pan > n ? n : pan;
     const size_t xb = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * k);
     const size_t ob = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * n);
-    const size_t wb = many && qt != WK_QTYPE_F32 ? (size_t)(pan * k) : 0;
+    const int blas16 = many && qt != WK_QTYPE_F32 && !(wk_fgemm_avx512_built &&
+                                                       wk_cpu_qdot_path() >= WK_QDOT_AVX512);
+    const size_t wb = blas16 ? (size_t)(pan * k) : 0; /* the widened panel of the gemm path */
     float *buf = wk_host_alloc((xb + ob + wb + 1) * sizeof(float));
     if (!buf)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate %zu f32 of scratch",
@@ -86,6 +88,13 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
     } else if (qt != WK_QTYPE_F32 && rows >= 16 && wk_cpu_qdot_path() == WK_QDOT_AMX &&
                wk_fgemm_amx_ready()) { /* bf16 tiles on split terms */
         const wk_status st = wk_fgemm_amx((int)qt, of, xf, rows, w, n, k, par);
+        if (st) {
+            wk_host_free(buf);
+            return st;
+        }
+    } else if (qt != WK_QTYPE_F32 && wk_fgemm_avx512_built &&
+               wk_cpu_qdot_path() >= WK_QDOT_AVX512) { /* f32 FMAs on W widened a panel at a time */
+        const wk_status st = wk_fgemm_avx512((int)qt, of, xf, rows, w, n, k, par);
         if (st) {
             wk_host_free(buf);
             return st;

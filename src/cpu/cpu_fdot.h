@@ -27,9 +27,10 @@ extern const int wk_fdot_avx2_built, wk_fdot_avx512_built;
 
 /* wk_qmatmul's CPU work for a float W (qt F32, F16 or BF16; x (rows, k) and out (rows, n) of
  * dt): rows <= 8 the order above; 16 rows or more of an F16 or BF16 W on the AMX path
- * (WICK_CPU_QDOT, cpu_qdot.h) the AMX-BF16 product below; else the CPU's gemm (cpu_gemm.c,
+ * (WICK_CPU_QDOT, cpu_qdot.h) the AMX-BF16 product below; other rows > 8 of an F16 or BF16 W on
+ * the AVX-512 path (or AMX) the AVX-512F product below; else the CPU's gemm (cpu_gemm.c,
  * OpenBLAS: its order, the same bits on any thread count) on W converted to f32 a panel of rows
- * at a time. */
+ * at a time (F32: W read in place). */
 wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int64_t rows,
                          const void *w, int64_t n, int64_t k);
 
@@ -41,6 +42,13 @@ int wk_fgemm_amx_ready(void);
 wk_status wk_fgemm_amx(int qt, float *out, const float *x, int64_t rows, const void *w, int64_t n,
                        int64_t k, int par);
 extern const int wk_fgemm_amx_built;
+
+/* The AVX-512F product of many rows (cpu_fgemm_avx512.c: each output the fmaf chain over i of
+ * x[r][i] * w[j][i] from +0, in order): out (rows, n) f32 = x (rows, k) f32 @ W^T, W of qt F16
+ * or BF16; par: threads over panels of weight rows. Only where the CPU has AVX-512F. */
+wk_status wk_fgemm_avx512(int qt, float *out, const float *x, int64_t rows, const void *w,
+                          int64_t n, int64_t k, int par);
+extern const int wk_fgemm_avx512_built;
 
 /* The best path this CPU runs (WICK_CPU_QDOT=scalar or avx2 asks for a lower one, as for the
  * quantized product: cpu_qdot.h). */
