@@ -218,19 +218,13 @@ static inline __attribute__((always_inline)) void run(const wk_qdot_job *jb, con
     const int npan = (int)((j1 - j0 + 15) / 16);
     for (int64_t u0 = 0; u0 < jb->nsub; u0 += kc) {
         const int64_t nu = jb->nsub - u0 < kc ? jb->nsub - u0 : kc;
-        for (int p = 0; p < npan; p++) {
-            const int64_t pj = j0 + 16 * p;
-            qg_pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * TILE_B,
-                    sc + p * kc * SCALES, 0);
-        }
+        qg_pack_panels(jb, qt, j0, j1, u0, nu, kc, B, sc, 0);
         for (int64_t r0 = 0; r0 < prow; r0 += 16) {
             const int live = (int)(rows - r0 < 16 ? rows - r0 : 16); /* x rows to store */
             for (int p = 0; p < npan; p++) {
                 const int64_t pj = j0 + 16 * p;
-                const int w = (int)(j1 - pj < 16 ? j1 - pj : 16);
-                const __mmask16 m = (__mmask16)(w == 16 ? 0xFFFF : (1u << w) - 1u);
                 panel(jb, &ty, r0, u0, nu, B + p * kc * TILE_B, sc + p * kc * SCALES, xf, cbuf,
-                      jb->out + r0 * jb->n + pj, m, live);
+                      jb->out + r0 * jb->n + pj, qg_panel_lanes(pj, j1), live);
             }
         }
     }

@@ -49,6 +49,12 @@ static inline __attribute__((always_inline)) void qg_floats16(const qd_type *ty,
     }
 }
 
+/* The lanes of the panel at weight row pj (16 rows) that hold rows below j1 */
+static inline __attribute__((always_inline)) __mmask16 qg_panel_lanes(int64_t pj, int64_t j1)
+{
+    return (__mmask16)(j1 - pj >= 16 ? 0xFFFF : (1u << (j1 - pj)) - 1u);
+}
+
 /* Weight rows [j0, j0 + 16) (rows >= j1 zero), sub-blocks [u0, u0 + nu) of jb into B
  * (nu x QG_TILE_B bytes) and sc (nu x QG_SCALES floats); unsigned_codes: u, else u - c. */
 static inline __attribute__((always_inline)) void qg_pack(const wk_qdot_job *jb, const int qt,
@@ -61,7 +67,7 @@ static inline __attribute__((always_inline)) void qg_pack(const wk_qdot_job *jb,
     for (int i = 0; i < 16; i++)
         wr[i] = jb->w + (j0 + i < j1 ? j0 + i : j1 - 1) * jb->row_bytes;
     /* rows past j1 repeat row j1 - 1 while packing and are zeroed here (codes and scales) */
-    const __mmask16 live = (__mmask16)(j1 - j0 >= 16 ? 0xFFFF : (1u << (j1 - j0)) - 1u);
+    const __mmask16 live = qg_panel_lanes(j0, j1);
     /* the stored code of a transposed vector F of qdu_bytes / kbytes (the q8 types' raw bytes
      * are the signed codes u - 128) */
     const __m512i cv = _mm512_set1_epi8((char)(ty.sgn ? 0 : ty.c));
@@ -117,5 +123,20 @@ static inline __attribute__((always_inline)) void qg_pack(const wk_qdot_job *jb,
     }
 }
 #undef QG_CODE
+
+
+/* The panels of weight rows [j0, j1) (16 rows each, the last one short), sub-blocks [u0,
+ * u0 + nu): panel p's tiles at B + p kc QG_TILE_B, its scales at sc + p kc QG_SCALES (qg_pack) */
+static inline __attribute__((always_inline)) void qg_pack_panels(const wk_qdot_job *jb, const int qt,
+                                                                  int64_t j0, int64_t j1, int64_t u0,
+                                                                  int64_t nu, int64_t kc, int8_t *B,
+                                                                  float *sc, const int unsigned_codes)
+{
+    for (int64_t p = 0; j0 + 16 * p < j1; p++) {
+        const int64_t pj = j0 + 16 * p;
+        qg_pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * QG_TILE_B,
+                sc + p * kc * QG_SCALES, unsigned_codes);
+    }
+}
 
 #endif

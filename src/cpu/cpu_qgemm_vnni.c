@@ -155,20 +155,14 @@ static inline __attribute__((always_inline)) void run(const wk_qdot_job *jb, con
     const int npan = (int)((j1 - j0 + 15) / 16);
     for (int64_t u0 = 0; u0 < jb->nsub; u0 += kc) {
         const int64_t nu = jb->nsub - u0 < kc ? jb->nsub - u0 : kc;
-        for (int p = 0; p < npan; p++) {
-            const int64_t pj = j0 + 16 * p;
-            qg_pack(jb, qt, pj, pj + 16 < j1 ? pj + 16 : j1, u0, nu, B + p * kc * QG_TILE_B,
-                    sc + p * kc * QG_SCALES, 1);
-        }
+        qg_pack_panels(jb, qt, j0, j1, u0, nu, kc, B, sc, 1);
         const int xr = ty.ints == 2 ? XR2 : XR1;
         for (int64_t r0 = 0; r0 < rows; r0 += xr) {
             const int live = (int)(rows - r0 < xr ? rows - r0 : xr); /* x rows to store */
             for (int p = 0; p < npan; p++) {
                 const int64_t pj = j0 + 16 * p;
-                const int w = (int)(j1 - pj < 16 ? j1 - pj : 16);
-                const __mmask16 m = (__mmask16)(w == 16 ? 0xFFFF : (1u << w) - 1u);
                 tile(jb, &ty, xr, r0, u0, nu, B + p * kc * QG_TILE_B, sc + p * kc * QG_SCALES,
-                     jb->out + r0 * jb->n + pj, m, live);
+                     jb->out + r0 * jb->n + pj, qg_panel_lanes(pj, j1), live);
             }
         }
     }
