@@ -88,6 +88,28 @@ int wk_cpu_qdot_pf_next(void)
     return g_pf_next;
 }
 
+static int g_gather;
+static pthread_once_t g_gather_once = PTHREAD_ONCE_INIT;
+
+static void gather_pick(void)
+{
+    const char *want = getenv("WICK_CPU_QDOT_GATHER");
+    if (want && (!strcmp(want, "0") || !strcmp(want, "1")))
+        g_gather = want[0] == '1';
+    else
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        g_gather = !__builtin_cpu_is("amd");
+#else
+        g_gather = 1;
+#endif
+}
+
+int wk_cpu_qdot_gather(void)
+{
+    pthread_once(&g_gather_once, gather_pick);
+    return g_gather;
+}
+
 /* ---- x to int8 blocks of 32 (wk_qb_q8_grid) */
 
 /* round(f) half away from zero, for |f| < 2^31 */
@@ -238,7 +260,8 @@ static wk_status qdot_run(int path, wk_qtype qt, wk_dtype dt, void *out, const v
                       .n = n,
                       .nsub = nsub,
                       .rows = 0,
-                      .pf_next = wk_cpu_qdot_pf_next()};
+                      .pf_next = wk_cpu_qdot_pf_next(),
+                      .gather = wk_cpu_qdot_gather()};
     size_t sb = gemm ? wk_qgemm_vnni_scratch(&jb) : 0;
     if (amx && wk_qgemm_amx_scratch(&jb) > sb)
         sb = wk_qgemm_amx_scratch(&jb);

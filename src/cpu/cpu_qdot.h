@@ -43,6 +43,9 @@ typedef struct wk_qdot_job {
     const float *xf;       /* AVX-512 and AMX paths, affine types: (rows, nsub, 3) xh0, xh1,
                             * xh0 + xh1 as floats (exact: |xh| < 2^24); else NULL */
     int pf_next;           /* AVX-512 path: wk_cpu_qdot_pf_next() (how W is prefetched) */
+    int gather;            /* AVX-512 path: q4_0 / q4_1 read the 16 rows' block scales with one
+                            * vpgatherdd (1, where gathers are fast) or 16 loads (0, AMD CPUs:
+                            * wk_cpu_qdot_gather()) */
 } wk_qdot_job;
 
 /* Code paths. AVX512: x of at least WK_QDOT_GEMM_MIN_ROWS rows on the VNNI product of many rows
@@ -66,6 +69,11 @@ int wk_cpu_qdot_can(int path);
  * no faster with it (docs/performance.md "CPU"). Only the order of reads changes: the bits are
  * the same. */
 int wk_cpu_qdot_pf_next(void);
+/* 1 where vpgatherdd is fast enough for the block scales of q4_0 / q4_1 (not on AMD CPUs: Zen 4,
+ * one row of q4_0 4096 x 4096 in cache on one thread, 17.8 GB/s with the gather, 20.4-21.5 with
+ * 16 loads; the Intel CPU measured q4_1 1.3x faster with it than with the loads it replaced), or
+ * what WICK_CPU_QDOT_GATHER (1, 0) asks for; chosen once per process; the same bits either way. */
+int wk_cpu_qdot_gather(void);
 /* Name of path p: "exact", "scalar", "avx2", "avx512", "amx". */
 const char *wk_cpu_qdot_name(int path);
 

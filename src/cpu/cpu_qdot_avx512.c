@@ -158,6 +158,23 @@ static inline __attribute__((always_inline)) __m512i hsum4(const __m512i P[4])
     return _mm512_add_epi32(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
 }
 
+/* The same from 16 loads of the rows wr[i] (jb->gather 0: where gathers are slow) */
+static inline __attribute__((always_inline)) void load_de(const qd_type ty,
+                                                           const uint8_t *const wr[16], int64_t bo,
+                                                           __m512 *dv, __m512 *ev)
+{
+    uint16_t h[16];
+    for (int l = 0; l < 16; l++)
+        h[l] = (uint16_t)wk_qb_u16(wr[l] + bo + ty.dof);
+    *dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+    *ev = _mm512_setzero_ps();
+    if (ty.eof >= 0) {
+        for (int l = 0; l < 16; l++)
+            h[l] = (uint16_t)(wk_qb_u16(wr[l] + bo + ty.eof) ^ (ty.eneg ? 0x8000u : 0u));
+        *ev = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+    }
+}
+
 /* The f16 d and e (cpu_qdot_types.h) of the blocks at byte bo of the 16 rows w0 + off[i]: one
  * gather of the dword that holds d (and e when it follows d: q4_1, q2_k, q4_k, q5_k), which
  * replaces 16 (or 32) scalar loads (q4_1, m = 1: 1.3x; q4_k 1.05x). The dword read ends inside
@@ -291,7 +308,10 @@ static inline __attribute__((always_inline)) void group_nib(const wk_qdot_job *j
                 _mm_prefetch((const char *)(wr[i] + bo + 128), _MM_HINT_T0);
         next_group_l2(jb, j0, blk, nblk);
         __m512 dv, ev;
-        gather_de(ty, wr[0], roff, bo, &dv, &ev);
+        if (jb->gather)
+            gather_de(ty, wr[0], roff, bo, &dv, &ev);
+        else
+            load_de(ty, wr, bo, &dv, &ev);
         /* V[q]: dword q of the 16 rows' nibble bytes, lane i = row i */
         __m512i Z[4], V[4], U[8];
         chunk_rows(wr, bo + qof, Z);
@@ -305,11 +325,8 @@ static inline __attribute__((always_inline)) void group_nib(const wk_qdot_job *j
             const int8_t *xq = jb->xq + xi * 32;
             const int32_t xh0 = jb->xh[2 * xi], xh1 = jb->xh[2 * xi + 1];
             __m512i H = _mm512_set1_epi32(-ty.c * (xh0 + xh1));
-            for (int q = 0; q < 8; q++) {
-                int32_t xw;
-                __builtin_memcpy(&xw, xq + 4 * (q & 3) + 16 * (q >> 2), 4);
-                H = _mm512_dpbusd_epi32(H, U[q], _mm512_set1_epi32(xw));
-            }
+            for (int q = 0; q < 8; q++)
+                H = dot_bcast(H, U[q], xq + 4 * (q & 3) + 16 * (q >> 2));
             const __m512 dx = _mm512_set1_ps(jb->xd[xi]);
             acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(H), _mm512_mul_ps(dv, dx), acc[r]);
             if (ty.eof >= 0)

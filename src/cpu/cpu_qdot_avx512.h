@@ -90,4 +90,14 @@ static inline __attribute__((always_inline)) void kbytes(int qt, __m512i F[6][8]
         }
 }
 
+/* acc + the 4-element dot products of the u8 codes w with x's dword at p (4 codes) in every
+ * lane: vpdpbusd with p as an embedded-broadcast operand (GCC does not fold _mm512_set1_epi32 of
+ * a load into it, and a separate broadcast per product costs as much as the product in the
+ * product of many rows) */
+static inline __attribute__((always_inline)) __m512i dot_bcast(__m512i acc, __m512i w, const int8_t *p)
+{
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t *)p));
+    return acc;
+}
+
 #endif

@@ -40,15 +40,6 @@ size_t wk_qgemm_vnni_scratch(const wk_qdot_job *jb)
     return (size_t)(PANELS * kc) * (QG_TILE_B + QG_SCALES * sizeof(float));
 }
 
-/* acc + the 4-element dot products of the u8 codes w with x's dword at p (4 codes) in every
- * lane: vpdpbusd with p as an embedded-broadcast operand (GCC does not fold _mm512_set1_epi32 of
- * a load into it, and a separate broadcast per product costs as much as the product) */
-static inline __attribute__((always_inline)) __m512i dot_bcast(__m512i acc, __m512i w, const int8_t *p)
-{
-    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t *)p));
-    return acc;
-}
-
 /* x rows [r0, r0 + XR) (XR <= 16, a constant) against one packed panel, sub-blocks [u0, u0 + nu)
  * of the chunk (packed at B, sc): the accumulators start from the outputs at o (rows n apart,
  * lanes m; zero for the first chunk and for rows past live), take the terms of each sub-block
