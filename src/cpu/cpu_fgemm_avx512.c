@@ -9,7 +9,8 @@
  * W is converted per call, a panel of NP = 32 weight rows by KC elements of k at a time, into
  * f32 laid out as the micro-tile reads it (element i of the 32 rows in two zmm: a 16 x 16
  * transpose in registers); x is copied a block of rows by KC at a time into groups of XR = 12
- * rows (element i of the 12 rows side by side, padded with zeros). A micro-tile keeps 12 x rows
+ * rows (element i of the 12 rows side by side, padded with zeros), one copy that the threads
+ * make together and share. A micro-tile keeps 12 x rows
  * by the panel's 32 weight rows in 24 zmm sums over the KC elements: per element two loads of W
  * and 12 broadcasts of x against them. The sums are stored to out between chunks of k and taken
  * up again (exactly), so each output is the one chain above whatever the tiles and threads:
@@ -33,7 +34,7 @@ const int wk_fgemm_avx512_built = 1;
 #define NP 32    /* weight rows per panel: two zmm of f32 sums per x row */
 #define KC 1024  /* elements of k per chunk: a packed panel is 128 KiB of f32 (L2) */
 #define XR 12    /* x rows per micro-tile: 24 sums + 2 of W + a broadcast in 32 registers */
-#define XMAX 528 /* x rows per block at most (a 512-token prompt in one): 2.1 MiB per thread */
+#define XMAX 528 /* x rows per block at most (a 512-token prompt in one): 2.1 MiB, shared */
 
 /* 16 values of W (F16 or BF16) at p as f32, exactly */
 static inline __m512 widen16(int qt, const uint16_t *p)
@@ -103,11 +104,11 @@ static void pack_w(float *wp, int qt, const uint16_t *w, int64_t k, int64_t j0, 
 }
 
 /* xp[g][i][r] (groups of XR rows, kc elements each) = x row r0 + XR g + r, element k0 + i; rows
- * past nx are 0 */
-static void pack_x(float *xp, const float *x, int64_t k, int64_t r0, int nx, int64_t k0, int kc)
+ * past nx are 0; the groups [g0, g1) */
+static void pack_x(float *xp, const float *x, int64_t k, int64_t r0, int nx, int64_t k0, int kc,
+                   int g0, int g1)
 {
-    const int ng = (nx + XR - 1) / XR;
-    for (int g = 0; g < ng; g++) {
+    for (int g = g0; g < g1; g++) {
         float *d = xp + (int64_t)g * kc * XR;
         for (int r = 0; r < XR; r++) {
             const int row = g * XR + r;
@@ -165,30 +166,39 @@ wk_status wk_fgemm_avx512(int qt, float *out, const float *x, int64_t rows, cons
     int64_t xb = (rows + nblk - 1) / nblk;
     xb = (xb + XR - 1) / XR * XR;
     const int64_t kcm = k < KC ? k : KC;
-    const size_t per = (size_t)(xb * kcm + kcm * NP); /* floats of each thread's buffers */
+    /* x's block, packed by all the threads together (each a share of its groups) and read by
+     * all: packing it per thread cost each thread the whole copy (16 threads, n = 4096: a
+     * fifth of the time) */
+    float *xp = wk_host_alloc((size_t)(xb * kcm) * sizeof(float));
+    if (!xp)
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate %lld f32 of scratch",
+                      (long long)(xb * kcm));
     int fail = 0;
 #pragma omp parallel if (par && npan > 1)
     {
         const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
         const int64_t p0 = npan * t / nt, p1 = npan * (t + 1) / nt;
-        float *xp = p1 > p0 ? wk_host_alloc(per * sizeof(float)) : NULL;
-        float *wp = xp ? xp + xb * kcm : NULL;
-        if (p1 > p0 && !xp) {
+        float *wp = p1 > p0 ? wk_host_alloc((size_t)(kcm * NP) * sizeof(float)) : NULL;
+        if (p1 > p0 && !wp) {
 #pragma omp atomic write
             fail = 1;
         }
-        for (int64_t r0 = 0; xp && r0 < rows; r0 += xb) {
-            const int nx = (int)(rows - r0 < xb ? rows - r0 : xb);
+        /* every thread runs the same loops (the barriers), computing only with its panels */
+        for (int64_t r0 = 0; r0 < rows; r0 += xb) {
+            const int nx = (int)(rows - r0 < xb ? rows - r0 : xb), ng = (nx + XR - 1) / XR;
             for (int64_t k0 = 0; k0 < k; k0 += KC) {
                 const int kc = (int)(k - k0 < KC ? k - k0 : KC);
-                pack_x(xp, (const float *)x, k, r0, nx, k0, kc);
-                for (int64_t p = p0; p < p1; p++) {
+#pragma omp barrier
+                pack_x(xp, (const float *)x, k, r0, nx, k0, kc, (int)(ng * t / nt),
+                       (int)(ng * (t + 1) / nt));
+#pragma omp barrier
+                for (int64_t p = p0; wp && p < p1; p++) {
                     const int64_t j0 = p * NP;
                     const int nw = (int)(n - j0 < NP ? n - j0 : NP);
                     pack_w(wp, qt, w, k, j0, nw, k0, kc);
                     const __mmask16 m0 = (__mmask16)(nw >= 16 ? 0xffff : (1u << nw) - 1);
                     const __mmask16 m1 = (__mmask16)(nw >= 32 ? 0xffff : nw > 16 ? (1u << (nw - 16)) - 1 : 0);
-                    for (int g = 0; g * XR < nx; g++) {
+                    for (int g = 0; g < ng; g++) {
                         const int nr = nx - g * XR < XR ? nx - g * XR : XR;
                         tile(xp + (int64_t)g * kc * XR, wp, kc, out + (r0 + g * XR) * n + j0, n,
                              nr, m0, m1, k0 == 0);
@@ -196,10 +206,12 @@ wk_status wk_fgemm_avx512(int qt, float *out, const float *x, int64_t rows, cons
                 }
             }
         }
-        wk_host_free(xp);
+        wk_host_free(wp);
     }
+    wk_host_free(xp);
     if (fail)
-        return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate %zu f32 of scratch", per);
+        return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate %d f32 of scratch",
+                      (int)(KC * NP));
     return WK_OK;
 }
 
