@@ -64,22 +64,29 @@ int wk_cpu_qdot_path(void)
     return g_path;
 }
 
-static int g_pf_next;
-static pthread_once_t g_pf_once = PTHREAD_ONCE_INIT;
+/* 1 on an AMD CPU (the AVX-512 functions' defaults below differ there) */
+static int cpu_is_amd(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_is("amd");
+#else
+    return 0;
+#endif
+}
+
+/* 1 or 0 when the environment variable var holds `one` or `zero`, else dflt */
+static int env_choice(const char *var, const char *one, const char *zero, int dflt)
+{
+    const char *want = getenv(var);
+    return want && !strcmp(want, one) ? 1 : want && !strcmp(want, zero) ? 0 : dflt;
+}
+
+static int g_pf_next, g_gather;
+static pthread_once_t g_pf_once = PTHREAD_ONCE_INIT, g_gather_once = PTHREAD_ONCE_INIT;
 
 static void pf_pick(void)
 {
-    const char *want = getenv("WICK_CPU_QDOT_PREFETCH");
-    if (want && !strcmp(want, "group"))
-        g_pf_next = 1;
-    else if (want && !strcmp(want, "lines"))
-        g_pf_next = 0;
-    else
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-        g_pf_next = __builtin_cpu_is("amd");
-#else
-        g_pf_next = 0;
-#endif
+    g_pf_next = env_choice("WICK_CPU_QDOT_PREFETCH", "group", "lines", cpu_is_amd());
 }
 
 int wk_cpu_qdot_pf_next(void)
@@ -88,20 +95,9 @@ int wk_cpu_qdot_pf_next(void)
     return g_pf_next;
 }
 
-static int g_gather;
-static pthread_once_t g_gather_once = PTHREAD_ONCE_INIT;
-
 static void gather_pick(void)
 {
-    const char *want = getenv("WICK_CPU_QDOT_GATHER");
-    if (want && (!strcmp(want, "0") || !strcmp(want, "1")))
-        g_gather = want[0] == '1';
-    else
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-        g_gather = !__builtin_cpu_is("amd");
-#else
-        g_gather = 1;
-#endif
+    g_gather = env_choice("WICK_CPU_QDOT_GATHER", "1", "0", !cpu_is_amd());
 }
 
 int wk_cpu_qdot_gather(void)
