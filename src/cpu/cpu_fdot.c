@@ -64,9 +64,10 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
     pan = pan > n ? n : pan;
     const size_t xb = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * k);
     const size_t ob = dt == WK_DTYPE_F32 ? 0 : (size_t)(rows * n);
-    const int blas16 = many && qt != WK_QTYPE_F32 && !(wk_fgemm_avx512_built &&
-                                                       wk_cpu_qdot_path() >= WK_QDOT_AVX512);
-    const size_t wb = blas16 ? (size_t)(pan * k) : 0; /* the widened panel of the gemm path */
+    /* F16/BF16 W on wick's own products (AMX-BF16 tiles or AVX-512 FMAs), else OpenBLAS */
+    const int own16 = qt != WK_QTYPE_F32 && wk_fgemm_avx512_built &&
+                      wk_cpu_qdot_path() >= WK_QDOT_AVX512;
+    const size_t wb = many && qt != WK_QTYPE_F32 && !own16 ? (size_t)(pan * k) : 0; /* widened panel */
     float *buf = wk_host_alloc((xb + ob + wb + 1) * sizeof(float));
     if (!buf)
         return wk_err(WK_ERR_OUT_OF_MEMORY, "qmatmul: cannot allocate %zu f32 of scratch",
@@ -79,26 +80,18 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
         for (int64_t i = 0; i < rows * k; i++)
             xf[i] = dt == WK_DTYPE_F16 ? wk_fp_f16_to_f32(h[i]) : wk_fp_bf16_to_f32(h[i]);
     }
+    wk_status st = WK_OK;
     if (!many) { /* decode: cpu_fdot.h's order, weight rows over threads */
         const wk_fdot_rows_fn fn = wk_fdot_rows_best();
         const int64_t nch = (n + 15) / 16;
 #pragma omp parallel for schedule(guided) if (par && nch > 1)
         for (int64_t c = 0; c < nch; c++)
             fn((int)qt, of, xf, (int)rows, w, n, k, c * 16, c * 16 + 16 < n ? c * 16 + 16 : n);
-    } else if (qt != WK_QTYPE_F32 && rows >= 16 && wk_cpu_qdot_path() == WK_QDOT_AMX &&
+    } else if (own16 && rows >= 16 && wk_cpu_qdot_path() == WK_QDOT_AMX &&
                wk_fgemm_amx_ready()) { /* bf16 tiles on split terms */
-        const wk_status st = wk_fgemm_amx((int)qt, of, xf, rows, w, n, k, par);
-        if (st) {
-            wk_host_free(buf);
-            return st;
-        }
-    } else if (qt != WK_QTYPE_F32 && wk_fgemm_avx512_built &&
-               wk_cpu_qdot_path() >= WK_QDOT_AVX512) { /* f32 FMAs on W widened a panel at a time */
-        const wk_status st = wk_fgemm_avx512((int)qt, of, xf, rows, w, n, k, par);
-        if (st) {
-            wk_host_free(buf);
-            return st;
-        }
+        st = wk_fgemm_amx((int)qt, of, xf, rows, w, n, k, par);
+    } else if (own16) { /* f32 FMAs on W widened a panel at a time */
+        st = wk_fgemm_avx512((int)qt, of, xf, rows, w, n, k, par);
     } else if (qt == WK_QTYPE_F32) { /* the CPU's gemm (OpenBLAS), W read in place */
         wk_cpu_gemm(WK_DTYPE_F32, 0, 1, rows, n, k, xf, k, w, k, of, n);
     } else { /* F16 / BF16: a panel of W rows widened to f32, then the gemm on it */
@@ -111,12 +104,12 @@ wk_status wk_cpu_fmatmul(wk_qtype qt, wk_dtype dt, void *out, const void *x, int
             wk_cpu_gemm(WK_DTYPE_F32, 0, 1, rows, np, k, xf, k, wf, k, of + j0, n);
         }
     }
-    if (dt != WK_DTYPE_F32) {
+    if (!st && dt != WK_DTYPE_F32) {
 #pragma omp parallel for schedule(static) if (par && rows * n >= WK_CPU_PAR_THRESHOLD)
         for (int64_t i = 0; i < rows * n; i++)
             ((uint16_t *)out)[i] =
                 dt == WK_DTYPE_F16 ? wk_fp_f32_to_f16(of[i]) : wk_fp_f32_to_bf16(of[i]);
     }
     wk_host_free(buf);
-    return WK_OK;
+    return st;
 }
