@@ -7,8 +7,8 @@
  *               exactly to f32), from +0
  *
  * W is converted per call, a panel of NP = 32 weight rows by KC elements of k at a time, into
- * f32 laid out as the micro-tile reads it (element i of the 32 rows in two zmm: a 16 x 16
- * transpose in registers); x is copied a block of rows by KC at a time into groups of XR = 12
+ * f32 laid out as the micro-tile reads it (element i of the 32 rows in two zmm: cpu_t16.h's
+ * 16 x 16 transpose in registers); x is copied a block of rows by KC at a time into groups of XR = 12
  * rows (element i of the 12 rows side by side, padded with zeros), one copy that the threads
  * make together and share. A micro-tile keeps 12 x rows
  * by the panel's 32 weight rows in 24 zmm sums over the KC elements: per element two loads of W
@@ -20,6 +20,7 @@
  * the CPU has AVX-512F (wk_cpu_fmatmul). Empty elsewhere (wk_fgemm_avx512_built is 0). */
 #include "cpu_fdot.h"
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__)
+#include "cpu_t16.h"
 #include "wk_core.h"
 #include <immintrin.h>
 #include <omp.h>
@@ -45,36 +46,6 @@ static inline __m512 widen16(int qt, const uint16_t *p)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* r[c] <- lane l of r[l] was element c: a 16 x 16 transpose (unpack 32-bit pairs, 64-bit pairs,
- * then two rounds of 128-bit lane shuffles) */
-static inline void transpose16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#define PD(v) _mm512_castps_pd(v)
-#define PS(v) _mm512_castpd_ps(v)
-    for (int i = 0; i < 4; i++) {
-        r[4 * i] = PS(_mm512_unpacklo_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
-        r[4 * i + 1] = PS(_mm512_unpackhi_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
-        r[4 * i + 2] = PS(_mm512_unpacklo_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
-        r[4 * i + 3] = PS(_mm512_unpackhi_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
-    }
-#undef PD
-#undef PS
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 4; j++) {
-            t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
-            t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xdd);
-        }
-    for (int j = 0; j < 8; j++) {
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
-    }
-}
-
 /* wp[i][c] (kc x NP f32) = W row j0 + c, element k0 + i, for c < nw; 0 for the rows past nw */
 static void pack_w(float *wp, int qt, const uint16_t *w, int64_t k, int64_t j0, int nw,
                    int64_t k0, int kc)
@@ -84,12 +55,12 @@ static void pack_w(float *wp, int qt, const uint16_t *w, int64_t k, int64_t j0, 
         int i = 0;
         if (cn == 16)
             for (; i + 16 <= kc; i += 16) {
-                __m512 r[16];
+                __m512i r[16]; /* rows in, then element e of the 16 rows in r[e] */
                 for (int c = 0; c < 16; c++)
-                    r[c] = widen16(qt, w + (j0 + c0 + c) * k + k0 + i);
-                transpose16(r);
+                    r[c] = _mm512_castps_si512(widen16(qt, w + (j0 + c0 + c) * k + k0 + i));
+                wk_t16_epi32(r);
                 for (int e = 0; e < 16; e++)
-                    _mm512_storeu_ps(wp + (int64_t)(i + e) * NP + c0, r[e]);
+                    _mm512_storeu_ps(wp + (int64_t)(i + e) * NP + c0, _mm512_castsi512_ps(r[e]));
             }
         for (; i < kc; i++) /* the tail of the chunk, and a panel's last rows */
             for (int c = 0; c < 16; c++) {

@@ -1,7 +1,8 @@
 /* cpu_t16.h: a 16 x 16 transpose of 32-bit elements in AVX-512 registers (r[i] = row i in, r[c]
  * = column c out) in four rounds of shuffles, for the files compiled with -mavx512f that
- * transpose tiles: the attention's key tiles (cpu_attn_avx512.c, floats) and the AMX-BF16
- * packing of weight pairs (cpu_fgemm_amx.c). Internal to src/cpu. */
+ * transpose tiles: the attention's key tiles (cpu_attn_avx512.c, floats), the AMX-BF16
+ * packing of weight pairs (cpu_fgemm_amx.c) and the AVX-512 F16/BF16 product's packing of W
+ * (cpu_fgemm_avx512.c). Internal to src/cpu. */
 #ifndef WK_CPU_T16_H
 #define WK_CPU_T16_H
 
