@@ -18,9 +18,7 @@ static inline __attribute__((always_inline)) __m512 kload(const void *p, wk_dtyp
     if (dt == WK_DTYPE_F32)
         return _mm512_maskz_loadu_ps(m, p);
     const __m256i h = _mm256_maskz_loadu_epi16(m, p);
-    if (dt == WK_DTYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return wk_widen16_ps(h, dt == WK_DTYPE_F16);
 }
 
 void wk_cpu_attn_keys_avx512(float *KT, const void *K, int64_t stride, wk_dtype dt, int nt, int D)

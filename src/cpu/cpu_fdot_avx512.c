@@ -4,7 +4,7 @@
  * time share each x load. Compiled with -mavx512f (cmake/cpu.cmake). */
 #include "cpu_fdot.h"
 #if defined(__x86_64__) && defined(__AVX512F__)
-#include <immintrin.h>
+#include "cpu_t16.h"
 
 const int wk_fdot_avx512_built = 1;
 
@@ -15,9 +15,7 @@ static inline __attribute__((always_inline)) __m512 wload(int qt, const void *p,
     if (qt == WK_QTYPE_F32)
         return _mm512_maskz_loadu_ps(m, (const float *)p + i);
     const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i);
-    if (qt == WK_QTYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return wk_widen16_ps(h, qt == WK_QTYPE_F16);
 }
 
 /* the tree of cpu_fdot.h */

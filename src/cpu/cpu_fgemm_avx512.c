@@ -41,9 +41,7 @@ const int wk_fgemm_avx512_built = 1;
 static inline __m512 widen16(int qt, const uint16_t *p)
 {
     const __m256i h = _mm256_loadu_si256((const __m256i *)p);
-    if (qt == WK_QTYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return wk_widen16_ps(h, qt == WK_QTYPE_F16);
 }
 
 /* wp[i][c] (kc x NP f32) = W row j0 + c, element k0 + i, for c < nw; 0 for the rows past nw */

@@ -1,12 +1,24 @@
-/* cpu_t16.h: a 16 x 16 transpose of 32-bit elements in AVX-512 registers (r[i] = row i in, r[c]
- * = column c out) in four rounds of shuffles, for the files compiled with -mavx512f that
- * transpose tiles: the attention's key tiles (cpu_attn_avx512.c, floats), the AMX-BF16
- * packing of weight pairs (cpu_fgemm_amx.c) and the AVX-512 F16/BF16 product's packing of W
- * (cpu_fgemm_avx512.c). Internal to src/cpu. */
+/* cpu_t16.h: AVX-512 register helpers of the files compiled with -mavx512f that read 16-bit
+ * floats or transpose tiles. Internal to src/cpu.
+ *   wk_widen16_ps   16 f16 or bf16 values to f32 (the products with F16/BF16 weights:
+ *                   cpu_fdot_avx512.c, cpu_fgemm_avx512.c; 16-bit key rows: cpu_attn_avx512.c)
+ *   wk_t16_epi32    a 16 x 16 transpose of 32-bit elements (r[i] = row i in, r[c] = column c
+ *                   out) in four rounds of shuffles: the attention's key tiles, the AMX-BF16
+ *                   packing of weight pairs (cpu_fgemm_amx.c), the AVX-512 F16/BF16 product's
+ *                   packing of W (cpu_fgemm_avx512.c) */
 #ifndef WK_CPU_T16_H
 #define WK_CPU_T16_H
 
 #include <immintrin.h>
+
+/* 16 values of 16 bits, f16 when f16 is nonzero else bf16, as f32, exactly: vcvtph2ps (F16C's
+ * conversion, no rounding: every f16 is an f32), or bf16's bits moved to the top half */
+static inline __attribute__((always_inline)) __m512 wk_widen16_ps(__m256i h, int f16)
+{
+    if (f16)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
 
 static inline __attribute__((always_inline)) void wk_t16_epi32(__m512i r[16])
 {
