@@ -748,6 +748,31 @@ WK_DEV uint32_t wk_f8x2_to_f16x2(uint16_t two)
 #endif
 }
 
+/* f16 to f32 by the GPU's conversion instruction where it has one (PTX cvt.f32.f16 on NVIDIA,
+ * nvcc and NVRTC; AMD's v_cvt_f32_f16 through clang's _Float16, hipcc and hipRTC), fpconv.h's
+ * integer form on the simt device. Every f16 value, subnormals included, is an f32 value, so
+ * all three give the same bits for every number; a NaN stays a NaN of its sign (its payload is
+ * the instruction's business), so these serve products and sums, not copies.
+ *   wk_cvt_f16_f32(h)             the f16 in the low 16 bits of h
+ *   wk_cvt_f16x2_f32(w, lo, hi)   the two f16 of a 32-bit word, the low half first */
+WK_DEV float wk_cvt_f16_f32(uint32_t h)
+{
+#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+    return f;
+#elif defined(WK_HIP)
+    return (float)__builtin_bit_cast(_Float16, (uint16_t)h);
+#else
+    return wk_fp_f16_to_f32((uint16_t)h);
+#endif
+}
+WK_DEV void wk_cvt_f16x2_f32(uint32_t w, float &lo, float &hi)
+{
+    lo = wk_cvt_f16_f32(w & 0xFFFFu);
+    hi = wk_cvt_f16_f32(w >> 16);
+}
+
 /* The transpose of an 8 x 8 matrix of 16-bit values held as the fragments above hold one (lane
  * (g, t) of a 32-lane group: M[g][2t..2t+1] in x): returns M[2t][g] | M[2t + 1][g] << 16, i.e.
  * its share of the transpose in the same layout (PTX movmatrix.m8n8.trans on NVIDIA sm_80+; two

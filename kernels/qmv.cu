@@ -1038,51 +1038,22 @@ WK_QMV_ROWPAIR(q5_k, WK_Q5_K) WK_QMV_ROWPAIR(q6_k, WK_Q6_K) WK_QMV_ROWPAIR(q8_k,
  * instead of converting all of it to f32 first. */
 #define PMV_NC 2
 #define PMV_U 4 /* 16-byte chunks per weight row in flight per lane */
-/* f16 bits -> f32 with selects instead of branches (fpconv.h's wk_fp_f16_to_f32 branches on
- * the exponent): normal values rebiased in place, zeros and subnormals as m * 2^-24 (exact, and
- * no subnormal operand, so flush-to-zero settings cannot matter), infinities and NaNs given
- * f32's all-ones exponent (payload kept). The same bits as wk_fp_f16_to_f32 for every input. */
-WK_DEV float wk_pmv_f16(uint32_t h)
+/* the elements of NW words of dtype D (f32, f16, bf16) as f32: f16 by the GPU's conversion
+ * instruction (gpu.h wk_cvt_f16x2_f32: a NaN stays a NaN, all a product needs), bf16 by a
+ * shift */
+template <int D, int NW> WK_DEV void wk_pmv_widen(const uint32_t *wv, float *o)
 {
-    const uint32_t a = (h & 0x7FFFu) << 13, e = h & 0x7C00u;
-    float v = __int_as_float((int)(a + (112u << 23)));
-    if (e == 0u)
-        v = (float)(h & 0x3FFu) * 5.9604644775390625e-8f; /* 2^-24 */
-    if (e == 0x7C00u)
-        v = __int_as_float((int)(a | 0x7F800000u));
-    return __int_as_float(__float_as_int(v) | (int)((h & 0x8000u) << 16));
-}
-
-/* 8 f16 values (4 words) to f32 when all are normal numbers (exponent 1..30: the common case of
- * real weights), with a few integer operations each: the magnitude rebiased in place, the sign
- * moved; returns false, converting nothing, when one is zero, subnormal, infinite or NaN. */
-WK_DEV bool wk_pmv_f16_normal(const uint32_t *wv, float *o)
-{
-    bool ok = true;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const uint32_t e = wv[j] & 0x7C007C00u;
-        ok = ok && (e & 0x7C00u) != 0u && (e & 0x7C00u) != 0x7C00u && (e >> 16) != 0u &&
-             (e >> 16) != 0x7C00u;
+    for (int j = 0; j < NW; j++) {
+        if constexpr (D == WK_DT_F32) {
+            o[j] = __int_as_float((int)wv[j]);
+        } else if constexpr (D == WK_DT_F16) {
+            wk_cvt_f16x2_f32(wv[j], o[2 * j], o[2 * j + 1]);
+        } else {
+            o[2 * j] = __int_as_float((int)(wv[j] << 16));
+            o[2 * j + 1] = __int_as_float((int)(wv[j] & 0xFFFF0000u));
+        }
     }
-    if (!ok)
-        return false;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const uint32_t w = wv[j];
-        o[2 * j] = __int_as_float((int)((((w & 0x7FFFu) << 13) + (112u << 23)) | ((w & 0x8000u) << 16)));
-        o[2 * j + 1] = __int_as_float((int)((((w >> 3) & 0x0FFFE000u) + (112u << 23)) | (w & 0x80000000u)));
-    }
-    return true;
-}
-
-/* element i of 16 bytes of dtype D (f32, f16, bf16) held as 4 words, as f32 */
-template <int D> WK_DEV float wk_pmv_el(const uint32_t *wv, int i)
-{
-    if (D == WK_DT_F32)
-        return __int_as_float((int)wv[i]);
-    const uint32_t h = (wv[i >> 1] >> (16 * (i & 1))) & 0xFFFFu;
-    return D == WK_DT_F16 ? wk_pmv_f16(h) : __int_as_float((int)(h << 16));
 }
 
 /* U 16-byte chunks of each of a lane's NC weight rows at element e0 + u G E (u < U): loaded
@@ -1108,22 +1079,19 @@ WK_DEV void wk_pmv_chunks(const typename wk_t<W>::S *(&wr)[NC],
         float wf[NC][E]; /* converted once, used by every row of x */
 #pragma unroll
         for (int c = 0; c < NC; c++)
-            if (W != WK_DT_F16 || !wk_pmv_f16_normal(wv[u][c], wf[c]))
-#pragma unroll
-                for (int i = 0; i < E; i++)
-                    wf[c][i] = wk_pmv_el<W>(wv[u][c], i);
+            wk_pmv_widen<W, 4>(wv[u][c], wf[c]);
 #pragma unroll
         for (int r = 0; r < R; r++) {
             if (r < rows) {
                 uint32_t xv[XV];
                 wk_qmv_ldx<XV>((const uint32_t *)(xs + (int64_t)r * k + eu), xv);
+                float xf[E];
+                wk_pmv_widen<D, XV>(xv, xf);
 #pragma unroll
-                for (int i = 0; i < E; i++) {
-                    const float xf = wk_pmv_el<D>(xv, i);
+                for (int i = 0; i < E; i++)
 #pragma unroll
                     for (int c = 0; c < NC; c++)
-                        acc[r][c] += wf[c][i] * xf;
-                }
+                        acc[r][c] += wf[c][i] * xf[i];
             }
         }
     }

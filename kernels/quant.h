@@ -83,17 +83,8 @@ template <bool A4> WK_DEV uint32_t wk_qw(wk_qr p, int o)
     const int a = p.o + o;
     return a & 2 ? (p.v[a >> 2] >> 16) | (p.v[(a >> 2) + 1] << 16) : p.v[a >> 2];
 }
-/* the f16 at byte o as f32: NVIDIA's conversion instruction (exact), else fpconv.h's */
-WK_DEV float wk_qf16(wk_qr p, int o)
-{
-#if !defined(WK_SIMT) && !defined(WK_HIP)
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)wk_qh16(p, o)));
-    return f;
-#else
-    return wk_fp_f16_to_f32((uint16_t)wk_qh16(p, o));
-#endif
-}
+/* the f16 at byte o as f32: the GPU's conversion instruction (gpu.h wk_cvt_f16_f32) */
+WK_DEV float wk_qf16(wk_qr p, int o) { return wk_cvt_f16_f32(wk_qh16(p, o)); }
 
 /* Bytewise v - c for bytes of v below 128 + c's byte (no borrow crosses bytes): the result
  * bytes are the signed differences. Each byte: v + 128 - c >= 128 - c > 0, then flipping the
