@@ -92,26 +92,14 @@ WK_DEV void attn_ldrows(const S *vb, int64_t vstride, int64_t t0, int64_t je, in
     }
 }
 
-/* Widening to f32, exact for every value (f16 and bf16 are subsets of f32): bf16 by a shift;
- * f16 by the conversion instruction on NVIDIA (cvt.f32.f16) and AMD (a _Float16 cast), whose
- * results are the exact values, and by the integer code of fpconv.h elsewhere (the simt
- * device). NaN stays NaN (its payload bits may differ; no result depends on them). */
+/* Widening to f32, exact for every value (f16 and bf16 are subsets of f32): bf16 by a shift,
+ * f16 by gpu.h's wk_cvt_f16_f32 (the conversion instruction on NVIDIA and AMD). NaN stays NaN
+ * (its payload bits may differ; no result depends on them). */
 template <int KD> struct attn_cvt {
     WK_DEV float f(typename wk_t<KD>::S x) { return wk_t<KD>::ld(x); }
 };
 template <> struct attn_cvt<WK_DT_F16> {
-    WK_DEV float f(uint16_t x)
-    {
-#if defined(__CUDA_ARCH__) && !defined(WK_HIP) && !defined(WK_SIMT)
-        float r;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(x));
-        return r;
-#elif defined(WK_HIP) && (defined(__HIP_DEVICE_COMPILE__) || defined(__HIPCC_RTC__))
-        return (float)__builtin_bit_cast(_Float16, x);
-#else
-        return wk_fp_f16_to_f32(x);
-#endif
-    }
+    WK_DEV float f(uint16_t x) { return wk_cvt_f16_f32(x); }
 };
 
 /* The merge of the splits for output element e of query gq of kv head bh: M = max_s pm,

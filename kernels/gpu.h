@@ -752,7 +752,8 @@ WK_DEV uint32_t wk_f8x2_to_f16x2(uint16_t two)
  * nvcc and NVRTC; AMD's v_cvt_f32_f16 through clang's _Float16, hipcc and hipRTC), fpconv.h's
  * integer form on the simt device. Every f16 value, subnormals included, is an f32 value, so
  * all three give the same bits for every number; a NaN stays a NaN of its sign (its payload is
- * the instruction's business), so these serve products and sums, not copies.
+ * the instruction's business), so these serve products and sums, not copies (kernels/attn.h's
+ * keys and values, qmv.cu's pmv, quant.h's block scales).
  *   wk_cvt_f16_f32(h)             the f16 in the low 16 bits of h
  *   wk_cvt_f16x2_f32(w, lo, hi)   the two f16 of a 32-bit word, the low half first */
 WK_DEV float wk_cvt_f16_f32(uint32_t h)
@@ -761,9 +762,9 @@ WK_DEV float wk_cvt_f16_f32(uint32_t h)
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
     return f;
-#elif defined(WK_HIP)
+#elif defined(WK_HIP) && (defined(__HIP_DEVICE_COMPILE__) || defined(__HIPCC_RTC__))
     return (float)__builtin_bit_cast(_Float16, (uint16_t)h);
-#else
+#else /* the simt device (and hipcc's host pass, which runs nothing) */
     return wk_fp_f16_to_f32((uint16_t)h);
 #endif
 }
