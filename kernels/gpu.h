@@ -590,6 +590,32 @@ WK_DEV int wk_dp4a_plain(int a, int b, int c)
 #define WK_DP4A(a, b, c) wk_dp4a_plain((int)(a), (int)(b), (int)(c))
 #endif
 
+/* f16 to f32 by the GPU's conversion instruction where it has one (PTX cvt.f32.f16 on NVIDIA,
+ * nvcc and NVRTC; AMD's v_cvt_f32_f16 through clang's _Float16, hipcc and hipRTC), fpconv.h's
+ * integer form on the simt device. Every f16 value, subnormals included, is an f32 value, so
+ * all three give the same bits for every number; a NaN stays a NaN of its sign (its payload is
+ * the instruction's business), so these serve products and sums, not copies (kernels/attn.h's
+ * keys and values, qmv.cu's pmv, quant.h's block scales, the matrix-unit twins' f16 inputs).
+ *   wk_cvt_f16_f32(h)             the f16 in the low 16 bits of h
+ *   wk_cvt_f16x2_f32(w, lo, hi)   the two f16 of a 32-bit word, the low half first */
+WK_DEV float wk_cvt_f16_f32(uint32_t h)
+{
+#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+    return f;
+#elif defined(WK_HIP) && (defined(__HIP_DEVICE_COMPILE__) || defined(__HIPCC_RTC__))
+    return (float)__builtin_bit_cast(_Float16, (uint16_t)h);
+#else /* the simt device (and hipcc's host pass, which runs nothing) */
+    return wk_fp_f16_to_f32((uint16_t)h);
+#endif
+}
+WK_DEV void wk_cvt_f16x2_f32(uint32_t w, float &lo, float &hi)
+{
+    lo = wk_cvt_f16_f32(w & 0xFFFFu);
+    hi = wk_cvt_f16_f32(w >> 16);
+}
+
 /* ---- matrix units: D = A B + C for one 16 x 8 x 16 fragment of a warp (PTX's
  * mma.sync.m16n8k16.row.col with f32 accumulation), A and B f16 (BF = 0) or bf16 (BF = 1).
  * The fragments live in the 32 lanes of a group, lane l holding (g = l / 4, t = l % 4; 16-bit
@@ -618,7 +644,7 @@ WK_DEV int wk_dp4a_plain(int a, int b, int c)
 
 template <int BF> WK_DEV float wk_mma_in(uint32_t h)
 {
-    return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_fp_f16_to_f32((uint16_t)h);
+    return BF ? wk_fp_bf16_to_f32((uint16_t)h) : wk_cvt_f16_f32(h);
 }
 
 /* The twin, out of line: its body is long, and a kernel's loops over many fragment products
@@ -746,32 +772,6 @@ WK_DEV uint32_t wk_f8x2_to_f16x2(uint16_t two)
     return (uint32_t)wk_fp_f8e4m3_to_f16((uint8_t)two) |
            (uint32_t)wk_fp_f8e4m3_to_f16((uint8_t)(two >> 8)) << 16;
 #endif
-}
-
-/* f16 to f32 by the GPU's conversion instruction where it has one (PTX cvt.f32.f16 on NVIDIA,
- * nvcc and NVRTC; AMD's v_cvt_f32_f16 through clang's _Float16, hipcc and hipRTC), fpconv.h's
- * integer form on the simt device. Every f16 value, subnormals included, is an f32 value, so
- * all three give the same bits for every number; a NaN stays a NaN of its sign (its payload is
- * the instruction's business), so these serve products and sums, not copies (kernels/attn.h's
- * keys and values, qmv.cu's pmv, quant.h's block scales).
- *   wk_cvt_f16_f32(h)             the f16 in the low 16 bits of h
- *   wk_cvt_f16x2_f32(w, lo, hi)   the two f16 of a 32-bit word, the low half first */
-WK_DEV float wk_cvt_f16_f32(uint32_t h)
-{
-#if !defined(WK_SIMT) && !defined(WK_HIP) && defined(__CUDA_ARCH__)
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
-    return f;
-#elif defined(WK_HIP) && (defined(__HIP_DEVICE_COMPILE__) || defined(__HIPCC_RTC__))
-    return (float)__builtin_bit_cast(_Float16, (uint16_t)h);
-#else /* the simt device (and hipcc's host pass, which runs nothing) */
-    return wk_fp_f16_to_f32((uint16_t)h);
-#endif
-}
-WK_DEV void wk_cvt_f16x2_f32(uint32_t w, float &lo, float &hi)
-{
-    lo = wk_cvt_f16_f32(w & 0xFFFFu);
-    hi = wk_cvt_f16_f32(w >> 16);
 }
 
 /* The transpose of an 8 x 8 matrix of 16-bit values held as the fragments above hold one (lane
