@@ -93,11 +93,12 @@ static int reads_act(const model *m, const qweight *w, int64_t rows, int bit)
 /* out (rows, W.n) f32 = x (rows, W.k) @ W^T; lx may be any layout of x. x is f32, or already
  * act_dtype(rows). With a 16-bit act_dtype the product reads x rounded to that type and rounds
  * its output to it: on a GPU the weights are then dequantized to it and the GEMM runs on its
- * tensor cores (f32 accumulation); the output comes back as f32. act: x's int8 activations
- * (wk_add_rms_norm_act) or NULL; where reads_act, the product takes them (wk_qmatmul_act: the
- * bits of wk_qmatmul on x, without quantizing x again). */
-static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *lx,
-                          const qweight *w, const wk_storage *act)
+ * tensor cores (f32 accumulation); the output comes back as f32, or stays in that type with
+ * narrow (for a consumer that widens it to f32 itself: the same values, half the bytes). act:
+ * x's int8 activations (wk_add_rms_norm_act) or NULL; where reads_act, the product takes them
+ * (wk_qmatmul_act: the bits of wk_qmatmul on x, without quantizing x again). */
+static wk_storage *linear_out(const model *m, const wk_storage *x, const wk_layout *lx,
+                              const qweight *w, const wk_storage *act, int narrow)
 {
     wk_storage *out = NULL, *xc = NULL, *oc = NULL;
     const int64_t rows = wk_layout_elem_count(lx) / w->k;
@@ -118,9 +119,17 @@ static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *
         CK(wk_to_dtype(&xc, x, lx, dt));
     CKL(label, wk_qmatmul(&oc, xc ? xc : x, xc ? &lc : lx, w->w, w->qt, w->n, w->k));
     wk_storage_free(xc);
+    if (narrow)
+        return oc;
     CK(wk_to_dtype(&out, oc, &lo, WK_DTYPE_F32));
     wk_storage_free(oc);
     return out;
+}
+
+static wk_storage *linear(const model *m, const wk_storage *x, const wk_layout *lx,
+                          const qweight *w, const wk_storage *act)
+{
+    return linear_out(m, x, lx, w, act, 0);
 }
 
 static wk_storage *rmsnorm(const wk_storage *x, const wk_layout *lx, const wk_storage *alpha,
@@ -464,11 +473,15 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t F = b->ffn;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *g = linear(m, h, &lx, &b->wg, m->ha), *u = NULL, *gu = NULL;
+    /* With --fuse and 16-bit products (prefill), gate and up stay in that dtype: the gated op
+     * widens them to f32 and rounds its output to the type that the down projection reads,
+     * which is what the f32 round trip gave (the same bits, a third of the bytes). */
+    const int narrow = m->fuse && act_dtype(m, T) != WK_DTYPE_F32;
+    wk_storage *g = linear_out(m, h, &lx, &b->wg, m->ha, narrow), *u = NULL, *gu = NULL;
     const int64_t gd[2] = {T, F}, gs[2] = {b->wu.w ? F : 2 * F, 1};
     const wk_layout lg = view(2, gd, gs, 0), lu = view(2, gd, gs, b->wu.w ? 0 : F);
     if (b->wu.w)
-        u = linear(m, h, &lx, &b->wu, m->ha);
+        u = linear_out(m, h, &lx, &b->wu, m->ha, narrow);
     const wk_layout lf = lay2(T, F);
     const wk_op gop = m->fam.geglu ? WK_OP_GEGLU : WK_OP_SWIGLU;
     wk_storage *ga = NULL; /* the down projection's int8 activations, where it reads them */

@@ -489,13 +489,24 @@ def check_graph(args, types, prompt, force):
 def check_gemm16(args, ids, prompt, force):
     """--gemm-dtype f16 / bf16 on the f32 model: the prefill's products round x and their output
     to that type. As for the GPU's activation rounding, the reference applies exactly that
-    rounding itself; e16 = its effect on the reference, and wick must lie within 1e-4 + 2 e16."""
+    rounding itself; e16 = its effect on the reference, and wick must lie within 1e-4 + 2 e16.
+    And --fuse 0 (each op alone; gate and up widened to f32 before the silu and the product) must
+    write the same bytes as the fused run (the gated op on gate and up kept in dt)."""
     ok = True
     ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
     for dt in ("f16", "bf16"):
         emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
-        ok &= check_emulated(args, prompt, force, ref, emu, f"logits_f32_{dt}gemm.f32",
-                             ["--gemm-dtype", dt, "--kv-dtype", "f32"], f"--gemm-dtype {dt}")
+        flags = ["--gemm-dtype", dt, "--kv-dtype", "f32"]
+        ok &= check_emulated(args, prompt, force, ref, emu, f"logits_f32_{dt}gemm.f32", flags,
+                             f"--gemm-dtype {dt}")
+        fused = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
+        apart = os.path.join(args.dir, f"logits_f32_{dt}gemm_fuse0.f32")
+        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
+                 ["--prompt-ids", prompt, "--force", force, "--logits", apart, "--fuse", "0"] + flags)
+        a, b = np.fromfile(fused, np.uint8), np.fromfile(apart, np.uint8)
+        same = a.shape == b.shape and bool((a == b).all())
+        ok &= same
+        print(f"--gemm-dtype {dt}: --fuse 0 vs fused: {'identical' if same else 'DIFFERENT'}")
     return ok
 
 
