@@ -374,6 +374,19 @@ int main(void)
                     unsetenv("WICK_QMV");
                 }
             }
+        /* more than 8 rows on a GPU (qmm: W dequantized to x's dtype in chunks, each through
+         * the GEMM), the cap at 1 MiB: 16-bit W of 300 x 2048 in chunks of 256 and 44 rows,
+         * f32 W in 128, 128 and 44; 100 x 8192, where 128 rows exceed the cap, in chunks of
+         * 64 (f16) or 32 (f32) rows */
+        setenv("WICK_QMM_CHUNK_MIB", "1", 1);
+        static const wk_qtype MTS[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q4_K, WK_QTYPE_Q8_0};
+        for (size_t q = 0; gpu && q < sizeof MTS / sizeof MTS[0]; q++)
+            for (int di = 0; di < 2; di++) {
+                const wk_dtype mdt = di ? WK_DTYPE_F32 : WK_DTYPE_F16;
+                qmv_case(dev, cpu, MTS[q], mdt, 16, 300, 2048, "qmm", X_RANDOM, W_RANDOM);
+                qmv_case(dev, cpu, MTS[q], mdt, 9, 100, 8192, "qmm", X_RANDOM, W_RANDOM);
+            }
+        unsetenv("WICK_QMM_CHUNK_MIB");
         wk_device_close(dev);
     }
     wk_device_close(cpu);

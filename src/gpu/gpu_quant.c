@@ -23,7 +23,7 @@
 #include <string.h>
 
 #define QMV_MAX_ROWS 8                    /* the vector path's largest row count */
-#define QMAT_CHUNK_BYTES ((size_t)64 << 20) /* dequantized-weight scratch of the batched path */
+#define QMAT_CHUNK_MIB 64 /* dequantized-weight scratch of the batched path (qmm) */
 
 /* The block types with kernels. */
 static bool q_has_kernels(wk_qtype qt)
@@ -527,15 +527,27 @@ static wk_status qmv(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const 
     return s;
 }
 
-/* rows > 8: W dequantized to dt in chunks of cn weight rows, each multiplied by the GEMM. */
+/* The cap on qmm's dequantized chunk of W: QMAT_CHUNK_MIB, or WICK_QMM_CHUNK_MIB (read per
+ * call; a test and benchmarking switch). */
+static size_t qmm_cap(void)
+{
+    const char *e = getenv("WICK_QMM_CHUNK_MIB");
+    const long v = e ? strtol(e, NULL, 10) : 0;
+    return (size_t)(v > 0 && v <= 65536 ? v : QMAT_CHUNK_MIB) << 20;
+}
+
+/* rows > 8: W dequantized to dt in chunks of cn weight rows, each multiplied by the GEMM: as
+ * few chunks as the cap allows, of equal rows rounded up to a multiple of 128 (whole GEMM
+ * tiles), or as many rows as fit the cap where 128 do not. */
 static wk_status qmm(wk_device *dev, wk_qtype qt, wk_dtype dt, void *out, const void *x,
                      int64_t rows, const void *w, int64_t n, int64_t k)
 {
-    const size_t esz = wk_dtype_size(dt);
+    const size_t esz = wk_dtype_size(dt), cap = qmm_cap(), row_bytes = (size_t)k * esz;
     const int64_t rowq = k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt);
-    int64_t cn = (int64_t)(QMAT_CHUNK_BYTES / ((size_t)k * esz));
-    if (cn < 1)
-        cn = 1;
+    const int64_t nch = ceil_div((int64_t)((size_t)n * row_bytes), (int64_t)cap);
+    int64_t cn = ceil_div(ceil_div(n, nch), 128) * 128;
+    if (128 * row_bytes > cap)
+        cn = cap / row_bytes > 0 ? (int64_t)(cap / row_bytes) : 1;
     if (cn > n)
         cn = n;
     void *scr;
