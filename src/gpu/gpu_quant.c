@@ -23,7 +23,7 @@
 #include <string.h>
 
 #define QMV_MAX_ROWS 8                    /* the vector path's largest row count */
-#define QMAT_CHUNK_MIB 64 /* dequantized-weight scratch of the batched path (qmm) */
+#define QMAT_CHUNK_MIB 256 /* dequantized-weight scratch of the batched path (qmm) */
 
 /* The block types with kernels. */
 static bool q_has_kernels(wk_qtype qt)
