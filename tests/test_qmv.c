@@ -5,7 +5,8 @@
  * have kernels for 1 row, warp2 and warp4 for 1 and 8, stream and chunks for 1 row where they
  * apply, mma one for 1..8 rows of the 32-element types, rowpair for 2 and 4; a kernel that cannot
  * run a case runs qmv_pick's fallback (warp2 at 1 and 8 rows, rowpair at 2 and 4). x and out in
- * f32, f16 and bf16.
+ * f32, f16 and bf16. On a GPU also 9 and 16 rows (qmm: W dequantized to x's dtype in chunks
+ * under WICK_QMM_CHUNK_MIB, each chunk through the GEMM), within the same bound.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
