@@ -376,18 +376,16 @@ int main(void)
                 }
             }
         /* more than 8 rows on a GPU (qmm: W dequantized to x's dtype in chunks, each through
-         * the GEMM), the cap at 1 MiB: 16-bit W of 300 x 2048 in chunks of 256 and 44 rows,
-         * f32 W in 128, 128 and 44; 100 x 8192, where 128 rows exceed the cap, in chunks of
-         * 64 (f16) or 32 (f32) rows */
-        setenv("WICK_QMM_CHUNK_MIB", "1", 1);
-        static const wk_qtype MTS[] = {WK_QTYPE_Q4_0, WK_QTYPE_Q4_K, WK_QTYPE_Q8_0};
-        for (size_t q = 0; gpu && q < sizeof MTS / sizeof MTS[0]; q++)
-            for (int di = 0; di < 2; di++) {
-                const wk_dtype mdt = di ? WK_DTYPE_F32 : WK_DTYPE_F16;
-                qmv_case(dev, cpu, MTS[q], mdt, 16, 300, 2048, "qmm", X_RANDOM, W_RANDOM);
-                qmv_case(dev, cpu, MTS[q], mdt, 9, 100, 8192, "qmm", X_RANDOM, W_RANDOM);
-            }
-        unsetenv("WICK_QMM_CHUNK_MIB");
+         * the GEMM), the cap at 1 MiB: W of 300 rows of 4 KiB (f16 x k 2048, f32 x k 1024) in
+         * chunks of 256 and 44 rows; 100 rows of 16 KiB (f32 x k 4096), where 128 rows exceed
+         * the cap, in chunks of 64 and 36 */
+        if (gpu) {
+            setenv("WICK_QMM_CHUNK_MIB", "1", 1);
+            qmv_case(dev, cpu, WK_QTYPE_Q4_0, WK_DTYPE_F16, 9, 300, 2048, "qmm", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, WK_QTYPE_Q4_K, WK_DTYPE_F32, 16, 300, 1024, "qmm", X_RANDOM, W_RANDOM);
+            qmv_case(dev, cpu, WK_QTYPE_Q8_0, WK_DTYPE_F32, 9, 100, 4096, "qmm", X_RANDOM, W_RANDOM);
+            unsetenv("WICK_QMM_CHUNK_MIB");
+        }
         wk_device_close(dev);
     }
     wk_device_close(cpu);
