@@ -466,6 +466,12 @@ def cmd_test(args):
     return 1 if fails else 0
 
 
+def same_bytes(p, q):
+    """Whether files p and q hold the same bytes (and as many)."""
+    a, b = np.fromfile(p, np.uint8), np.fromfile(q, np.uint8)
+    return a.shape == b.shape and bool((a == b).all())
+
+
 def check_graph(args, types, prompt, force):
     """On one GPU the decode steps replay a captured graph (the default); --graph 0 issues the
     same ops one by one. A replay must write exactly what eager execution writes: the logits
@@ -479,8 +485,7 @@ def check_graph(args, types, prompt, force):
         eager = os.path.join(args.dir, f"logits_{t}_{dev}_eager.f32")
         run_wick(args, os.path.join(args.dir, f"llama_{t}.gguf"),
                  ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"] + EXACT)
-        a, b = np.fromfile(graph, np.uint8), np.fromfile(eager, np.uint8)
-        same = a.shape == b.shape and bool((a == b).all())
+        same = same_bytes(graph, eager)
         ok &= same
         print(f"{t}: decode as graph replays vs eager: {'identical' if same else 'DIFFERENT'}")
     return ok
@@ -503,8 +508,7 @@ def check_gemm16(args, ids, prompt, force):
         apart = os.path.join(args.dir, f"logits_f32_{dt}gemm_fuse0.f32")
         run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
                  ["--prompt-ids", prompt, "--force", force, "--logits", apart, "--fuse", "0"] + flags)
-        a, b = np.fromfile(fused, np.uint8), np.fromfile(apart, np.uint8)
-        same = a.shape == b.shape and bool((a == b).all())
+        same = same_bytes(fused, apart)
         ok &= same
         print(f"--gemm-dtype {dt}: --fuse 0 vs fused: {'identical' if same else 'DIFFERENT'}")
     return ok
@@ -554,13 +558,13 @@ def check_defaults(args, ids, prompt, force):
     run_wick(args, path, ["--prompt-ids", prompt, "--force", force, "--logits", out])
     if args.device == "cpu":
         exact = os.path.join(args.dir, "logits_f32_cpu.f32")
-        same = bool((np.fromfile(out, np.uint8) == np.fromfile(exact, np.uint8)).all())
+        same = same_bytes(out, exact)
         print(f"defaults on cpu (f32 products and cache): {'identical to' if same else 'DIFFER from'} "
               f"--gemm-dtype f32 --kv-dtype f32")
         return same
     eager = os.path.join(args.dir, f"logits_f32_{dev}_defaults_eager.f32")
     run_wick(args, path, ["--prompt-ids", prompt, "--force", force, "--logits", eager, "--graph", "0"])
-    same = bool((np.fromfile(out, np.uint8) == np.fromfile(eager, np.uint8)).all())
+    same = same_bytes(out, eager)
     print(f"defaults on {args.device}: decode as graph replays vs eager: "
           f"{'identical' if same else 'DIFFERENT'}")
     hf = hf_model(CFG)
