@@ -440,11 +440,17 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
 {
     const int64_t qd = m->n_head * m->hd, kvd = m->n_kv * m->hd;
     const wk_layout lx = lay2(T, m->dim);
-    wk_storage *q = linear(m, h, &lx, &b->wq, m->ha), *k = NULL, *v = NULL;
+    /* With --fuse and 16-bit products (prefill) into a cache of that dtype, q, k and v stay in
+     * it: the rope + cache op widens them to f32 itself (its tables are f32) and rounds the
+     * rotated values to that dtype once, which is what the f32 round trip gave (the same bits).
+     * Not under a family's biases or head norms, which take f32. */
+    const wk_dtype dt = act_dtype(m, T);
+    const int narrow = m->fuse && dt != WK_DTYPE_F32 && m->kv_dt == dt && !b->bqkv && !b->q_norm;
+    wk_storage *q = linear_out(m, h, &lx, &b->wq, m->ha, narrow), *k = NULL, *v = NULL;
     cols cq = {q, 0, qd}, ck_ = {q, qd, qd + 2 * kvd}, cv = {q, qd + kvd, qd + 2 * kvd};
     if (b->wk.w) { /* not stacked */
-        k = linear(m, h, &lx, &b->wk, m->ha);
-        v = linear(m, h, &lx, &b->wv, m->ha);
+        k = linear_out(m, h, &lx, &b->wk, m->ha, narrow);
+        v = linear_out(m, h, &lx, &b->wv, m->ha, narrow);
         ck_ = (cols){k, 0, kvd};
         cv = (cols){v, 0, kvd};
     } else {

@@ -525,17 +525,19 @@ WK_API wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q,
 /* Rotary embedding and KV-cache append in one op (the step of a decoder before its attention;
  * Candle runs rope, then writes the cache with slice_assign or cat):
  *   q (B, Hq, T, D), k and v (B, Hkv, T, D): the step's new queries, keys and values, one float
- *   dtype, any layouts; D even. cos and sin (P, D/2) or (B, P, D/2), q's dtype: the tables of
- *   every position (row p for position p), as wk_rope reads them. kc and vc (B, Hkv, L, D): the
- *   cache, written in place; one float dtype, which may differ from q's (an f16 cache under f32
- *   activations); any strides. The T new tokens of batch entry b sit at positions
- *   p_b .. p_b + T - 1: p_b = pos[b] (u32, rank 1 of B, on q's device, for graph replay: the
- *   positions can change between replays) when pos is not NULL, else p_b = start for every b.
+ *   dtype, any layouts; D even. cos and sin (P, D/2) or (B, P, D/2), q's dtype or f32 (widened
+ *   to q's compute type): the tables of every position (row p for position p), as wk_rope reads
+ *   them. kc and vc (B, Hkv, L, D): the cache, written in place; one float dtype, which may
+ *   differ from q's (an f16 cache under f32 activations); any strides. The T new tokens of
+ *   batch entry b sit at positions p_b .. p_b + T - 1: p_b = pos[b] (u32, rank 1 of B, on q's
+ *   device, for graph replay: the positions can change between replays) when pos is not NULL,
+ *   else p_b = start for every b.
  *   interleaved: 1 rotates adjacent pairs (wk_rope_i: ggml's NORMAL mode), 0 halves (wk_rope).
  * Writes kc[b, h, p_b + t] = rope(k)[b, h, t] and vc[b, h, p_b + t] = v[b, h, t], and out (B, Hq,
  * T, D), contiguous, = rope(q), all three in the cache's dtype (out is the query of the attention
  * over this cache: one dtype for q, k and v): bit for bit what wk_rope (or wk_rope_i) of q and of
- * k with the tables' rows p_b.., then wk_to_dtype to the cache's dtype, give.
+ * k with the tables' rows p_b.., then wk_to_dtype to the cache's dtype, give (f32 tables: the
+ * same on q and k widened to the compute type, rounded back to q's dtype before that conversion).
  * p_b + T beyond P or L: WK_ERR_INDEX_OUT_OF_RANGE, nothing written (with pos on a GPU: at the next
  * synchronizing call, as ids are; that entry's rows of out and of the cache are not written). */
 WK_API wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage *q,

@@ -12,13 +12,13 @@
  *   rope_<dt>(x, cs, sn, out, npairs, G)   G: geometry, mirrored by rope_geom in gpu_rope.c.
  *
  * wk_rope_kv_append (docs/semantics.md, "Rope and the KV cache"): q (B, Hq, T, D), k and v (B, Hkv,
- * T, D) of dt, the tables (P, D/2) or (B, P, D/2) read at position p = p_b + t, the caches (B, Hkv,
- * L, D) of cdt. One thread per pair (grid-stride), the q pairs first: a pair rotates as rope_pair
- * does, rounds to dt and converts to cdt as to_dtype does (through double; f32 first for the
- * reduced types): a q pair into out (contiguous, cdt), a k pair into kc at row p, with the same
- * two elements of v converted into vc. p_b = pos[b] (device memory) or start; an entry whose rows run past
- * the tables or the cache is recorded in the error record (word, WK_KERR_ROPE_KV_APPEND, detail
- * p_b) and none of its elements is written.
+ * T, D) of dt, the tables (P, D/2) or (B, P, D/2) of dt or f32 (G.tf32) read at position
+ * p = p_b + t, the caches (B, Hkv, L, D) of cdt. One thread per pair (grid-stride), the q pairs
+ * first: a pair rotates as rope_pair does, rounds to dt and converts to cdt as to_dtype does
+ * (through double; f32 first for the reduced types): a q pair into out (contiguous, cdt), a k
+ * pair into kc at row p, with the same two elements of v converted into vc. p_b = pos[b] (device
+ * memory) or start; an entry whose rows run past the tables or the cache is recorded in the
+ * error record (word, WK_KERR_ROPE_KV_APPEND, detail p_b) and none of its elements is written.
  *   rope_kv_<dt>_<cdt>(q, k, v, cs, sn, pos, word, out, kc, vc, npairs, G)   G: rkv_geom, mirrored
  *   in gpu_rope.c. */
 #include "gpu.h"
@@ -87,18 +87,19 @@ WK_ROPE(f64, WK_DT_F64)
 WK_ROPE(f8e4m3, WK_DT_F8E4M3)
 
 /* All int64 (no padding in the host mirror). Strides in elements; cb / sb: the tables' batch
- * stride (0 when shared); np, nl: the tables' and the cache's rows; ps: between entries of pos. */
+ * stride (0 when shared); np, nl: the tables' and the cache's rows; ps: between entries of pos;
+ * tf32: the tables are f32 (else dt), widened to dt's compute type as dt's own are. */
 struct rkv_geom {
     int64_t hq, hkv, t, h2;
     int64_t sq[4], sk[4], sv[4], skc[4], svc[4];
     int64_t cb, cp, ci, sb, sp, si;
-    int64_t np, nl, ps, start, interleaved;
+    int64_t np, nl, ps, start, interleaved, tf32;
 };
 
 template <int DT, int CDT>
 WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *k,
-                     const typename wk_t<DT>::S *v, const typename wk_t<DT>::S *cs,
-                     const typename wk_t<DT>::S *sn, const uint32_t *pos, uint32_t *word,
+                     const typename wk_t<DT>::S *v, const void *cs, const void *sn,
+                     const uint32_t *pos, uint32_t *word,
                      typename wk_t<CDT>::S *out, typename wk_t<CDT>::S *kc,
                      typename wk_t<CDT>::S *vc, int64_t e, int64_t nqp, const rkv_geom &g)
 {
@@ -119,8 +120,9 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
     const int64_t *sx = is_q ? g.sq : g.sk;
     const S *x = (is_q ? q : k) + b * sx[0] + h * sx[1] + t * sx[2];
     const C x0 = wk_t<DT>::ld(x[i0 * sx[3]]), x1 = wk_t<DT>::ld(x[i1 * sx[3]]);
-    const C c = wk_t<DT>::ld(cs[b * g.cb + p * g.cp + i * g.ci]);
-    const C s = wk_t<DT>::ld(sn[b * g.sb + p * g.sp + i * g.si]);
+    const int64_t co = b * g.cb + p * g.cp + i * g.ci, so = b * g.sb + p * g.sp + i * g.si;
+    const C c = g.tf32 ? (C)((const float *)cs)[co] : wk_t<DT>::ld(((const S *)cs)[co]);
+    const C s = g.tf32 ? (C)((const float *)sn)[so] : wk_t<DT>::ld(((const S *)sn)[so]);
     const S y0 = wk_t<DT>::st(x0 * c - x1 * s), y1 = wk_t<DT>::st(x0 * s + x1 * c);
     if (is_q) {
         typename wk_t<CDT>::S *o = out + r * 2 * g.h2;
@@ -147,9 +149,8 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
         typedef wk_t<DT>::S S;                                                                 \
         typedef wk_t<CDT>::S CS;                                                               \
         for (int64_t e = wk_tid(); e < npairs; e += wk_nthreads())                             \
-            rkv_pair<DT, CDT>((const S *)q, (const S *)k, (const S *)v, (const S *)cs,         \
-                              (const S *)sn, pos, word, (CS *)out, (CS *)kc, (CS *)vc, e, nqp, \
-                              g);                                                              \
+            rkv_pair<DT, CDT>((const S *)q, (const S *)k, (const S *)v, cs, sn, pos, word,     \
+                              (CS *)out, (CS *)kc, (CS *)vc, e, nqp, g);                       \
     }
 #define WK_ROPE_KV_ALL(dtn, DT)                                                                \
     WK_ROPE_KV(dtn, DT, bf16, WK_DT_BF16)                                                      \

@@ -2,14 +2,17 @@
  *   - the composition it replaces, on the same device: wk_rope / wk_rope_i of q and of k with the
  *     tables' rows p_b.. (one call per batch entry), wk_to_dtype to the cache's dtype: out and
  *     the written cache rows must equal it bit for bit, every (dtype, cache dtype) pair of the
- *     float types, both pair orders, positions from the host and from device memory;
+ *     float types, both pair orders, positions from the host and from device memory; with f32
+ *     tables under another q dtype, the same composition on q widened to its compute type (f32,
+ *     f64 for f64) and the result rounded back to q's dtype before the cache's;
  *   - a float64 evaluation of the rope formula for f32 q and cache (tolerance 8 f32 ulps of 1);
  * and the cache rows it must not touch keep their bytes. Bad positions: a host start past the
  * tables or the cache fails with WK_ERR_INDEX_OUT_OF_RANGE and writes nothing; a device position
  * past them fails (at the call on the CPU, at the next synchronize on a GPU) and that entry's cache
- * rows keep their bytes. Bad arguments (NULLs, ranks, dims, odd D, dtypes, pos) each get their
- * status, no output and an untouched cache. The q/k/v operands are column views of one (B, T, (Hq + 2 Hkv) D) row
- * block, as a stacked Wq|Wk|Wv product gives them. Run: ctest -R test_rope_kv */
+ * rows keep their bytes. Bad arguments (NULLs, ranks, dims, odd D, dtypes of the caches and the
+ * tables, pos) each get their status, no output and an untouched cache. The q/k/v operands are
+ * column views of one (B, T, (Hq + 2 Hkv) D) row block, as a stacked Wq|Wk|Wv product gives
+ * them. Run: ctest -R test_rope_kv */
 #include "testlib.h"
 #include <math.h>
 #include <stdlib.h>
@@ -42,25 +45,25 @@ static void fill(double *v, size_t n, unsigned seed)
 }
 
 typedef struct fixture {
-    wk_dtype dt, cdt;
+    wk_dtype dt, cdt, tdt; /* q, k, v; the caches; the tables */
     wk_storage *x, *cs, *sn, *kc, *vc;
     wk_layout lq, lk, lv, lc, lcache;
     unsigned char *kc0, *vc0; /* the caches' bytes before the call */
 } fixture;
 
-static int fx_make(fixture *f, wk_dtype dt, wk_dtype cdt)
+static int fx_make(fixture *f, wk_dtype dt, wk_dtype cdt, wk_dtype tdt)
 {
     static double xv[B * T * W], tab[2][P * H2], cache[2][B * HKV * L * D];
     memset(f, 0, sizeof *f);
-    f->dt = dt, f->cdt = cdt;
+    f->dt = dt, f->cdt = cdt, f->tdt = tdt;
     fill(xv, B * T * W, 1);
     fill(tab[0], P * H2, 2);
     fill(tab[1], P * H2, 3);
     fill(cache[0], B * HKV * L * D, 4);
     fill(cache[1], B * HKV * L * D, 5);
     f->x = testlib_upload_f64(g_dev, dt, xv, B * T * W);
-    f->cs = testlib_upload_f64(g_dev, dt, tab[0], P * H2);
-    f->sn = testlib_upload_f64(g_dev, dt, tab[1], P * H2);
+    f->cs = testlib_upload_f64(g_dev, tdt, tab[0], P * H2);
+    f->sn = testlib_upload_f64(g_dev, tdt, tab[1], P * H2);
     f->kc = testlib_upload_f64(g_dev, cdt, cache[0], B * HKV * L * D);
     f->vc = testlib_upload_f64(g_dev, cdt, cache[1], B * HKV * L * D);
     const int64_t qd[4] = {B, HQ, T, D}, kd[4] = {B, HKV, T, D}, cd[4] = {B, HKV, L, D};
@@ -97,11 +100,41 @@ static int ran(wk_status st, const fixture *f)
                       wk_last_error());
 }
 
+/* wk_to_dtype of a whole contiguous storage of n elements; *owned gets the result. */
+static int widen(wk_storage **owned, const wk_storage *s, int64_t n, wk_dtype dt)
+{
+    const wk_layout l = testlib_layout1(n);
+    return TEST_EQ_STATUS(wk_to_dtype(owned, s, &l, dt), WK_OK);
+}
+
+/* *s <- wk_to_dtype(*s, dt) of the (1, H, T, D) rope output (freed). */
+static int narrow_to(wk_storage **s, int64_t h, wk_dtype dt)
+{
+    const int64_t d[4] = {1, h, T, D};
+    const wk_layout l = testlib_layout(4, d);
+    wk_storage *o = NULL;
+    const int good = TEST_EQ_STATUS(wk_to_dtype(&o, *s, &l, dt), WK_OK);
+    wk_storage_free(*s);
+    *s = o;
+    return good;
+}
+
 /* The composition for entry b: rope of q (and of k, converted to the cache dtype) with the
- * tables' rows p.., as wk_rope / wk_rope_i and wk_to_dtype give them; raw bytes into oq, ok. */
+ * tables' rows p.., as wk_rope / wk_rope_i and wk_to_dtype give them; raw bytes into oq, ok.
+ * f32 tables under another q dtype: q and k widened to the compute type ct (f32; f64 for f64)
+ * and the tables to ct, the rope there, the result rounded to q's dtype, then to the cache's. */
 static int compose(const fixture *f, int interleaved, int64_t b, int64_t p, unsigned char *oq,
                    unsigned char *ok)
 {
+    const int mixed = f->tdt != f->dt;
+    const wk_dtype ct = f->dt == WK_DTYPE_F64 ? WK_DTYPE_F64 : WK_DTYPE_F32;
+    wk_storage *wx = NULL, *wc = NULL, *ws = NULL;
+    if (mixed && !(widen(&wx, f->x, B * T * W, ct) &&
+                   (ct == f->tdt || (widen(&wc, f->cs, P * H2, ct) && widen(&ws, f->sn, P * H2, ct))))) {
+        wk_storage_free(wx), wk_storage_free(wc), wk_storage_free(ws);
+        return 0;
+    }
+    const wk_storage *x = wx ? wx : f->x, *cs = wc ? wc : f->cs, *sn = ws ? ws : f->sn;
     const int64_t ts[2] = {H2, 1}, td[2] = {T, H2};
     wk_layout lt = testlib_layout(2, td);
     memcpy(lt.strides, ts, sizeof ts);
@@ -118,12 +151,14 @@ static int compose(const fixture *f, int interleaved, int64_t b, int64_t p, unsi
     const int64_t qd[4] = {1, HQ, T, D};
     const wk_layout lqc = testlib_layout(4, qd);
     wk_storage *cq = NULL;
-    int good = TEST_EQ_STATUS(rope(&rq, f->x, &lq, f->cs, &lt, f->sn, &lt), WK_OK) &&
-               TEST_EQ_STATUS(rope(&rk, f->x, &lk, f->cs, &lt, f->sn, &lt), WK_OK) &&
+    int good = TEST_EQ_STATUS(rope(&rq, x, &lq, cs, &lt, sn, &lt), WK_OK) &&
+               TEST_EQ_STATUS(rope(&rk, x, &lk, cs, &lt, sn, &lt), WK_OK) &&
+               (!mixed || (narrow_to(&rq, HQ, f->dt) && narrow_to(&rk, HKV, f->dt))) &&
                TEST_EQ_STATUS(wk_to_dtype(&cq, rq, &lqc, f->cdt), WK_OK) &&
                TEST_EQ_STATUS(wk_to_dtype(&ck, rk, &lkc, f->cdt), WK_OK) &&
                !testlib_download(oq, HQ * T * D, cq) && !testlib_download(ok, HKV * T * D, ck);
     wk_storage_free(rq), wk_storage_free(rk), wk_storage_free(ck), wk_storage_free(cq);
+    wk_storage_free(wx), wk_storage_free(wc), wk_storage_free(ws);
     return good;
 }
 
@@ -170,10 +205,10 @@ static void expect_cache(const fixture *f, const wk_storage *c, const unsigned c
 }
 
 /* One call with positions p (device memory when use_pos, else start = p[0] = p[1]). */
-static void test_pair(wk_dtype dt, wk_dtype cdt, int interleaved, int use_pos)
+static void test_pair(wk_dtype dt, wk_dtype cdt, wk_dtype tdt, int interleaved, int use_pos)
 {
     fixture f;
-    if (!fx_make(&f, dt, cdt)) {
+    if (!fx_make(&f, dt, cdt, tdt)) {
         TEST_CHECK(0, "%s: fixture %s/%s", g_spec, wk_dtype_name(dt), wk_dtype_name(cdt));
         fx_free(&f);
         return;
@@ -196,9 +231,9 @@ static void test_pair(wk_dtype dt, wk_dtype cdt, int interleaved, int use_pos)
                    convert_v(&f, b, wv[b]);
             if (good)
                 TEST_CHECK(!memcmp(q + (size_t)b * HQ * T * D * es, oq, (size_t)HQ * T * D * es),
-                           "%s: out of entry %d (%s, %s pairs) differs from wk_rope%s", g_spec, b,
-                           wk_dtype_name(dt), interleaved ? "adjacent" : "halves",
-                           interleaved ? "_i" : "");
+                           "%s: out of entry %d (%s, %s tables, %s pairs) differs from wk_rope%s",
+                           g_spec, b, wk_dtype_name(dt), wk_dtype_name(tdt),
+                           interleaved ? "adjacent" : "halves", interleaved ? "_i" : "");
         }
         if (good) {
             const int all[B] = {1, 1};
@@ -235,7 +270,7 @@ static void test_pair(wk_dtype dt, wk_dtype cdt, int interleaved, int use_pos)
 static void test_bad_positions(void)
 {
     fixture f;
-    if (!fx_make(&f, WK_DTYPE_F32, WK_DTYPE_F16)) {
+    if (!fx_make(&f, WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_F32)) {
         TEST_CHECK(0, "%s: fixture", g_spec);
         fx_free(&f);
         return;
@@ -283,7 +318,7 @@ static void test_bad_positions(void)
 static void test_bad_arguments(void)
 {
     fixture f;
-    if (!fx_make(&f, WK_DTYPE_F32, WK_DTYPE_F32)) {
+    if (!fx_make(&f, WK_DTYPE_F32, WK_DTYPE_F32, WK_DTYPE_F32)) {
         TEST_CHECK(0, "%s: fixture", g_spec);
         fx_free(&f);
         return;
@@ -332,6 +367,12 @@ static void test_bad_arguments(void)
         {"kc f16, vc f32", WK_ERR_DTYPE,
          wk_rope_kv_append(&o, 1, f.x, &f.lq, f.x, &f.lk, f.x, &f.lv, f.cs, &f.lc, f.sn, &f.lc,
                            f16, &f.lcache, f.vc, &f.lcache, NULL, NULL, 0)},
+        {"tables f16 under f32 q", WK_ERR_DTYPE,
+         wk_rope_kv_append(&o, 1, f.x, &f.lq, f.x, &f.lk, f.x, &f.lv, f16, &f.lc, f16, &f.lc,
+                           f.kc, &f.lcache, f.vc, &f.lcache, NULL, NULL, 0)},
+        {"cos f32, sin f16", WK_ERR_DTYPE,
+         wk_rope_kv_append(&o, 1, f.x, &f.lq, f.x, &f.lk, f.x, &f.lv, f.cs, &f.lc, f16, &f.lc,
+                           f.kc, &f.lcache, f.vc, &f.lcache, NULL, NULL, 0)},
         {"pos u8", WK_ERR_DTYPE,
          wk_rope_kv_append(&o, 1, f.x, &f.lq, f.x, &f.lk, f.x, &f.lv, f.cs, &f.lc, f.sn, &f.lc,
                            f.kc, &f.lcache, f.vc, &f.lcache, pos_u8, &lp, 0)},
@@ -364,8 +405,10 @@ int main(void)
         printf("device %s\n", g_spec);
         for (int a = 0; a < 5; a++)
             for (int c = 0; c < 5; c++)
-                for (int mode = 0; mode < 4; mode++)
-                    test_pair(FLOATS[a], FLOATS[c], mode & 1, mode >> 1);
+                for (int mode = 0; mode < 8; mode++) /* pairs, positions, f32 tables */
+                    if (!(mode & 4) || FLOATS[a] != WK_DTYPE_F32)
+                        test_pair(FLOATS[a], FLOATS[c], mode & 4 ? WK_DTYPE_F32 : FLOATS[a],
+                                  mode & 1, (mode >> 1) & 1);
         test_bad_positions();
         test_bad_arguments();
         wk_device_close(g_dev);

@@ -85,12 +85,16 @@ wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage 
         return st;
     if (pos && (st = rkv_pos(pos, lp, lq)))
         return st;
-    const wk_storage *same[4] = {k, v, cos, sin};
-    static const char *const what[4] = {"k", "v", "cos", "sin"};
-    for (int i = 0; i < 4; i++)
+    const wk_storage *same[2] = {k, v};
+    static const char *const what[2] = {"k", "v"};
+    for (int i = 0; i < 2; i++)
         if (same[i]->dtype != q->dtype)
             return wk_err(WK_ERR_DTYPE, "%s: q is %s but %s is %s (one dtype expected)", NAME,
                           wk_dtype_name(q->dtype), what[i], wk_dtype_name(same[i]->dtype));
+    if (cos->dtype != sin->dtype || (cos->dtype != q->dtype && cos->dtype != WK_DTYPE_F32))
+        return wk_err(WK_ERR_DTYPE, "%s: cos is %s and sin %s; both must be q's dtype (%s) or f32",
+                      NAME, wk_dtype_name(cos->dtype), wk_dtype_name(sin->dtype),
+                      wk_dtype_name(q->dtype));
     if (kc->dtype != vc->dtype)
         return wk_err(WK_ERR_DTYPE, "%s: kc is %s, vc is %s (one cache dtype expected)", NAME,
                       wk_dtype_name(kc->dtype), wk_dtype_name(vc->dtype));
@@ -108,7 +112,8 @@ wk_status wk_rope_kv_append(wk_storage **out, int interleaved, const wk_storage 
     if ((st = wk_storage_new(&o, q->dev, kc->dtype, (size_t)n, NAME)))
         return st;
     if (n > 0 || wk_layout_elem_count(lk) > 0) {
-        const wk_rope_kv_args a = {.dt = q->dtype, .cdt = kc->dtype, .interleaved = interleaved != 0,
+        const wk_rope_kv_args a = {.dt = q->dtype, .cdt = kc->dtype, .tdt = cos->dtype,
+                                   .interleaved = interleaved != 0,
                                    .out = o->data, .kc = kc->data, .vc = vc->data, .q = q->data,
                                    .k = k->data, .v = v->data, .cos = cos->data, .sin = sin->data,
                                    .pos = pos ? pos->data : NULL, .lq = lq, .lk = lk, .lv = lv,

@@ -99,7 +99,7 @@ typedef struct wk_attn_args {
  * pos[b] (u32 through lp, rank 1; values unchecked: p_b + T beyond P or L is the backend's to
  * report, WK_ERR_INDEX_OUT_OF_RANGE, that entry not written) or, pos NULL, start (checked). */
 typedef struct wk_rope_kv_args {
-    wk_dtype dt, cdt;
+    wk_dtype dt, cdt, tdt; /* q, k, v; the caches and out; the tables (dt or f32) */
     int interleaved;
     void *out, *kc, *vc;
     const void *q, *k, *v, *cos, *sin, *pos;

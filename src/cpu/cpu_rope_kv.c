@@ -2,7 +2,8 @@
  * cache"). Per row (b, h, t) of D elements, with p = p_b + t and for each pair i < D/2 (halves:
  * (i, i + D/2), interleaved: (2i, 2i + 1)), c = cos[p, i], s = sin[p, i]:
  *   q and k rows: (x0 c - x1 s, x0 s + x1 c), computed as wk_cpu_rope does (the dtype's compute
- *            type, no FMA, one rounding to the dtype), then converted to the cache's dtype as
+ *            type, no FMA, one rounding to the dtype; f32 tables are widened to that compute
+ *            type, as the dtype's own are), then converted to the cache's dtype as
  *            wk_to_dtype converts (through double; f32 first for the reduced types): q's into
  *            out, k's into the cache;
  *   v rows:  converted the same way.
@@ -51,17 +52,19 @@ typedef struct rkv_geom {
         const int cr = lc->rank;                                                                \
         const T *x = (const T *)xv + lx->offset + b * lx->strides[0] + h * lx->strides[1] +     \
                      t * lx->strides[2];                                                        \
-        const T *c = (const T *)a->cos + lc->offset + p * lc->strides[cr - 2] +                 \
-                     (cr == 3 ? b * lc->strides[0] : 0);                                        \
-        const T *sn = (const T *)a->sin + ls->offset + p * ls->strides[cr - 2] +                \
-                      (cr == 3 ? b * ls->strides[0] : 0);                                       \
+        const int64_t co = lc->offset + p * lc->strides[cr - 2] + (cr == 3 ? b * lc->strides[0] : 0); \
+        const int64_t so = ls->offset + p * ls->strides[cr - 2] + (cr == 3 ? b * ls->strides[0] : 0); \
+        const int tf = a->tdt == WK_DTYPE_F32; /* f32 tables for any q */                      \
+        const T *c = (const T *)a->cos + co, *sn = (const T *)a->sin + so;                      \
+        const float *cf = (const float *)a->cos + co, *sf = (const float *)a->sin + so;         \
         const int64_t sx = lx->strides[3], h2 = g->h2;                                          \
         const int64_t step = a->interleaved ? 2 : 1, other = a->interleaved ? 1 : h2;           \
         for (int64_t i = 0; i < h2; i++) {                                                      \
             const int64_t q = i * step;                                                         \
             const CT x0 = wk_cpu_ld_##s(x[q * sx]), x1 = wk_cpu_ld_##s(x[(q + other) * sx]);    \
-            const CT cc = wk_cpu_ld_##s(c[i * lc->strides[cr - 1]]);                            \
-            const CT ss = wk_cpu_ld_##s(sn[i * ls->strides[cr - 1]]);                           \
+            const int64_t ci = i * lc->strides[cr - 1], si = i * ls->strides[cr - 1];           \
+            const CT cc = tf ? (CT)cf[ci] : wk_cpu_ld_##s(c[ci]);                               \
+            const CT ss = tf ? (CT)sf[si] : wk_cpu_ld_##s(sn[si]);                              \
             y[q] = wk_cpu_st_##s(x0 * cc - x1 * ss);                                            \
             y[q + other] = wk_cpu_st_##s(x0 * ss + x1 * cc);                                    \
         }                                                                                       \

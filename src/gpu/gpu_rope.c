@@ -52,9 +52,9 @@ typedef struct rkv_geom {
     int64_t hq, hkv, t, h2;
     int64_t sq[4], sk[4], sv[4], skc[4], svc[4];
     int64_t cb, cp, ci, sb, sp, si;
-    int64_t np, nl, ps, start, interleaved;
+    int64_t np, nl, ps, start, interleaved, tf32;
 } rkv_geom;
-_Static_assert(sizeof(rkv_geom) == 35 * 8, "rkv_geom layout");
+_Static_assert(sizeof(rkv_geom) == 36 * 8, "rkv_geom layout");
 
 static void strides4(int64_t *dst, const wk_layout *l)
 {
@@ -73,7 +73,7 @@ wk_status wk_gpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a)
         .cb = cr == 3 ? lc->strides[0] : 0, .cp = lc->strides[cr - 2], .ci = lc->strides[cr - 1],
         .sb = cr == 3 ? ls->strides[0] : 0, .sp = ls->strides[cr - 2], .si = ls->strides[cr - 1],
         .np = lc->dims[cr - 2], .nl = a->lkc->dims[2], .ps = a->lp ? a->lp->strides[0] : 0,
-        .start = a->start, .interleaved = a->interleaved != 0,
+        .start = a->start, .interleaved = a->interleaved != 0, .tf32 = a->tdt == WK_DTYPE_F32,
     };
     strides4(g.sq, lq), strides4(g.sk, lk), strides4(g.sv, a->lv);
     strides4(g.skc, a->lkc), strides4(g.svc, a->lvc);
@@ -84,7 +84,8 @@ wk_status wk_gpu_rope_kv(wk_device *dev, const wk_rope_kv_args *a)
     const size_t es = wk_dtype_size(a->dt), ces = wk_dtype_size(a->cdt);
     const void *q = wk_gpu_at(a->q, lq->offset, es), *k = wk_gpu_at(a->k, lk->offset, es);
     const void *v = wk_gpu_at(a->v, a->lv->offset, es);
-    const void *cs = wk_gpu_at(a->cos, lc->offset, es), *sn = wk_gpu_at(a->sin, ls->offset, es);
+    const size_t tes = wk_dtype_size(a->tdt); /* the tables: q's dtype or f32 */
+    const void *cs = wk_gpu_at(a->cos, lc->offset, tes), *sn = wk_gpu_at(a->sin, ls->offset, tes);
     void *kc = wk_gpu_at(a->kc, a->lkc->offset, ces), *vc = wk_gpu_at(a->vc, a->lvc->offset, ces);
     const uint32_t *pos = a->pos ? wk_gpu_at(a->pos, a->lp->offset, sizeof(uint32_t)) : NULL;
     uint32_t *word = NULL;

@@ -495,22 +495,32 @@ def check_gemm16(args, ids, prompt, force):
     """--gemm-dtype f16 / bf16 on the f32 model: the prefill's products round x and their output
     to that type. As for the GPU's activation rounding, the reference applies exactly that
     rounding itself; e16 = its effect on the reference, and wick must lie within 1e-4 + 2 e16.
-    And --fuse 0 (each op alone; gate and up widened to f32 before the silu and the product) must
-    write the same bytes as the fused run (the gated op on gate and up kept in dt)."""
+    And --fuse 0 (each op alone; gate and up widened to f32 before the silu and the product; q, k
+    and v widened to f32 before the rope) must write the same bytes as the fused run (the gated op
+    on gate and up kept in dt; with a cache of dt, the rope + cache op on q, k and v kept in dt),
+    with an f32 cache and with a cache of dt."""
     ok = True
     ref = np.load(os.path.join(args.dir, "ref_f32.npy"))
+    gguf_f32 = os.path.join(args.dir, "llama_f32.gguf")
     for dt in ("f16", "bf16"):
         emu = forward(hf_model(CFG), CFG, ids, gemm16=(dt, N_PROMPT))
         flags = ["--gemm-dtype", dt, "--kv-dtype", "f32"]
         ok &= check_emulated(args, prompt, force, ref, emu, f"logits_f32_{dt}gemm.f32", flags,
                              f"--gemm-dtype {dt}")
-        fused = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
-        apart = os.path.join(args.dir, f"logits_f32_{dt}gemm_fuse0.f32")
-        run_wick(args, os.path.join(args.dir, "llama_f32.gguf"),
-                 ["--prompt-ids", prompt, "--force", force, "--logits", apart, "--fuse", "0"] + flags)
-        same = same_bytes(fused, apart)
-        ok &= same
-        print(f"--gemm-dtype {dt}: --fuse 0 vs fused: {'identical' if same else 'DIFFERENT'}")
+        for kv in ("f32", dt):
+            flags = ["--gemm-dtype", dt, "--kv-dtype", kv]
+            outs = [os.path.join(args.dir, f"logits_f32_{dt}gemm_{kv}kv_fuse{f}.f32")
+                    for f in (1, 0)]
+            if kv == "f32":  # the fused run is check_emulated's
+                outs[0] = os.path.join(args.dir, f"logits_f32_{dt}gemm.f32")
+            for out, f in zip(outs, ("1", "0")):
+                if not (kv == "f32" and f == "1"):
+                    run_wick(args, gguf_f32, ["--prompt-ids", prompt, "--force", force,
+                                              "--logits", out, "--fuse", f] + flags)
+            same = same_bytes(*outs)
+            ok &= same
+            print(f"--gemm-dtype {dt} --kv-dtype {kv}: --fuse 0 vs fused: "
+                  f"{'identical' if same else 'DIFFERENT'}")
     return ok
 
 

@@ -1,6 +1,6 @@
 /* run_rope_kv.c: runner of the "rope_kv_append" (halves, as wk_rope) and "rope_kv_append_i"
  * (interleaved pairs, as wk_rope_i) rows: wk_rope_kv_append against ref_rope_kv_append. The row's
- * dtype is q's (and k's, v's, the tables'); the caches are q's dtype in even families and f16
+ * dtype is q's (and k's, v's); the caches are q's dtype in even families and f16
  * (f32 when q is f16) in odd ones, and out has the caches' dtype.
  * Each family runs two cases: tables (P, D/2) and (B, P, D/2), positions from the host (start) in
  * one and from device memory (a u32 pos, a different position per batch entry) in the other,
@@ -15,6 +15,8 @@
  * stacked: the CPU's multi-threaded path, a position per entry); the rank families
  * are shapes this op rejects (WK_ERR_SHAPE, checked): q of that rank, then the caches of that
  * rank (rank4: an odd head size, then batched tables of the wrong batch).
+ * The tables are f32 (for any q dtype) in the strided, offset and large_t families (the example's
+ * prefill: 16-bit projections rotated by its f32 tables), q's dtype elsewhere.
  * Values: q, k, v in [-4, 4], cos and sin in [-1, 1], the caches' old rows in [-2, 2].
  * Checks: the status; out under PT_TRANSC; after the call the whole caches: the T written rows of
  * each entry against the reference (kc under PT_TRANSC, vc exact: a conversion), every other
@@ -130,6 +132,13 @@ static int make_qkv(pt_ctx *c, rkv_case *k, const rkv_geo *g, pt_rng *r)
            fill(c, &k->k, c->dt, &k->lk, 3, r, -4, 4) && fill(c, &k->v, c->dt, &k->lv, 3, r, -4, 4);
 }
 
+/* The tables' dtype of this family: f32 or q's. */
+static wk_dtype table_dtype(const pt_ctx *c)
+{
+    return c->fam == PF_STRIDED || c->fam == PF_OFFSET || c->fam == PF_LARGE_T ? WK_DTYPE_F32
+                                                                              : c->dt;
+}
+
 /* cos and sin: (P, D/2), or batched (TB, P, D/2). */
 static int make_tables(pt_ctx *c, rkv_case *k, const rkv_geo *g, int batched, pt_rng *r)
 {
@@ -143,7 +152,8 @@ static int make_tables(pt_ctx *c, rkv_case *k, const rkv_geo *g, int batched, pt
         view_of(&lc, 2, d2, g->ttab ? O2R : O2, 0, 0, draw_off(g, r));
         view_of(&ls, 2, d2, g->ttab ? O2R : O2, 0, 0, draw_off(g, r));
     }
-    return fill(c, &k->cs, c->dt, &lc, 2, r, -1, 1) && fill(c, &k->sn, c->dt, &ls, 2, r, -1, 1);
+    const wk_dtype tdt = table_dtype(c);
+    return fill(c, &k->cs, tdt, &lc, 2, r, -1, 1) && fill(c, &k->sn, tdt, &ls, 2, r, -1, 1);
 }
 
 /* kc and vc (B, Hkv, L, D) of cdt: views of a cache padded by cpad, in their storage orders. */
@@ -245,8 +255,8 @@ static void run_case(pt_ctx *c, const rkv_geo *g, int batched, int use_pos, int 
             goto done;
     }
     char sq[96], sk[96], skc[96];
-    snprintf(c->sub, sizeof c->sub, "kv %s, tables %s, %s; q=%s k=%s kc=%s", wk_dtype_name(cdt),
-             batched ? "(B,P,D/2)" : "(P,D/2)", use_pos ? "pos" : "start",
+    snprintf(c->sub, sizeof c->sub, "kv %s, tables %s %s, %s; q=%s k=%s kc=%s", wk_dtype_name(cdt),
+             wk_dtype_name(table_dtype(c)), batched ? "(B,P,D/2)" : "(P,D/2)", use_pos ? "pos" : "start",
              pt_layout_str(sq, sizeof sq, &k.lq), pt_layout_str(sk, sizeof sk, &k.lk),
              pt_layout_str(skc, sizeof skc, &k.kc.l));
     wk_storage *out = NULL;
@@ -265,7 +275,7 @@ static void run_case(pt_ctx *c, const rkv_geo *g, int batched, int use_pos, int 
         memcpy(wvc, k.vc.host, k.vc.len * ces);
         const unsigned char *xh = k.q.host;
         const ref_rope_kv_in in = {
-            .dt = c->dt, .cdt = cdt, .interleaved = interleaved, .q = xh,
+            .dt = c->dt, .cdt = cdt, .tdt = table_dtype(c), .interleaved = interleaved, .q = xh,
             .k = g->stacked ? xh : k.k.host, .v = g->stacked ? xh : k.v.host, .cos = k.cs.host,
             .sin = k.sn.host, .lq = &k.lq, .lk = &k.lk, .lv = &k.lv, .lc = &k.cs.l, .ls = &k.sn.l,
             .pos = use_pos ? (const uint32_t *)k.pos.host : NULL, .lp = &k.pos.l, .start = start};

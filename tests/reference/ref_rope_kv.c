@@ -1,9 +1,10 @@
 /* ref_rope_kv.c: the float64 reference of wk_rope_kv_append (docs/semantics.md, "Rope and the KV
  * cache"). For each row (b, h, t) of q and of k, with p = p_b + t, c = cos[p, i], s = sin[p, i]
  * and the pair (x0, x1) = (x[2i], x[2i + 1]) (interleaved) or (x[i], x[i + D/2]) (halves):
- *   y0 = x0 c - x1 s, y1 = x0 s + x1 c in f64, rounded to the inputs' dtype (the op rounds once to
- *   it), then converted to the cache's dtype (as to_dtype converts): q's into out, k's into kc at
- *   row p; v's values converted the same way into vc at row p.
+ *   y0 = x0 c - x1 s, y1 = x0 s + x1 c in f64 (the tables in their dtype, q's or f32), rounded to
+ *   q's dtype (the op rounds once to it), then converted to the cache's dtype (as to_dtype
+ *   converts): q's into out, k's into kc at row p; v's values converted the same way into vc at
+ *   row p.
  * Every shape and position is checked before anything is written. Naive loops over the layouts,
  * nothing shared with the library. */
 #include "ref_rope_kv.h"
@@ -60,8 +61,8 @@ static void rkv_row(void *dst, int64_t o, int64_t ls, const ref_rope_kv_in *in, 
         const int64_t e0 = in->interleaved ? 2 * i : i, e1 = in->interleaved ? 2 * i + 1 : i + h2;
         const double x0 = ref_load_f(in->dt, x, ref_offset(lx, row + e0));
         const double x1 = ref_load_f(in->dt, x, ref_offset(lx, row + e1));
-        const double c = ref_load_f(in->dt, in->cos, ref_offset(in->lc, crow + i));
-        const double s = ref_load_f(in->dt, in->sin, ref_offset(in->ls, crow + i));
+        const double c = ref_load_f(in->tdt, in->cos, ref_offset(in->lc, crow + i));
+        const double s = ref_load_f(in->tdt, in->sin, ref_offset(in->ls, crow + i));
         ref_store_f(in->cdt, dst, o + e0 * ls, ref_round(in->dt, x0 * c - x1 * s));
         ref_store_f(in->cdt, dst, o + e1 * ls, ref_round(in->dt, x0 * s + x1 * c));
     }

@@ -7,8 +7,9 @@
 
 /* The inputs of one call, as wk_rope_kv_append takes them (host copies of the storages). */
 typedef struct ref_rope_kv_in {
-    wk_dtype dt;            /* q, k, v, cos and sin */
+    wk_dtype dt;            /* q, k and v */
     wk_dtype cdt;           /* kc, vc and out */
+    wk_dtype tdt;           /* cos and sin: dt or f32 */
     int interleaved;        /* 1: pairs (2i, 2i + 1); 0: halves (i, i + D/2) */
     const void *q, *k, *v, *cos, *sin;
     const wk_layout *lq, *lk, *lv, *lc, *ls;
