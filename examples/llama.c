@@ -396,6 +396,15 @@ static wk_storage *add_bias(wk_storage *x, int64_t T, int64_t n, const wk_storag
     return y;
 }
 
+/* Whether a block's output projection (Wo, Wd) of T rows may hand its 16-bit product output
+ * straight to the residual add (with --fuse and 16-bit products: wk_add_rms_norm widens it
+ * exactly, the bits of the f32 round trip): not under tensor parallelism (the all_reduce sums
+ * f32) nor before a family's post-norm (post, which takes f32). */
+static int narrow_residual(const model *m, const wk_storage *post, int64_t T)
+{
+    return m->fuse && act_dtype(m, T) != WK_DTYPE_F32 && m->nranks == 1 && !post;
+}
+
 /* rms_norm over each head of the (T, heads * hd) columns c, weight w (hd): contiguous. */
 static wk_storage *head_norm(const model *m, cols c, int64_t T, int64_t heads,
                              const wk_storage *w)
@@ -467,7 +476,8 @@ static wk_storage *attn_part(model *m, block *b, const wk_storage *h, int64_t T)
     wk_storage_free(qn);
     wk_storage_free(kn);
     const wk_layout la = lay2(T, qd);
-    wk_storage *o = linear(m, a, &la, &b->wo, oa); /* (a is NULL when oa is set) */
+    wk_storage *o = linear_out(m, a, &la, &b->wo, oa, narrow_residual(m, b->post_attn_norm, T));
+    /* (a is NULL when oa is set) */
     wk_storage_free(a);
     wk_storage_free(oa);
     return o;
@@ -503,7 +513,8 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
     }
     wk_storage_free(g);
     wk_storage_free(u);
-    wk_storage *d = linear(m, gu, &lf, &b->wd, ga); /* (gu is NULL when ga is set) */
+    wk_storage *d = linear_out(m, gu, &lf, &b->wd, ga, narrow_residual(m, b->post_ffn_norm, T));
+    /* (gu is NULL when ga is set) */
     wk_storage_free(gu);
     wk_storage_free(ga);
     return d;

@@ -28,8 +28,9 @@
  *       bf16: the "_reg" kernel on sum = x + r (x and r contiguous), each element rounded to
  *       the dtype once and stored to sum, the norm then taken of the rounded values with the
  *       same plan and reductions as norm_*_reg<KV> on sum: out is that kernel's result bit for
- *       bit
- *       (the host falls back to the binary add plus the norm kernel elsewhere);
+ *       bit (the host falls back to the binary add plus the norm kernel elsewhere);
+ *   norm_add_rms_f32_<rdt>_reg<KV>(...)  the same for f32 x with r of rdt (f16, bf16), each r
+ *       element widened exactly (the host converts r to f32 first where this does not apply);
  *   norm_add_rms_act_f32_reg<KV>(x, r, alpha, out, sum, act, M, D, G, R, eps)  that f32 kernel
  *       also writing out's int8 activations to act (wk_add_rms_norm_act; qact.h's team rule on
  *       the rounded outputs, so act is qmvq_f32's bits on out); G >= 8, D a multiple of 32.
@@ -104,7 +105,7 @@ template <int DT, int KV> struct nm_vals<DT, KV, false> {
  * one reduction (nm_chan_op over per-thread partials, each thread's own two passes over its
  * registers first; the two-reduction kernels before it lost on the H200: 1.23x PyTorch against
  * 0.98x, docs/performance.md "Memory-bound ops"), rms_norm's one sum through wk_row_allmerge. */
-template <int DT, bool LAYER, int KV, bool RES = false, bool ACT = false>
+template <int DT, bool LAYER, int KV, bool RES = false, bool ACT = false, int RDT = DT>
 WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void *out, int64_t M,
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
                         const void *res = nullptr, void *sum = nullptr, uint8_t *act = nullptr)
@@ -153,9 +154,10 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
         if (RES) { /* q <- x + r rounded to the dtype (binary ADD's value), stored to sum; the
                     * norm below reads the rounded sum, as the norm kernel would from sum */
             const int64_t at = (live ? row : 0) * D; /* r and sum: contiguous rows */
-            const wk_pack<S, N> *rv = (const wk_pack<S, N> *)((const S *)res + at);
+            typedef typename wk_t<RDT>::S RS; /* r's elements: x's, or 16-bit under f32 x */
+            const wk_pack<RS, N> *rv = (const wk_pack<RS, N> *)((const RS *)res + at);
             wk_pack<S, N> *sv = (wk_pack<S, N> *)((S *)sum + at);
-            wk_pack<S, N> p[KV];
+            wk_pack<RS, N> p[KV];
 #pragma unroll
             for (int k = 0; k < KV; k++)
                 if (k < kv)
@@ -165,11 +167,12 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                 if (k < kv) {
 #pragma unroll
                     for (int e = 0; e < N; e++)
-                        q[k].v[e] = wk_t<DT>::st(wk_t<DT>::ld(q[k].v[e]) + wk_t<DT>::ld(p[k].v[e]));
+                        q[k].v[e] = wk_t<DT>::st(wk_t<DT>::ld(q[k].v[e]) +
+                                                 (typename wk_t<DT>::C)wk_t<RDT>::ld(p[k].v[e]));
                     sv[lane + k * G].raw = q[k].raw;
                 }
             if (LAYER && live) /* the shift from the sum's first element */
-                K = wk_t<DT>::ld(wk_t<DT>::st(K + wk_t<DT>::ld(((const S *)res + at)[0])));
+                K = wk_t<DT>::ld(wk_t<DT>::st(K + (C)wk_t<RDT>::ld(((const RS *)res + at)[0])));
         }
         nm_vals<DT, KV> v;
         C s = 0;
@@ -383,6 +386,19 @@ WK_DEV void nm_rows_stream(const void *x, const void *alpha, const void *beta, v
         nm_rows_reg<DT, L, KV, true>(x, alpha, beta, out, M, D, G, R, eps, r, sum);            \
     }
 #define WK_NORM_A(dtn, DT, KV) WK_NORM_A1(rms, false, dtn, DT, KV) WK_NORM_A1(layer, true, dtn, DT, KV)
+/* add_rms_norm of f32 x with a 16-bit r (rdn: r's dtype), each r element widened exactly: a
+ * prefill's 16-bit product output added to the f32 residual stream without a conversion pass. */
+#define WK_NORM_AR(rdn, RDT, KV)                                                               \
+    WK_KERNEL norm_add_rms_f32_##rdn##_reg##KV(const void *x, const void *r, const void *alpha, \
+                                              const void *beta, void *out, void *sum,          \
+                                              int64_t M, int64_t D, int32_t G, wk_klay<1> R,   \
+                                              float eps)                                       \
+    {                                                                                          \
+        nm_rows_reg<WK_DT_F32, false, KV, true, false, RDT>(x, alpha, beta, out, M, D, G, R,   \
+                                                            eps, r, sum);                      \
+    }
+WK_NORM_AR(f16, WK_DT_F16, 2) WK_NORM_AR(f16, WK_DT_F16, 4) WK_NORM_AR(f16, WK_DT_F16, 8)
+WK_NORM_AR(bf16, WK_DT_BF16, 2) WK_NORM_AR(bf16, WK_DT_BF16, 4) WK_NORM_AR(bf16, WK_DT_BF16, 8)
 /* add_rms_norm_act: the f32 "_reg" add_rms_norm writing the activations of out too (qact.h's
  * rule, the bits of qmvq_f32 on out; wick.h's layout in act); the host asks for G >= 8. */
 #define WK_NORM_ACT(KV)                                                                        \

@@ -159,7 +159,13 @@ static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_storage **a
         (st = wk_check_operand(alpha, la, name, "alpha")) ||
         (layer && (st = wk_check_operand(beta, lb, name, "beta"))))
         return st;
-    if ((st = fz_check_param(x, r, name, "r")) || (st = fz_check_param(x, alpha, name, "alpha")) ||
+    if ((st = wk_check_same_device(x, r, name)))
+        return st;
+    if (r->dtype != x->dtype &&
+        (x->dtype != WK_DTYPE_F32 || (r->dtype != WK_DTYPE_F16 && r->dtype != WK_DTYPE_BF16)))
+        return wk_err(WK_ERR_DTYPE, "%s: x is %s, r is %s (x's dtype expected, or f16/bf16 "
+                      "under f32 x)", name, wk_dtype_name(x->dtype), wk_dtype_name(r->dtype));
+    if ((st = fz_check_param(x, alpha, name, "alpha")) ||
         (layer && (st = fz_check_param(x, beta, name, "beta"))))
         return st;
     if ((st = fz_check_rank1(lx, name)) || (st = wk_check_same_dims(lx, lr, name)) ||
@@ -186,11 +192,12 @@ static wk_status add_norm_run(wk_storage **sum, wk_storage **out, wk_storage **a
     }
     const int nop = layer ? WK_OP_LAYER_NORM : WK_OP_RMS_NORM;
     if (n > 0 && act && dev->be->add_norm_act) {
-        st = dev->be->add_norm_act(dev, x->dtype, s->data, o->data, a->data, x->data, lx, r->data,
-                                   lr, alpha->data, la, eps);
+        st = dev->be->add_norm_act(dev, x->dtype, r->dtype, s->data, o->data, a->data, x->data,
+                                   lx, r->data, lr, alpha->data, la, eps);
     } else if (n > 0) {
-        st = dev->be->add_norm(dev, nop, x->dtype, s->data, o->data, x->data, lx, r->data, lr,
-                               alpha->data, la, layer ? beta->data : NULL, layer ? lb : NULL, eps);
+        st = dev->be->add_norm(dev, nop, x->dtype, r->dtype, s->data, o->data, x->data, lx,
+                               r->data, lr, alpha->data, la, layer ? beta->data : NULL,
+                               layer ? lb : NULL, eps);
         if (!st && act) /* the composition: the same bits as the fused entry */
             st = dev->be->quantize_act(dev, x->dtype, a->data, o->data, n / D, D);
     }

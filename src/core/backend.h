@@ -190,11 +190,12 @@ struct wk_backend {
                       const void *beta, const wk_layout *lb, float eps);
     /* op RMS_NORM (beta NULL) or LAYER_NORM of sum = x + r: sum (contiguous, x's dtype and
      * count) = x + r rounded, out = the norm of sum (wk_add_rms_norm: out equals norm(sum) bit
-     * for bit); lx and lr have the same dims. */
-    wk_status (*add_norm)(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps);
+     * for bit); lx and lr have the same dims. r is of rdt: dt, or f16/bf16 under f32 x (each
+     * element widened exactly: the bits of the call on r converted to f32). */
+    wk_status (*add_norm)(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                          void *out, const void *x, const wk_layout *lx, const void *r,
+                          const wk_layout *lr, const void *alpha, const wk_layout *la,
+                          const void *beta, const wk_layout *lb, float eps);
     /* op ROPE, ROPE_I or ROPE_THD. */
     wk_status (*rope)(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
@@ -242,8 +243,8 @@ struct wk_backend {
                               int64_t k);
     /* add_norm (op RMS_NORM) writing the activations of out to act as well (the bits of
      * quantize_act on out); NULL: the front end runs add_norm, then quantize_act on out. */
-    wk_status (*add_norm_act)(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
-                              const void *x, const wk_layout *lx, const void *r,
+    wk_status (*add_norm_act)(wk_device *dev, wk_dtype dt, wk_dtype rdt, void *sum, void *out,
+                              void *act, const void *x, const wk_layout *lx, const void *r,
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
                               float eps);
     /* binary op (ADD..GEGLU_ERF) of a and b (wk_binary's arguments) writing only the activations

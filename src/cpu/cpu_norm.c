@@ -152,17 +152,31 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
 }
 
 /* sum (contiguous) = x + r (the binary ADD), then out = op(sum): the two ops in turn, so out is
- * op(sum) bit for bit by construction. */
-wk_status wk_cpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps)
+ * op(sum) bit for bit by construction. r of another dtype (rdt: 16-bit under f32 x) is first
+ * converted to x's (exact). */
+wk_status wk_cpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                          void *out, const void *x, const wk_layout *lx, const void *r,
+                          const wk_layout *lr, const void *alpha, const wk_layout *la,
+                          const void *beta, const wk_layout *lb, float eps)
 {
-    wk_status st = wk_cpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
+    wk_layout ls;
+    wk_status st = wk_layout_contiguous(&ls, lx->rank, lx->dims);
     if (st != WK_OK)
         return st;
-    wk_layout ls;
-    if ((st = wk_layout_contiguous(&ls, lx->rank, lx->dims)) != WK_OK)
+    void *tr = NULL;
+    if (rdt != dt) {
+        const int64_t n = wk_layout_elem_count(lr);
+        if (!(tr = wk_malloc((size_t)(n > 0 ? n : 1) * wk_dtype_size(dt))))
+            return wk_err(WK_ERR_OUT_OF_MEMORY, "%s: r widened (%lld elements)", wk_op_name(op),
+                          (long long)n);
+        if ((st = wk_cpu_to_dtype(dev, rdt, dt, tr, r, lr)) != WK_OK) {
+            wk_free(tr);
+            return st;
+        }
+    }
+    st = wk_cpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, tr ? tr : r, tr ? &ls : lr);
+    wk_free(tr);
+    if (st != WK_OK)
         return st;
     return wk_cpu_norm(dev, op, dt, out, sum, &ls, alpha, la, beta, lb, eps);
 }

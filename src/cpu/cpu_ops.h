@@ -93,10 +93,10 @@ wk_status wk_cpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps);
 /* cpu_norm.c: sum = x + r, out = the norm of sum (wk_add_rms_norm, wk_add_layer_norm) */
-wk_status wk_cpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps);
+wk_status wk_cpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                          void *out, const void *x, const wk_layout *lx, const void *r,
+                          const wk_layout *lr, const void *alpha, const wk_layout *la,
+                          const void *beta, const wk_layout *lb, float eps);
 wk_status wk_cpu_rope(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *cos, const wk_layout *lc, const void *sin,
                       const wk_layout *ls);

@@ -96,12 +96,12 @@ wk_status wk_gpu_softmax(wk_device *dev, wk_dtype dt, void *out, const void *x,
 wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const void *x,
                       const wk_layout *lx, const void *alpha, const wk_layout *la,
                       const void *beta, const wk_layout *lb, float eps);
-wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps); /* gpu_norm.c */
-wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
-                              const void *x, const wk_layout *lx, const void *r,
+wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                          void *out, const void *x, const wk_layout *lx, const void *r,
+                          const wk_layout *lr, const void *alpha, const wk_layout *la,
+                          const void *beta, const wk_layout *lb, float eps); /* gpu_norm.c */
+wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, wk_dtype rdt, void *sum, void *out,
+                              void *act, const void *x, const wk_layout *lx, const void *r,
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
                               float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);

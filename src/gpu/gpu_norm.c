@@ -232,16 +232,18 @@ wk_status wk_gpu_norm(wk_device *dev, wk_op op, wk_dtype dt, void *out, const vo
 
 /* sum (contiguous) = x + r rounded, out = op(sum), op RMS_NORM (beta NULL) or LAYER_NORM. In one
  * kernel (norm.cu's norm_add_*, which takes the plan the norm kernel would take for sum, so out
- * is the same bits) where x and r are contiguous and 16-byte aligned, dt is f32, f16 or bf16 and
- * the register plan applies; elsewhere the binary add, then the norm of sum. */
+ * is the same bits) where x and r are contiguous and aligned to a vector, dt is f32, f16 or bf16
+ * and the register plan applies; elsewhere the binary add, then the norm of sum. r of another
+ * dtype (rdt: f16 or bf16 under f32 x): norm_add_rms_f32_<rdt>_reg<KV> for rms_norm without
+ * activations, elsewhere r converted to f32 first (exact: the same bits). */
 /* The body of both entries: act NULL (wk_gpu_add_norm) or the activations of out
  * (wk_gpu_add_norm_act: norm_add_rms_act_f32_reg<kv> where the f32 register plan has G >= 8
  * threads per row, so that each 32-element block lies in 8 aligned lanes; elsewhere the unfused
  * way, then quantize_act on out: the same bits). */
-static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                              void *act, const void *x, const wk_layout *lx, const void *r,
-                              const wk_layout *lr, const void *alpha, const wk_layout *la,
-                              const void *beta, const wk_layout *lb, float eps)
+static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                              void *out, void *act, const void *x, const wk_layout *lx,
+                              const void *r, const wk_layout *lr, const void *alpha,
+                              const wk_layout *la, const void *beta, const wk_layout *lb, float eps)
 {
     const bool layer = op == WK_OP_LAYER_NORM;
     if ((op != WK_OP_RMS_NORM && !layer) || layer != (beta != NULL) || !alpha || lx->rank < 1)
@@ -250,18 +252,36 @@ static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, 
     const int64_t n = wk_layout_elem_count(lx);
     if (n == 0)
         return WK_OK;
-    const size_t esz = wk_dtype_size(dt);
+    const size_t esz = wk_dtype_size(dt), rsz = wk_dtype_size(rdt);
     const int64_t D = lx->dims[lx->rank - 1], M = n / D, N = (int64_t)(16 / esz);
-    const void *xp = wk_gpu_at(x, lx->offset, esz), *rp = wk_gpu_at(r, lr->offset, esz);
+    const void *xp = wk_gpu_at(x, lx->offset, esz), *rp = wk_gpu_at(r, lr->offset, rsz);
+    const bool mixed = rdt != dt; /* f32 x, a 16-bit r (checked by the front end) */
     const bool fusable = (dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16) &&
                          D % N == 0 && wk_layout_is_contiguous(lx) &&
                          wk_layout_is_contiguous(lr) &&
-                         ((uintptr_t)xp | (uintptr_t)rp | (uintptr_t)sum | (uintptr_t)out) % 16 == 0;
+                         ((uintptr_t)xp | (uintptr_t)sum | (uintptr_t)out) % 16 == 0 &&
+                         (uintptr_t)rp % (uintptr_t)(N * (int64_t)rsz) == 0 &&
+                         (!mixed || (op == WK_OP_RMS_NORM && !act));
     int32_t G = 1;
     int64_t blocks = 0;
     const int kv = fusable ? row_plan(dev, op, dt, M, D, true, &G, &blocks) : 0;
+    if (mixed && !kv) { /* r converted to x's dtype first: exact, so the same bits */
+        void *tr = NULL;
+        wk_layout lt;
+        wk_status s = wk_layout_contiguous(&lt, lr->rank, lr->dims);
+        if (s == WK_OK)
+            s = wk_gpu_scratch_alloc(dev, (size_t)n * esz, &tr);
+        if (s == WK_OK)
+            s = wk_gpu_to_dtype(dev, rdt, dt, tr, r, lr);
+        if (s == WK_OK)
+            s = add_norm_run(dev, op, dt, dt, sum, out, act, x, lx, tr, &lt, alpha, la, beta, lb,
+                             eps);
+        if (tr)
+            wk_gpu_scratch_free(dev, tr);
+        return s;
+    }
     if (!kv || (act && (dt != WK_DTYPE_F32 || G < 8 || D % 32 != 0))) {
-        wk_status s = kv ? add_norm_run(dev, op, dt, sum, out, NULL, x, lx, r, lr, alpha, la,
+        wk_status s = kv ? add_norm_run(dev, op, dt, dt, sum, out, NULL, x, lx, r, lr, alpha, la,
                                         beta, lb, eps)
                          : wk_gpu_binary(dev, WK_OP_ADD, dt, sum, x, lx, r, lr);
         wk_layout ls;
@@ -281,15 +301,17 @@ static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, 
         wk_klay1 R;
         wk_layout outer;
         wk_gpu_klay1(&R, &outer, &rows);
-        /* norm_add_<rms|layer>_<dt>_reg<kv> or norm_add_rms_act_f32_reg<kv>, without snprintf
-         * (a decode op) */
+        /* norm_add_<rms|layer>_<dt>_reg<kv>, norm_add_rms_f32_<rdt>_reg<kv> or
+         * norm_add_rms_act_f32_reg<kv>, without snprintf (a decode op) */
         char name[48];
         const char rkv[5] = {'r', 'e', 'g', (char)('0' + kv), 0};
-        const char *parts[6] = {"norm", "add", layer ? "layer" : "rms"};
+        const char *parts[7] = {"norm", "add", layer ? "layer" : "rms"};
         int np = 3;
         if (act)
             parts[np++] = "act";
         parts[np++] = wk_gpu_dtype_kname(dt);
+        if (mixed)
+            parts[np++] = wk_gpu_dtype_kname(rdt);
         parts[np++] = rkv;
         wk_gpu_kname(name, sizeof name, parts, np);
         int64_t Mv = M, Dv = D;
@@ -309,20 +331,20 @@ static wk_status add_norm_run(wk_device *dev, wk_op op, wk_dtype dt, void *sum, 
     return s;
 }
 
-wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, void *sum, void *out,
-                          const void *x, const wk_layout *lx, const void *r, const wk_layout *lr,
-                          const void *alpha, const wk_layout *la, const void *beta,
-                          const wk_layout *lb, float eps)
+wk_status wk_gpu_add_norm(wk_device *dev, wk_op op, wk_dtype dt, wk_dtype rdt, void *sum,
+                          void *out, const void *x, const wk_layout *lx, const void *r,
+                          const wk_layout *lr, const void *alpha, const wk_layout *la,
+                          const void *beta, const wk_layout *lb, float eps)
 {
-    return add_norm_run(dev, op, dt, sum, out, NULL, x, lx, r, lr, alpha, la, beta, lb, eps);
+    return add_norm_run(dev, op, dt, rdt, sum, out, NULL, x, lx, r, lr, alpha, la, beta, lb, eps);
 }
 
 /* wk_add_rms_norm_act: add_rms_norm and the activations of out (act). */
-wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, void *sum, void *out, void *act,
-                              const void *x, const wk_layout *lx, const void *r,
+wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, wk_dtype rdt, void *sum, void *out,
+                              void *act, const void *x, const wk_layout *lx, const void *r,
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
                               float eps)
 {
-    return add_norm_run(dev, WK_OP_RMS_NORM, dt, sum, out, act, x, lx, r, lr, alpha, la, NULL, NULL,
-                        eps);
+    return add_norm_run(dev, WK_OP_RMS_NORM, dt, rdt, sum, out, act, x, lx, r, lr, alpha, la, NULL,
+                        NULL, eps);
 }

@@ -124,24 +124,40 @@ done:
     norm_case_free(&nc);
 }
 
+/* r's dtype in an add_norm case: x's, except under f32 x in four families, where it is 16-bit
+ * (the op widens it exactly): f16 in contig (the fused kernel's layout) and large_t, bf16 in
+ * offset and broadcast. */
+static wk_dtype add_norm_rdt(const pt_ctx *c)
+{
+    if (c->dt != WK_DTYPE_F32)
+        return c->dt;
+    switch (c->fam) {
+    case PF_CONTIG: case PF_LARGE_T: return WK_DTYPE_F16;
+    case PF_OFFSET: case PF_BROADCAST: return WK_DTYPE_BF16;
+    default: return c->dt;
+    }
+}
+
 /* add_rms_norm / add_layer_norm: x and r of the case's family (drawn independently), the same
- * eps and shift as pt_run_norm. Expected: sum = ref_binary's add (rounded once, exact), out =
- * the reference norm of that rounded sum. */
+ * eps and shift as pt_run_norm; r 16-bit under f32 x in some families (add_norm_rdt). Expected:
+ * sum = ref_binary's add of x and r widened to x's dtype (rounded once, exact), out = the
+ * reference norm of that rounded sum. */
 void pt_run_add_norm(pt_ctx *c, pt_rng *r)
 {
     const int layer = c->row->op == WK_OP_ADD_LAYER_NORM;
+    const wk_dtype rdt = add_norm_rdt(c);
     norm_case nc;
     pt_tensor res = {0};
     wk_storage *sum = NULL, *out = NULL;
-    void *want_sum = NULL, *want = NULL;
-    if (!norm_case_make(c, r, layer, &nc) ||
-        !fz_make(c, &res, c->dt, nc.rank, nc.dims, r, -2, 2))
+    void *want_sum = NULL, *want = NULL, *rwide = NULL;
+    if (!norm_case_make(c, r, layer, &nc) || !fz_make(c, &res, rdt, nc.rank, nc.dims, r, -2, 2))
         goto done;
     const pt_tensor *x = &nc.x, *a = &nc.a, *b = &nc.b;
     const float eps = nc.eps;
     char lx[128], lr[128];
-    snprintf(c->sub, sizeof c->sub, "eps %g x=%s r=%s", (double)eps,
-             pt_layout_str(lx, sizeof lx, &x->l), pt_layout_str(lr, sizeof lr, &res.l));
+    snprintf(c->sub, sizeof c->sub, "eps %g x=%s r=%s %s", (double)eps,
+             pt_layout_str(lx, sizeof lx, &x->l), wk_dtype_name(rdt),
+             pt_layout_str(lr, sizeof lr, &res.l));
     wk_status st = layer ? wk_add_layer_norm(&sum, &out, x->s, &x->l, res.s, &res.l, a->s, &a->l,
                                              b->s, &b->l, eps)
                          : wk_add_rms_norm(&sum, &out, x->s, &x->l, res.s, &res.l, a->s, &a->l, eps);
@@ -154,7 +170,15 @@ void pt_run_add_norm(pt_ctx *c, pt_rng *r)
     wk_status rst = WK_OK;
     if (!c->probing) {
         wk_layout ls;
-        rst = ref_binary(want_sum, WK_OP_ADD, c->dt, x->host, &x->l, res.host, &res.l);
+        const void *rh = res.host;
+        if (rdt != c->dt) { /* r's storage widened element by element (exact) */
+            if (!(rwide = pt_alloc(c, (res.len > 0 ? res.len : 1) * ref_dtype_size(c->dt))))
+                goto done;
+            for (size_t i = 0; i < res.len; i++)
+                ref_store_f(c->dt, rwide, (int64_t)i, ref_load_f(rdt, res.host, (int64_t)i));
+            rh = rwide;
+        }
+        rst = ref_binary(want_sum, WK_OP_ADD, c->dt, x->host, &x->l, rh, &res.l);
         if (rst == WK_OK && wk_layout_contiguous(&ls, x->l.rank, x->l.dims) == WK_OK)
             rst = layer ? ref_layer_norm(want, c->dt, want_sum, &ls, a->host, &a->l, b->host, &b->l, eps)
                         : ref_rms_norm(want, c->dt, want_sum, &ls, a->host, &a->l, eps);
@@ -171,6 +195,7 @@ void pt_run_add_norm(pt_ctx *c, pt_rng *r)
 done:
     free(want_sum);
     free(want);
+    free(rwide);
     wk_storage_free(sum);
     wk_storage_free(out);
     pt_tensor_free(&res);
