@@ -13,9 +13,11 @@
 #   LLAMA_BENCH    llama.cpp's llama-bench (built beside the project, never by it): beside wick
 #   DSTEP_TYPES    the types of the "types" stage (default q4_k,q8_0,f16)
 # Stages:
-#   test    test_rope_kv and test_qact on cpu and cuda:0; the parity rows of rope_kv_append, rope,
-#           rope_i, decode attention, qmatmul_act and add_rms_norm, embedded code objects and NVRTC
-#   san     compute-sanitizer memcheck and racecheck on test_rope_kv and test_qact (cuda:0)
+#   test    test_rope_kv, test_qact and test_add_norm_mixed on cpu and cuda:0; the parity rows of
+#           rope_kv_append, rope, rope_i, decode attention, qmatmul_act, add_rms_norm and
+#           add_layer_norm, embedded code objects and NVRTC
+#   san     compute-sanitizer memcheck and racecheck on test_rope_kv, test_qact and
+#           test_add_norm_mixed (cuda:0)
 #   logits  tests/models/llama_ref.py test and greedy on cuda:0 (logits against the numpy
 #           reference; the defaults' 16-bit cache and products against their emulation)
 #   bench   the 8B-shaped Q4_0 model: before and after, pp512 / tg128 and tg128 at a 4096-token
@@ -32,7 +34,7 @@ dev_init dstep "${1:-}"
 STAGES=${DSTEP_STAGES:-"test san logits bench prof"}
 has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 python3 -c "import gguf" 2>/dev/null || export PYTHONPATH="$PWD/.whl/py${PYTHONPATH:+:$PYTHONPATH}"
-dev_build wick_llama test_rope_kv test_qact wick_cli
+dev_build wick_llama test_rope_kv test_qact test_add_norm_mixed wick_cli
 dev_gpu
 BEFORE=""
 if [ -n "${BEFORE_SRC:-}" ] && [ -d "$BEFORE_SRC" ]; then
@@ -57,7 +59,11 @@ if has test; then
   WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/test_qact >"$O/test_qact.log" 2>&1
   step "test_qact (cpu, cuda:0)" "rc=$? $(tail -1 "$O/test_qact.log")"
   grep -m5 FAIL "$O/test_qact.log"
+  WICK_TEST_DEVICES=cpu,cuda:0 timeout 200 $B/test_add_norm_mixed >"$O/test_add_norm_mixed.log" 2>&1
+  step "test_add_norm_mixed (cpu, cuda:0)" "rc=$? $(tail -1 "$O/test_add_norm_mixed.log")"
+  grep -m5 FAIL "$O/test_add_norm_mixed.log"
   OPS=rope_kv_append,rope,rope_i,decode_attention,decode_attention_lens,qmatmul_act,add_rms_norm
+  OPS=$OPS,add_layer_norm
   dev_parity embedded $OPS
   dev_parity rtc $OPS WICK_FORCE_RTC=1
 fi
@@ -66,6 +72,8 @@ if has san; then
   dev_san racecheck test_rope_kv 200 env WICK_TEST_DEVICES=cuda:0 $B/test_rope_kv
   dev_san memcheck test_qact 200 env WICK_TEST_DEVICES=cuda:0 $B/test_qact
   dev_san racecheck test_qact 200 env WICK_TEST_DEVICES=cuda:0 $B/test_qact
+  dev_san memcheck test_add_norm_mixed 200 env WICK_TEST_DEVICES=cuda:0 $B/test_add_norm_mixed
+  dev_san racecheck test_add_norm_mixed 200 env WICK_TEST_DEVICES=cuda:0 $B/test_add_norm_mixed
 fi
 if has logits; then
   D=/tmp/wick_llama_test
