@@ -472,9 +472,9 @@ WK_API wk_status wk_layer_norm(wk_storage **out, const wk_storage *x, const wk_l
  *   out = wk_rms_norm(sum, alpha, eps), or wk_layer_norm(sum, alpha, beta, eps), computed from
  *         the rounded sum, so out equals that norm of sum bit for bit on the same backend.
  * x and r: same dims, rank >= 1, any layouts; r of x's float dtype, or f16/bf16 under f32 x
- * (widened exactly: the bits of the op on r converted to f32); alpha (and beta) x's dtype, rank
- * 1 of dims (D), D the last dim. Both outputs contiguous with x's dims. sum may be NULL: not returned
- * (post-norm blocks need only out). On failure neither output is set. */
+ * (widened exactly: the bits of the op on r converted to f32); alpha (and beta) x's dtype,
+ * rank 1 of dims (D), D the last dim. Both outputs contiguous with x's dims. sum may be NULL: not
+ * returned (post-norm blocks need only out). On failure neither output is set. */
 WK_API wk_status wk_add_rms_norm(wk_storage **sum, wk_storage **out, const wk_storage *x,
                                  const wk_layout *lx, const wk_storage *r, const wk_layout *lr,
                                  const wk_storage *alpha, const wk_layout *la, float eps);

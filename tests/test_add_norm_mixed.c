@@ -37,7 +37,8 @@ static int same(const wk_storage *a, const wk_storage *b, size_t n, size_t es)
 static void check_case(int op, wk_dtype rdt, int64_t rows, int64_t d, int64_t rs)
 {
     const size_t n = (size_t)(rows * d), nr = (size_t)(rows * rs);
-    double *xv = malloc(n * sizeof *xv), *rv = malloc(nr * sizeof *rv), *av = malloc(2 * d * sizeof *av);
+    double *xv = malloc(n * sizeof *xv), *rv = malloc(nr * sizeof *rv);
+    double *av = malloc(2 * (size_t)d * sizeof *av);
     if (!xv || !rv || !av) {
         free(xv), free(rv), free(av);
         TEST_CHECK(0, "out of memory");
@@ -70,11 +71,11 @@ static void check_case(int op, wk_dtype rdt, int64_t rows, int64_t d, int64_t rs
                               WK_OK);
     static const char *const names[3] = {"add_rms_norm", "add_layer_norm", "add_rms_norm_act"};
     if (good) {
-        TEST_CHECK(same(s1, s2, n, 4), "%s: %s r %s (%lld, %lld), row stride %lld: sum differs from "
-                   "r widened first", g_spec, names[op], wk_dtype_name(rdt), (long long)rows,
+        TEST_CHECK(same(s1, s2, n, 4), "%s: %s r %s (%lld, %lld), row stride %lld: sum differs "
+                   "from r widened first", g_spec, names[op], wk_dtype_name(rdt), (long long)rows,
                    (long long)d, (long long)rs);
-        TEST_CHECK(same(o1, o2, n, 4), "%s: %s r %s (%lld, %lld), row stride %lld: out differs from "
-                   "r widened first", g_spec, names[op], wk_dtype_name(rdt), (long long)rows,
+        TEST_CHECK(same(o1, o2, n, 4), "%s: %s r %s (%lld, %lld), row stride %lld: out differs "
+                   "from r widened first", g_spec, names[op], wk_dtype_name(rdt), (long long)rows,
                    (long long)d, (long long)rs);
         if (op == 2) {
             const size_t an = wk_storage_len(q1);

@@ -129,8 +129,9 @@ static int compose(const fixture *f, int interleaved, int64_t b, int64_t p, unsi
     const int mixed = f->tdt != f->dt;
     const wk_dtype ct = f->dt == WK_DTYPE_F64 ? WK_DTYPE_F64 : WK_DTYPE_F32;
     wk_storage *wx = NULL, *wc = NULL, *ws = NULL;
-    if (mixed && !(widen(&wx, f->x, B * T * W, ct) &&
-                   (ct == f->tdt || (widen(&wc, f->cs, P * H2, ct) && widen(&ws, f->sn, P * H2, ct))))) {
+    const int tables = !mixed || ct == f->tdt ||
+                       (widen(&wc, f->cs, P * H2, ct) && widen(&ws, f->sn, P * H2, ct));
+    if (mixed && !(widen(&wx, f->x, B * T * W, ct) && tables)) {
         wk_storage_free(wx), wk_storage_free(wc), wk_storage_free(ws);
         return 0;
     }

@@ -52,8 +52,10 @@ typedef struct rkv_geom {
         const int cr = lc->rank;                                                                \
         const T *x = (const T *)xv + lx->offset + b * lx->strides[0] + h * lx->strides[1] +     \
                      t * lx->strides[2];                                                        \
-        const int64_t co = lc->offset + p * lc->strides[cr - 2] + (cr == 3 ? b * lc->strides[0] : 0); \
-        const int64_t so = ls->offset + p * ls->strides[cr - 2] + (cr == 3 ? b * ls->strides[0] : 0); \
+        const int64_t co = lc->offset + p * lc->strides[cr - 2] +                               \
+                           (cr == 3 ? b * lc->strides[0] : 0);                                  \
+        const int64_t so = ls->offset + p * ls->strides[cr - 2] +                               \
+                           (cr == 3 ? b * ls->strides[0] : 0);                                  \
         const int tf = a->tdt == WK_DTYPE_F32; /* f32 tables for any q */                      \
         const T *c = (const T *)a->cos + co, *sn = (const T *)a->sin + so;                      \
         const float *cf = (const float *)a->cos + co, *sf = (const float *)a->sin + so;         \

@@ -256,7 +256,8 @@ static void run_case(pt_ctx *c, const rkv_geo *g, int batched, int use_pos, int 
     }
     char sq[96], sk[96], skc[96];
     snprintf(c->sub, sizeof c->sub, "kv %s, tables %s %s, %s; q=%s k=%s kc=%s", wk_dtype_name(cdt),
-             wk_dtype_name(table_dtype(c)), batched ? "(B,P,D/2)" : "(P,D/2)", use_pos ? "pos" : "start",
+             wk_dtype_name(table_dtype(c)), batched ? "(B,P,D/2)" : "(P,D/2)",
+             use_pos ? "pos" : "start",
              pt_layout_str(sq, sizeof sq, &k.lq), pt_layout_str(sk, sizeof sk, &k.lk),
              pt_layout_str(skc, sizeof skc, &k.kc.l));
     wk_storage *out = NULL;
