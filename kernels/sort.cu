@@ -13,7 +13,7 @@
  * (key in the high half: one integer compare); i64/f64 items are {key, index} pairs of uint64.
  *
  * Kernels (blocks of 256 threads):
- *   sort_bitonic_<dt>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R)
+ *   sort_bitonic_<k32|k64>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R, dt)
  *       each row is cut into cpr segments of p2 = 2^lp2 slots; a block sorts P / p2 segments
  *       (P = max(p2, 256) slots, dynamic shared memory) with a bitonic network (log2(p2)
  *       (log2(p2) + 1) / 2 compare steps; steps whose partners lie in one thread's E = P/256
@@ -21,7 +21,11 @@
  *       end holding sentinels that sort last. cpr == 1: the row's indices go straight to out
  *       (u32); else the sorted chunk's items go to dst (scratch, row r at dst + r*D). x row r
  *       starts at koff(R, r), element j at + j*sx. src/gpu/gpu_sort.c uses it for rows of
- *       D <= 256 only (cpr = 1, several rows per block).
+ *       D <= 256 only (cpr = 1, several rows per block). One kernel per key width (k32: the
+ *       dtypes of 32-bit keys, k64: i64 and f64), the dtype dt read at run time by the load
+ *       of the keys (kernels/sort_keys.h so_key_rt): the network, which is the code, is the
+ *       same for every dtype of a width (one copy instead of eight: a fifth of the module's
+ *       compile time and code for every GPU target).
  *   the warp sorts (rows of D <= 1024, 32-bit keys): kernels/sort_warp.h.
  *   the radix sorts (rows of D > 256): kernels/sort_radix.h, in module "sort_radix". */
 #include "sort_keys.h"
@@ -105,20 +109,16 @@ WK_DEV void so_regs(typename IT::T *S, int tid, int k, int p2)
 
 WK_SHARED_DYN(uint64_t, so_dyn); /* sort_bitonic's slots: P items */
 
-template <int DT>
+template <class K>
 WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nseg, int64_t cpr,
-                     int32_t lp2, int32_t P, int32_t asc, int64_t sx, const wk_klay<1> &R)
+                     int32_t lp2, int32_t P, int32_t asc, int64_t sx, const wk_klay<1> &R, int dt)
 {
-    typedef typename wk_t<DT>::S S;
-    typedef so_key<DT> KY;
-    typedef typename KY::K K;
     typedef so_item<K> IT;
     typedef typename IT::T T;
     T *sm = (T *)so_dyn;
     const int tid = threadIdx.x;
     const int p2 = 1 << lp2, E = P / WK_BLOCK; /* P = max(p2, 256), a power of two */
     const int64_t spb = P >> lp2;              /* segments per block */
-    const S *xs = (const S *)x;
 #pragma unroll 1
     for (int64_t blk = blockIdx.x; blk * spb < nseg; blk += gridDim.x) { /* uniform */
 #pragma unroll 1
@@ -131,7 +131,7 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
                 if (pos < D) {
                     int64_t base;
                     wk_koff(R, row, &base);
-                    const K k = KY::get(xs[base + pos * sx]);
+                    const K k = so_key_rt<K>::at(x, base + pos * sx, dt);
                     it = IT::make(asc ? k : (K)~k, (uint32_t)pos);
                 }
             }
@@ -180,21 +180,13 @@ WK_DEV void so_block(const void *x, void *out, void *dst, int64_t D, int64_t nse
 
 #include "sort_warp.h"
 
-#define WK_SORT_BLOCK(dtn, DT)                                                                 \
-    WK_KERNEL sort_bitonic_##dtn(const void *x, void *out, void *dst, int64_t D, int64_t nseg, \
-                                 int64_t cpr, int32_t lp2, int32_t P, int32_t asc, int64_t sx, \
-                                 wk_klay<1> R)                                                 \
+/* one kernel per key width: k32 for u8 u32 i16 i32 bf16 f16 f32 f8e4m3, k64 for i64 f64 */
+#define WK_SORT_BLOCK(kn, K)                                                                   \
+    WK_KERNEL sort_bitonic_##kn(const void *x, void *out, void *dst, int64_t D, int64_t nseg,  \
+                                int64_t cpr, int32_t lp2, int32_t P, int32_t asc, int64_t sx,  \
+                                wk_klay<1> R, int32_t dt)                                      \
     {                                                                                          \
-        so_block<DT>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R);                           \
+        so_block<K>(x, out, dst, D, nseg, cpr, lp2, P, asc, sx, R, dt);                        \
     }
-WK_SORT_BLOCK(u8, WK_DT_U8)
-WK_SORT_BLOCK(u32, WK_DT_U32)
-WK_SORT_BLOCK(i16, WK_DT_I16)
-WK_SORT_BLOCK(i32, WK_DT_I32)
-WK_SORT_BLOCK(i64, WK_DT_I64)
-WK_SORT_BLOCK(bf16, WK_DT_BF16)
-WK_SORT_BLOCK(f16, WK_DT_F16)
-WK_SORT_BLOCK(f32, WK_DT_F32)
-WK_SORT_BLOCK(f64, WK_DT_F64)
-WK_SORT_BLOCK(f8e4m3, WK_DT_F8E4M3)
-
+WK_SORT_BLOCK(k32, uint32_t)
+WK_SORT_BLOCK(k64, uint64_t)

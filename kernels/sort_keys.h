@@ -38,4 +38,34 @@ SO_KEY(WK_DT_F32, uint32_t, so_fkey32(v))
 SO_KEY(WK_DT_F64, uint64_t, so_fkey64(v))
 SO_KEY(WK_DT_F8E4M3, uint32_t, so_fkey32(wk_t<WK_DT_F8E4M3>::ld(v)))
 #undef SO_KEY
+
+/* The key of element i of x (dtype dt) chosen at run time: one kernel per key width serves
+ * every dtype of that width (the sorting network is the code; the dtype only picks the load). */
+template <class K> struct so_key_rt;
+#define SO_KEY_CASE(DT) case DT: return so_key<DT>::get(((const typename wk_t<DT>::S *)x)[i]);
+template <> struct so_key_rt<uint32_t> {
+    WK_DEV uint32_t at(const void *x, int64_t i, int dt)
+    {
+        switch (dt) {
+        SO_KEY_CASE(WK_DT_U8)
+        SO_KEY_CASE(WK_DT_U32)
+        SO_KEY_CASE(WK_DT_I16)
+        SO_KEY_CASE(WK_DT_I32)
+        SO_KEY_CASE(WK_DT_BF16)
+        SO_KEY_CASE(WK_DT_F16)
+        SO_KEY_CASE(WK_DT_F8E4M3)
+        default: return so_key<WK_DT_F32>::get(((const float *)x)[i]);
+        }
+    }
+};
+template <> struct so_key_rt<uint64_t> {
+    WK_DEV uint64_t at(const void *x, int64_t i, int dt)
+    {
+        switch (dt) {
+        SO_KEY_CASE(WK_DT_I64)
+        default: return so_key<WK_DT_F64>::get(((const double *)x)[i]);
+        }
+    }
+};
+#undef SO_KEY_CASE
 #endif /* WK_SORT_KEYS_H */

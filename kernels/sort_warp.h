@@ -14,8 +14,12 @@
  * e * 32 + lane into register e: coalesced) and, once sorted, the indices go through shared
  * memory (skewed by one word per 32: no bank conflicts either way) to coalesced stores.
  *
+ * The keys are read in a loop (not unrolled) into the group's shared words, then from there
+ * into the registers: the dtype dt is a run-time argument (kernels/sort_keys.h so_key_rt), so
+ * one kernel per E serves the eight dtypes (each lane reads back the words it wrote itself).
+ *
  * Kernels (blocks of 256 threads = 8 groups = 8 rows):
- *   sort_warp<E>_<dt>(x, out, D, rows, asc, sx, R)
+ *   sort_warp<E>(x, out, D, rows, asc, sx, R, dt)
  *       row r of x starts at koff(R, r), element j at + j*sx; out row r at out + r*D (u32).
  *       D <= 32 * E. The row loop is uniform over the block (groups past the last row sort
  *       sentinels and store nothing), so every lane takes part in every shuffle. */
@@ -69,18 +73,14 @@ template <int E> WK_DEV void sw_stage(uint64_t *v, int lane, int k)
     }
 }
 
-template <int DT, int E>
+template <int E>
 WK_DEV void sw_rows(const void *x, void *out, int64_t D, int64_t rows, int32_t asc, int64_t sx,
-                    const wk_klay<1> &R)
+                    const wk_klay<1> &R, int dt)
 {
-    typedef so_key<DT> KY;
-    typedef typename KY::K K;
-    typedef typename wk_t<DT>::S S;
     const int P = 32 * E;
     __shared__ uint32_t sw_sm[SW_G * SW_PAD(32 * E)];
     const int t = threadIdx.x, g = t >> 5, lane = t & 31;
     const int n = (int)D;
-    const S *xs = (const S *)x;
     uint32_t *sm = sw_sm + g * SW_PAD(P);
 #pragma unroll 1
     for (int64_t r0 = (int64_t)blockIdx.x * SW_G; r0 < rows; r0 += (int64_t)gridDim.x * SW_G) {
@@ -89,16 +89,22 @@ WK_DEV void sw_rows(const void *x, void *out, int64_t D, int64_t rows, int32_t a
         int64_t xb = 0;
         if (live)
             wk_koff(R, row, &xb);
+        if (live) {
+#pragma unroll 1
+            for (int c = lane; c < n; c += 32) /* striped: coalesced */
+                sm[SW_PAD(c)] = so_key_rt<uint32_t>::at(x, xb + c * sx, dt);
+        }
         uint64_t v[E];
 #pragma unroll
         for (int e = 0; e < E; e++) {
-            const int c = e * 32 + lane; /* striped: coalesced */
+            const int c = e * 32 + lane; /* the words this lane wrote */
             v[e] = ~0ull;
             if (live && c < n) {
-                const K k = KY::get(xs[xb + c * sx]);
-                v[e] = ((uint64_t)(asc ? k : (K)~k) << 32) | (uint32_t)c;
+                const uint32_t k = sm[SW_PAD(c)];
+                v[e] = ((uint64_t)(asc ? k : ~k) << 32) | (uint32_t)c;
             }
         }
+        __syncthreads(); /* every key read before the sorted indices overwrite the words */
 #pragma unroll
         for (int k = 2; k <= P; k <<= 1)
             sw_stage<E>(v, lane, k);
@@ -119,30 +125,15 @@ WK_DEV void sw_rows(const void *x, void *out, int64_t D, int64_t rows, int32_t a
     }
 }
 
-#define WK_SORT_WARP(dtn, DT)                                                                  \
-    WK_KERNEL_MINB(2) sort_warp8_##dtn(const void *x, void *out, int64_t D, int64_t rows,      \
-                                       int32_t asc, int64_t sx, wk_klay<1> R)                  \
+#define WK_SORT_WARP(E)                                                                        \
+    WK_KERNEL_MINB(2) sort_warp##E(const void *x, void *out, int64_t D, int64_t rows,          \
+                                   int32_t asc, int64_t sx, wk_klay<1> R, int32_t dt)          \
     {                                                                                          \
-        sw_rows<DT, 8>(x, out, D, rows, asc, sx, R);                                           \
-    }                                                                                          \
-    WK_KERNEL_MINB(2) sort_warp16_##dtn(const void *x, void *out, int64_t D, int64_t rows,     \
-                                        int32_t asc, int64_t sx, wk_klay<1> R)                 \
-    {                                                                                          \
-        sw_rows<DT, 16>(x, out, D, rows, asc, sx, R);                                          \
-    }                                                                                          \
-    WK_KERNEL_MINB(2) sort_warp32_##dtn(const void *x, void *out, int64_t D, int64_t rows,     \
-                                        int32_t asc, int64_t sx, wk_klay<1> R)                 \
-    {                                                                                          \
-        sw_rows<DT, 32>(x, out, D, rows, asc, sx, R);                                          \
+        sw_rows<E>(x, out, D, rows, asc, sx, R, dt);                                           \
     }
-WK_SORT_WARP(u8, WK_DT_U8)
-WK_SORT_WARP(u32, WK_DT_U32)
-WK_SORT_WARP(i16, WK_DT_I16)
-WK_SORT_WARP(i32, WK_DT_I32)
-WK_SORT_WARP(bf16, WK_DT_BF16)
-WK_SORT_WARP(f16, WK_DT_F16)
-WK_SORT_WARP(f32, WK_DT_F32)
-WK_SORT_WARP(f8e4m3, WK_DT_F8E4M3)
+WK_SORT_WARP(8)
+WK_SORT_WARP(16)
+WK_SORT_WARP(32)
 #undef WK_SORT_WARP
 
 #endif

@@ -141,7 +141,7 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
         return WK_OK;
     const int r = lx->rank;
     int64_t D = lx->dims[r - 1], M = n / D, sx = lx->strides[r - 1];
-    int32_t asc = ascending ? 1 : 0;
+    int32_t asc = ascending ? 1 : 0, dtc = (int32_t)dt; /* the warp and bitonic sorts' dtype */
 
     wk_layout o = {.rank = r - 1}, outer;
     for (int k = 0; k < r - 1; k++) {
@@ -158,8 +158,8 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     const rows_kind kind = rows_by(D, dt);
     if (kind == ROWS_WARP) { /* 8 rows per block, E = 8, 16 or 32 slots per lane */
         const int E = D <= 256 ? 8 : D <= 512 ? 16 : 32;
-        snprintf(name, sizeof name, "sort_warp%d_%s", E, wk_gpu_dtype_kname(dt));
-        void *args[] = {&xp, &out, &D, &M, &asc, &sx, &R};
+        snprintf(name, sizeof name, "sort_warp%d", E);
+        void *args[] = {&xp, &out, &D, &M, &asc, &sx, &R, &dtc};
         return wk_gpu_run(dev, "sort", name, capped(dev, ceil_div(M, WK_GPU_BLOCK / 32)), 1, 1,
                           args);
     }
@@ -181,11 +181,11 @@ wk_status wk_gpu_arg_sort(wk_device *dev, wk_dtype dt, void *out, const void *x,
     int64_t cpr = 1, nseg = M;
     int32_t P = (int32_t)(p2 > WK_GPU_BLOCK ? p2 : WK_GPU_BLOCK);
     void *none = NULL;
-    snprintf(name, sizeof name, "sort_bitonic_%s", wk_gpu_dtype_kname(dt));
+    snprintf(name, sizeof name, "sort_bitonic_%s", k64 ? "k64" : "k32");
     wk_gpu_fn fn;
     wk_status s = wk_gpu_function(&fn, dev, "sort", name);
     if (s == WK_OK) {
-        void *args[] = {&xp, &out, &none, &D, &nseg, &cpr, &lp2, &P, &asc, &sx, &R};
+        void *args[] = {&xp, &out, &none, &D, &nseg, &cpr, &lp2, &P, &asc, &sx, &R, &dtc};
         s = wk_gpu_launch(dev, fn, capped(dev, ceil_div(nseg, P / p2)), 1, 1, WK_GPU_BLOCK, 1, 1,
                           (unsigned)((size_t)P * isz), args);
     }
