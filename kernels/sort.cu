@@ -24,8 +24,8 @@
  *       D <= 256 only (cpr = 1, several rows per block). One kernel per key width (k32: the
  *       dtypes of 32-bit keys, k64: i64 and f64), the dtype dt read at run time by the load
  *       of the keys (kernels/sort_keys.h so_key_rt): the network, which is the code, is the
- *       same for every dtype of a width (one copy instead of eight: a fifth of the module's
- *       compile time and code for every GPU target).
+ *       same for every dtype of a width (one copy instead of eight: about a seventh of the
+ *       module's compile time and code for every GPU target).
  *   the warp sorts (rows of D <= 1024, 32-bit keys): kernels/sort_warp.h.
  *   the radix sorts (rows of D > 256): kernels/sort_radix.h, in module "sort_radix". */
 #include "sort_keys.h"

@@ -87,9 +87,8 @@ WK_DEV void sw_rows(const void *x, void *out, int64_t D, int64_t rows, int32_t a
         const int64_t row = r0 + g; /* r0: uniform over the block */
         const bool live = row < rows;
         int64_t xb = 0;
-        if (live)
-            wk_koff(R, row, &xb);
         if (live) {
+            wk_koff(R, row, &xb);
 #pragma unroll 1
             for (int c = lane; c < n; c += 32) /* striped: coalesced */
                 sm[SW_PAD(c)] = so_key_rt<uint32_t>::at(x, xb + c * sx, dt);
