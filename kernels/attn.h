@@ -34,6 +34,8 @@
  *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
  *       blocks sets the counter back to 0 and merges every split of its queries into out
  *       (attn_merge), so one launch does the whole op.
+ *       Launched early (gpu.h): a block starts with WK_GRID_WAIT, so its launch overlaps the
+ *       kernel before it (the decode step's rope + cache write); attn_mma the same.
  *   attn_combine_<qd>(po, pm, pl, out, g)   (ctr == NULL: WICK_ATTN_COMBINE=1, or more (kv head,
  *       query set) pairs than counters)
  *       one thread per output element, attn_merge: M = max_s pm, out = sum_s e^(pm_s - M) po_s /
@@ -202,6 +204,8 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     const int64_t gq0 = (int64_t)blockIdx.z * QB, grp = g.hq / g.hkv;
     const bool vec = g.vec != 0;
 
+    WK_GRID_WAIT(); /* launched early (gpu_attn.c) */
+    WK_GRID_LAUNCH_DEPENDENTS();
     const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
                                                         blockIdx.z == 0);
     int64_t lim[QB]; /* keys j < lim[qi] are visible to query qi */
@@ -498,6 +502,8 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
     const int64_t split = blockIdx.x, bh = blockIdx.y, b = bh / g.hkv, hk = bh - b * g.hkv;
     const int64_t gq0 = (int64_t)blockIdx.z * AM_QB, grp = g.hq / g.hkv;
 
+    WK_GRID_WAIT(); /* launched early (gpu_attn.c) */
+    WK_GRID_LAUNCH_DEPENDENTS();
     const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
                                                         blockIdx.z == 0);
     /* this lane's query columns 2 tq, 2 tq + 1: their key limits */

@@ -110,8 +110,8 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
                         int64_t D, int32_t G, const wk_klay<1> &R, float epsf,
                         const void *res = nullptr, void *sum = nullptr, uint8_t *act = nullptr)
 {
-    /* alpha and beta (the op's weights, read after the row's reduction) into L2 before the grid
-     * wait, by the first block (one 128-byte line a thread): a hint, nothing is read early */
+    /* alpha and beta (the op's weights) into L2 before the grid wait, by the first block (one
+     * 128-byte line a thread): a hint, nothing is read early */
     if (blockIdx.x == 0)
         for (int64_t i = (int64_t)threadIdx.x * 128; i < D * (int64_t)sizeof(typename wk_t<DT>::S);
              i += (int64_t)WK_BLOCK * 128) {
@@ -149,6 +149,19 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
         for (int k = 0; k < KV; k++) /* all loads issued before any use */
             if (k < kv)
                 q[k].raw = xv[lane + k * G].raw;
+        /* alpha and beta: loaded with x when a thread holds at most 4 vectors (one row per
+         * block, the decode norms: their loads then overlap x's instead of following the
+         * reduction), else after it (registers for more rows in flight) */
+        enum { AEARLY = KV <= 4 };
+        wk_pack<S, N> a[AEARLY ? KV : 1], b[AEARLY && LAYER ? KV : 1];
+        if (AEARLY)
+#pragma unroll
+            for (int k = 0; k < KV; k++)
+                if (k < kv) {
+                    a[k].raw = av[lane + k * G].raw;
+                    if (LAYER)
+                        b[k].raw = bv[lane + k * G].raw;
+                }
         /* K: the row's first element (layer_norm's shift; every thread of the group reads it) */
         C K = LAYER && live ? wk_t<DT>::ld(((const S *)x + base)[0]) : (C)0;
         if (RES) { /* q <- x + r rounded to the dtype (binary ADD's value), stored to sum; the
@@ -212,15 +225,17 @@ WK_DEV void nm_rows_reg(const void *x, const void *alpha, const void *beta, void
 #pragma unroll
         for (int k = 0; k < KV; k++)
             if (k < kv) {
-                wk_pack<S, N> a, b;
-                a.raw = av[lane + k * G].raw;
-                if (LAYER)
-                    b.raw = bv[lane + k * G].raw;
+                const int ka = AEARLY ? k : 0, kb = AEARLY && LAYER ? k : 0;
+                if (!AEARLY) {
+                    a[0].raw = av[lane + k * G].raw;
+                    if (LAYER)
+                        b[0].raw = bv[lane + k * G].raw;
+                }
 #pragma unroll
                 for (int e = 0; e < N; e++)
                     o[k].v[e] = wk_t<DT>::st(nm_apply<LAYER, C>(
-                        v.at(q, k, e), m, sc, wk_t<DT>::ld(a.v[e]),
-                        LAYER ? wk_t<DT>::ld(b.v[e]) : (C)0));
+                        v.at(q, k, e), m, sc, wk_t<DT>::ld(a[ka].v[e]),
+                        LAYER ? wk_t<DT>::ld(b[kb].v[e]) : (C)0));
                 yv[lane + k * G].raw = o[k].raw;
             }
         /* out's activations (qact.h: f32, N = 4, G >= 8: vectors u .. u + 7 of a 32-element

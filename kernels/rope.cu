@@ -146,6 +146,7 @@ WK_DEV void rkv_pair(const typename wk_t<DT>::S *q, const typename wk_t<DT>::S *
                                      int64_t npairs, int64_t nqp, rkv_geom g)                  \
     {                                                                                          \
         WK_GRID_WAIT(); /* launched early (gpu_rope.c) */                                      \
+        WK_GRID_LAUNCH_DEPENDENTS(); /* the attention after it may start (it waits) */         \
         typedef wk_t<DT>::S S;                                                                 \
         typedef wk_t<CDT>::S CS;                                                               \
         for (int64_t e = wk_tid(); e < npairs; e += wk_nthreads())                             \

@@ -155,8 +155,8 @@ wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
         return st;
     }
     void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
-    st = wk_gpu_run(dev, module, kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
-                    (unsigned)nz, args);
+    st = wk_gpu_run_early(dev, module, kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
+                          (unsigned)nz, args); /* it waits (kernels/attn.h) */
     if (st == WK_OK && !ctr) {
         const char *cparts[3] = {"attn", "combine", wk_gpu_dtype_kname(a->qdt)};
         wk_gpu_kname(name, sizeof name, cparts, 3);
