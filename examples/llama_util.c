@@ -212,13 +212,39 @@ uint64_t rng_next(uint64_t *st) /* splitmix64 */
 }
 double rng_uniform(uint64_t *st) { return (double)(rng_next(st) >> 11) * 0x1.0p-53; }
 
+/* The answer of one pass keeping the first strict maximum (x[i] > best: a NaN never takes
+ * over, a NaN at 0 is kept, -0 and +0 tie), in two passes that the compiler keeps in vector
+ * registers: the maximum M by 16 independent running maxima (each `x > m ? x : m`, as the
+ * one-pass rule compares), then the first index holding a value equal to M. The one-pass loop
+ * waited on its own last load at every element: about 3x slower over a 128256-token vocabulary,
+ * and greedy decoding runs it between every two steps of the GPU. */
 uint32_t argmax(const float *x, int64_t n)
 {
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return (uint32_t)best;
+    if (n <= 0 || x[0] != x[0])
+        return 0;
+    enum { W = 16 };
+    float m[W], mx = x[0];
+    for (int k = 0; k < W; k++)
+        m[k] = mx;
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        for (int k = 0; k < W; k++)
+            m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
+    for (int k = 0; k < W; k++)
+        mx = m[k] > mx ? m[k] : mx;
+    for (int64_t j = i; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    for (i = 0; i + W <= n; i += W) { /* the first group of W holding M */
+        int hit = 0;
+        for (int k = 0; k < W; k++)
+            hit |= x[i + k] == mx;
+        if (hit)
+            break;
+    }
+    for (; i < n; i++)
+        if (x[i] == mx)
+            return (uint32_t)i;
+    return 0; /* not reached: some x[i] equals M */
 }
 
 typedef struct cand {
