@@ -524,7 +524,10 @@ static wk_storage *mlp_part(model *m, block *b, const wk_storage *h, int64_t T)
 typedef struct llama {
     model *r;
     int n;
-    int graph; /* decode steps replay captured graphs (GPUs, --graph 1) */
+    int graph;      /* decode steps replay captured graphs (GPUs, --graph 1) */
+    int dev_argmax; /* greedy decoding: the graph also takes the logits' argmax (one rank) */
+    float *lg;      /* forward's logits on the host, kept for the next call */
+    size_t lg_cap;  /* floats of lg */
 } llama;
 
 /* p[i] (count f32 on rank i's device) <- the sum over ranks of p[i], on every rank: one
@@ -753,6 +756,12 @@ static int decode_replay(llama *L)
         forward_blocks(L, NULL, 1, 1, h, x, p);
         for (int i = 0; i < L->n; i++) {
             L->r[i].glogits = logits_dev(&L->r[i], h[i], 1, 1);
+            if (L->dev_argmax && L->n == 1) {
+                const int64_t d[2] = {1, L->r[i].vocab};
+                const int32_t dim1 = 1;
+                const wk_layout ll = lay2(d[0], d[1]);
+                CK(wk_reduce(&L->r[i].gtoken, WK_OP_ARGMAX, L->r[i].glogits, &ll, &dim1, 1));
+            }
             wk_storage_free(h[i]);
             wk_storage_free(L->r[i].ha);
             L->r[i].ha = NULL;
@@ -767,8 +776,10 @@ static int decode_replay(llama *L)
 }
 
 /* Feeds T tokens at positions pos..pos+T-1 and returns their logits on the host: all T rows
- * (all_rows) or the last row only; (rows * vocab) floats, malloc'ed. */
-static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
+ * (all_rows) or the last row only; (rows * vocab) floats in L->lg, valid until the next call.
+ * One buffer for every call: a fresh 0.5 MB one per decode step cost the step its pages'
+ * faults and unmapping, about 0.1 ms of a 3 ms step on an H100. */
+static const float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
 {
     const model *m0 = &L->r[0];
     if (T <= 0 || m0->pos + T > m0->ctx)
@@ -778,9 +789,14 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
         if ((int64_t)ids[t] >= m0->vocab)
             die("token id %u is outside the vocabulary (%lld)", ids[t], (long long)m0->vocab);
     const int64_t rows = all_rows ? T : 1;
-    float *logits = malloc((size_t)(rows * m0->vocab) * sizeof *logits);
-    if (!logits)
-        die("out of memory");
+    if ((size_t)(rows * m0->vocab) > L->lg_cap) {
+        free(L->lg);
+        L->lg_cap = (size_t)(rows * m0->vocab);
+        L->lg = malloc(L->lg_cap * sizeof *L->lg);
+        if (!L->lg)
+            die("out of memory");
+    }
+    float *logits = L->lg;
     if (T == 1)
         step_upload(L, ids[0]);
     if (T == 1 && L->graph && decode_replay(L)) {
@@ -805,6 +821,25 @@ static float *forward(llama *L, const uint32_t *ids, int64_t T, int all_rows)
     }
     free(h);
     return logits;
+}
+
+/* The greedy token after id: the first maximum of its logits. With one rank replaying a graph
+ * that takes the argmax on the device (dev_argmax), 4 bytes come back instead of the logits;
+ * else the logits do (forward) and the host takes it. Either way the first maximum: the device's
+ * argmax and llama_util's agree wherever no logit is NaN. */
+static uint32_t next_greedy(llama *L, uint32_t id)
+{
+    model *m = &L->r[0];
+    if (L->n == 1 && L->dev_argmax && L->graph && m->pos + 1 <= m->ctx && id < m->vocab) {
+        step_upload(L, id);
+        if (decode_replay(L)) {
+            uint32_t next = 0;
+            CK(wk_storage_to_host(&next, 1, m->gtoken));
+            m->pos += 1;
+            return next;
+        }
+    }
+    return argmax(forward(L, &id, 1, 0), m->vocab);
 }
 
 typedef struct opts {
@@ -984,16 +1019,14 @@ static void run_logits(llama *L, const opts *o, llama_text *tx)
     FILE *fp = fopen(o->logits, "wb");
     if (!fp)
         die("cannot write %s", o->logits);
-    float *lg = forward(L, p, np, !o->logits_last);
+    const float *lg = forward(L, p, np, !o->logits_last);
     const int64_t rows = o->logits_last ? 1 : np;
     if (fwrite(lg, sizeof *lg, (size_t)(rows * m->vocab), fp) != (size_t)(rows * m->vocab))
         die("write failed: %s", o->logits);
-    free(lg);
     for (int64_t i = 0; i < nf; i++) {
         lg = forward(L, &f[i], 1, 0);
         if (fwrite(lg, sizeof *lg, (size_t)m->vocab, fp) != (size_t)m->vocab)
             die("write failed: %s", o->logits);
-        free(lg);
     }
     if (fclose(fp) != 0)
         die("write failed: %s", o->logits);
@@ -1011,28 +1044,25 @@ static void generate(llama *L, const opts *o, llama_text *tx)
     int64_t np = 0, n = 0;
     uint32_t *p = text_prompt(tx, &o->prompt, &np);
     uint64_t rng = o->seed;
-    double t0 = now_s();
-    float *lg = forward(L, p, np, 0);
+    double t0 = now_s(); /* the times include choosing the token */
+    uint32_t id = sample(forward(L, p, np, 0), m->vocab, o->temp, o->top_p, &rng);
     const double t_pre = now_s() - t0;
     double t_dec = 0;
     uint32_t *out = malloc((size_t)(o->n_gen + 1) * sizeof *out);
     if (!out)
         die("out of memory");
     while (n < o->n_gen) {
-        uint32_t id = sample(lg, m->vocab, o->temp, o->top_p, &rng);
         out[n++] = id;
-        free(lg);
-        lg = NULL;
         if (!o->ignore_eos && text_is_eog(tx, id))
             break;
         text_put(tx, id);
         if (n == o->n_gen)
             break;
         t0 = now_s();
-        lg = forward(L, &id, 1, 0);
+        id = o->temp <= 0 ? next_greedy(L, id)
+                          : sample(forward(L, &id, 1, 0), m->vocab, o->temp, o->top_p, &rng);
         t_dec += now_s() - t0;
     }
-    free(lg);
     text_end(tx);
     fprintf(stderr, "ids:");
     for (int64_t i = 0; i < n; i++)
@@ -1052,7 +1082,7 @@ static void fill_depth(llama *L, const uint32_t *ids, int64_t depth)
 {
     set_pos(L, 0);
     for (int64_t p = 0; p < depth; p += 512)
-        free(forward(L, ids + p, depth - p < 512 ? depth - p : 512, 0));
+        forward(L, ids + p, depth - p < 512 ? depth - p : 512, 0);
 }
 
 /* Bench mode, measured as llama-bench does (-p PP -n TG -d DEPTH): per repetition the cache
@@ -1073,16 +1103,13 @@ static void bench(llama *L, const opts *o)
     for (int64_t r = -1; r < o->reps; r++) { /* r = -1: warm-up */
         fill_depth(L, ids, depth);
         double t0 = now_s();
-        free(forward(L, pp_ids, o->bench_pp, 0));
+        forward(L, pp_ids, o->bench_pp, 0);
         const double tp = (double)o->bench_pp / (now_s() - t0);
         set_pos(L, depth);
         uint32_t id = pp_ids[0];
         t0 = now_s();
-        for (int64_t i = 0; i < o->bench_tg; i++) {
-            float *lg = forward(L, &id, 1, 0);
-            id = argmax(lg, m->vocab);
-            free(lg);
-        }
+        for (int64_t i = 0; i < o->bench_tg; i++)
+            id = next_greedy(L, id);
         const double tt = (double)o->bench_tg / (now_s() - t0);
         if (r >= 0) {
             pp += tp;
@@ -1102,14 +1129,14 @@ static void bench(llama *L, const opts *o)
         L->graph = 0;
         fill_depth(L, ids, depth);
         prof_on(devs, L->n);
-        free(forward(L, pp_ids, o->bench_pp, 0));
+        forward(L, pp_ids, o->bench_pp, 0);
         prof_off();
         snprintf(title, sizeof title, "prefill of %lld tokens at position %lld",
                  (long long)o->bench_pp, (long long)depth);
         prof_print(title);
         uint32_t id = pp_ids[0];
         prof_on(devs, L->n);
-        free(forward(L, &id, 1, 0));
+        forward(L, &id, 1, 0);
         prof_off();
         snprintf(title, sizeof title, "decode step at position %lld",
                  (long long)(depth + o->bench_pp));
@@ -1168,7 +1195,7 @@ int main(int argc, char **argv)
     int64_t ctx = o.ctx;
     if (ctx <= 0 && o.bench_pp > 0) /* --profile: a decode step after depth + the prefill */
         ctx = o.bench_depth + o.bench_pp + o.bench_tg;
-    llama L = {calloc((size_t)n, sizeof(model)), n, 0};
+    llama L = {calloc((size_t)n, sizeof(model)), n, 0, 0, NULL, 0};
     wk_comm **comms = calloc((size_t)n, sizeof *comms);
     if (!L.r || !comms)
         die("out of memory");
@@ -1189,6 +1216,7 @@ int main(int argc, char **argv)
     /* graphs: GPUs, one or several (the CPU runs ops at the call; a GPU without graphs falls
      * back to eager steps at the first one) */
     L.graph = o.graph;
+    L.dev_argmax = o.bench_pp > 0 || (!o.logits && o.temp <= 0); /* greedy: bench, generate */
     for (int i = 0; i < n; i++)
         if (wk_device_backend(devs[i]) == WK_BACKEND_CPU)
             L.graph = 0;
@@ -1233,6 +1261,7 @@ int main(int argc, char **argv)
         wk_device_close(devs[i]);
     }
     free(L.r);
+    free(L.lg);
     free(comms);
     free(devs);
     wk_gguf_close(g);

@@ -381,6 +381,7 @@ void model_free(model *m)
 {
     wk_graph_free(m->graph); /* waits for its replays, before the storages they touch go */
     wk_storage_free(m->glogits);
+    wk_storage_free(m->gtoken);
     for (int64_t l = 0; m->b && l < m->n_layer; l++) {
         block *b = &m->b[l];
         wk_storage_free(b->attn_norm);

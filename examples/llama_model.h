@@ -84,6 +84,7 @@ typedef struct model {
     wk_storage *step;
     wk_graph *graph;                  /* the captured decode step (--graph), or NULL */
     wk_storage *glogits;              /* the logits that the graph's replays write */
+    wk_storage *gtoken;               /* their first maximum (u32), when the graph has it */
     int64_t pos;                      /* tokens in the KV cache */
     wk_dtype gemm_dt;                 /* --gemm-dtype: the products of more than 8 rows (f16
                                        * by default on GPUs, f32 on the CPU) */
