@@ -13,7 +13,7 @@
  *      does (+inf, -inf, or NaN for inf - inf and inf * 0), on every path but the AMX-BF16
  *      product, where they are NaN.
  *   4. m > 8: wk_qmatmul on 1 thread gives the bits it gives on 2.
- * Shapes: m in {1, 2, 5, 8} (decode) and {9, 33} (the gemm), k in {1, 15, 16, 17, 100, 1000}
+ * Shapes: m in {1, 2, 5, 8} (decode) and {9, 33} (the gemm), k in {1, 15, 16, 17, 48, 100, 1000}
  * (tails of the 16 lanes), n in {1, 7, 40}; and 530 x 70 x 1100, 13 x 33 x 2050 (the blocks of
  * the AVX-512 product of many rows). Run: ctest -R test_cpu_fdot (seconds). */
 #include "cpu/cpu_fdot.h"
@@ -187,10 +187,10 @@ int main(void)
         return testlib_summary();
     static const wk_qtype QT[3] = {WK_QTYPE_F32, WK_QTYPE_F16, WK_QTYPE_BF16};
     static const wk_dtype DT[3] = {WK_DTYPE_F32, WK_DTYPE_F16, WK_DTYPE_BF16};
-    static const int64_t MS[] = {1, 2, 5, 8, 9, 33}, KS[] = {1, 15, 16, 17, 100, 1000}, NS[] = {1, 7, 40};
+    static const int64_t MS[] = {1, 2, 5, 8, 9, 33}, KS[] = {1, 15, 16, 17, 48, 100, 1000}, NS[] = {1, 7, 40};
     for (int q = 0; q < 3; q++) {
         for (int mi = 0; mi < 6; mi++)
-            for (int ki = 0; ki < 6; ki++)
+            for (int ki = 0; ki < 7; ki++)
                 for (int ni = 0; ni < 3; ni++)
                     one_case(cpu, QT[q], WK_DTYPE_F32, MS[mi], NS[ni], KS[ki], 0);
         for (int d = 1; d < 3; d++)

@@ -28,12 +28,35 @@ static inline __attribute__((always_inline)) float tree(__m256 lo, __m256 hi)
     return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
 }
 
+/* One row of x (decode) against weight rows j, j + 1 (k a multiple of 16; j + 1 < j1): four FMA
+ * chains instead of two, as each lane's sum is one chain (cpu_fdot.h's order) and one weight row
+ * at a time waits on the FMA latency (cpu_fdot_avx512.c measures the same with four rows). */
+static inline __attribute__((always_inline)) void pair1_t(const int qt, float *out, const float *x,
+                                                           const char *w0, int64_t k, int64_t j)
+{
+    const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
+    const char *w1 = w0 + (size_t)k * es;
+    __m256 lo0 = _mm256_setzero_ps(), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+    for (int64_t i = 0; i < k; i += 16) {
+        const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+        lo0 = _mm256_fmadd_ps(x0, wload(qt, w0, i), lo0);
+        hi0 = _mm256_fmadd_ps(x1, wload(qt, w0, i + 8), hi0);
+        lo1 = _mm256_fmadd_ps(x0, wload(qt, w1, i), lo1);
+        hi1 = _mm256_fmadd_ps(x1, wload(qt, w1, i + 8), hi1);
+    }
+    out[j] = tree(lo0, hi0);
+    out[j + 1] = tree(lo1, hi1);
+}
+
 static inline __attribute__((always_inline)) void rows_t(const int qt, float *out, const float *x,
                                                           int rows, const void *w, int64_t n,
                                                           int64_t k, int64_t j0, int64_t j1)
 {
     const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
     const int64_t kb = k / 16 * 16, tail = k - kb;
+    if (rows == 1 && !tail)
+        for (; j0 + 1 < j1; j0 += 2)
+            pair1_t(qt, out, x, (const char *)w + (size_t)(j0 * k) * es, k, j0);
     for (int64_t j = j0; j < j1; j++) {
         const char *wr = (const char *)w + (size_t)(j * k) * es;
         __m256 lo[8], hi[8];

@@ -1,7 +1,7 @@
 /* cpu_fdot_avx512.c: the product with float weights (cpu_fdot.h) on AVX-512F: one zmm of 16 lane
  * sums per (x row, weight row), W converted 16 elements at a time (vcvtph2ps for F16, a shift for
  * BF16), the tail of k masked, then the tree of cpu_fdot.h on the 16 lanes. Two weight rows at a
- * time share each x load. Compiled with -mavx512f (cmake/cpu.cmake). */
+ * time (four for one row of x) share each x load. Compiled with -mavx512f (cmake/cpu.cmake). */
 #include "cpu_fdot.h"
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include "cpu_t16.h"
@@ -28,88 +28,80 @@ static inline __attribute__((always_inline)) float tree(__m512 v)
     return _mm_cvtss_f32(_mm_add_ss(w, _mm_movehdup_ps(w)));
 }
 
-/* One pair of weight rows (w1 == w0 when only one weight row is left) against R rows of x: R a
- * constant, so that the 2 R accumulators stay in registers. (With R a run-time count they lived on the stack,
- * each fma's sum stored under a mask and loaded back the next iteration: about 30 cycles an
- * iteration on Zen 4, whose masked stores do not forward to loads, W read at 7 GB/s a core.) */
-static inline __attribute__((always_inline)) void pair_t(const int qt, const int R, float *out,
-                                                          const float *x, const char *w0,
-                                                          const char *w1, int two, int64_t n,
-                                                          int64_t k, int64_t j)
+/* G consecutive weight rows from w (the rows past `left` repeat the last one; only the first
+ * `left` are stored) against R rows of x: R and G constants, so that the G R accumulators stay in
+ * registers. (With R a run-time count they lived on the stack, each fma's sum stored under a
+ * mask and loaded back the next iteration: about 30 cycles an iteration on Zen 4, whose masked
+ * stores do not forward to loads, W read at 7 GB/s a core.) Each lane's sum is one chain of
+ * FMAs (the order of cpu_fdot.h), so one weight row at a time waits on the FMA latency: G rows
+ * give G independent chains. */
+static inline __attribute__((always_inline)) void group_t(const int qt, const int R, const int G,
+                                                           float *out, const float *x,
+                                                           const char *w, int left, int64_t n,
+                                                           int64_t k, int64_t j)
 {
     const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
-    __m512 a0[8], a1[8];
-    for (int r = 0; r < R; r++)
-        a0[r] = a1[r] = _mm512_setzero_ps();
+    const char *wr[4];
+    for (int g = 0; g < G; g++)
+        wr[g] = w + (size_t)(g < left ? g : left - 1) * (size_t)k * es;
+    __m512 a[4][8];
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++)
+            a[g][r] = _mm512_setzero_ps();
     const int64_t kf = k / 16 * 16;
     for (int64_t i = 0; i < kf; i += 16) {
-        /* both rows 8 lines ahead, once per line (the hardware prefetchers alone run short
+        /* every row 8 lines ahead, once per line (the hardware prefetchers alone run short
          * of it: f16 128256 x 4096, m = 1, 2 threads, 44 -> 41 ms) */
-        if ((i * (int64_t)es) % 64 == 0) {
-            _mm_prefetch(w0 + (i * (int64_t)es + 512), _MM_HINT_T0);
-            _mm_prefetch(w1 + (i * (int64_t)es + 512), _MM_HINT_T0);
-        }
-        const __m512 v0 = wload(qt, w0, i, 0xFFFF), v1 = wload(qt, w1, i, 0xFFFF);
+        if ((i * (int64_t)es) % 64 == 0)
+            for (int g = 0; g < G; g++)
+                _mm_prefetch(wr[g] + (i * (int64_t)es + 512), _MM_HINT_T0);
+        __m512 v[4];
+        for (int g = 0; g < G; g++)
+            v[g] = wload(qt, wr[g], i, 0xFFFF);
         for (int r = 0; r < R; r++) {
             const __m512 xv = _mm512_loadu_ps(x + r * k + i);
-            a0[r] = _mm512_fmadd_ps(xv, v0, a0[r]);
-            a1[r] = _mm512_fmadd_ps(xv, v1, a1[r]);
+            for (int g = 0; g < G; g++)
+                a[g][r] = _mm512_fmadd_ps(xv, v[g], a[g][r]);
         }
     }
     if (kf < k) { /* the tail of k, masked (lanes past it keep their sums) */
         const __mmask16 m = (__mmask16)((1u << (k - kf)) - 1u);
-        const __m512 v0 = wload(qt, w0, kf, m), v1 = wload(qt, w1, kf, m);
+        __m512 v[4];
+        for (int g = 0; g < G; g++)
+            v[g] = wload(qt, wr[g], kf, m);
         for (int r = 0; r < R; r++) {
             const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * k + kf);
-            a0[r] = _mm512_mask3_fmadd_ps(xv, v0, a0[r], m);
-            a1[r] = _mm512_mask3_fmadd_ps(xv, v1, a1[r], m);
+            for (int g = 0; g < G; g++)
+                a[g][r] = _mm512_mask3_fmadd_ps(xv, v[g], a[g][r], m);
         }
     }
-    for (int r = 0; r < R; r++) {
-        out[r * n + j] = tree(a0[r]);
-        if (two)
-            out[r * n + j + 1] = tree(a1[r]);
-    }
+    for (int r = 0; r < R; r++)
+        for (int g = 0; g < G && g < left; g++)
+            out[r * n + j + g] = tree(a[g][r]);
 }
 
-/* One weight row against one row of x (decode) of k <= 4096 (x in L1), no software prefetch:
- * one stream per thread, which the hardware prefetchers follow. Measured from memory on the 2
- * cores of the AMD EPYC (Zen 4), f16, quiet: 128256 x 4096, pairs with the prefetch above 34
- * GB/s, one row at a time 53-56; 4096 x 14336, pairs 32-38, one row 25-27 (each row's one
- * chain of FMAs then bounds it), so pairs stay for longer rows and for more rows of x. */
-static inline __attribute__((always_inline)) void one_t(const int qt, float *out, const float *x,
-                                                         const char *w0, int64_t k, int64_t j)
-{
-    __m512 a = _mm512_setzero_ps();
-    const int64_t kf = k / 16 * 16;
-    for (int64_t i = 0; i < kf; i += 16)
-        a = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), wload(qt, w0, i, 0xFFFF), a);
-    if (kf < k) {
-        const __mmask16 m = (__mmask16)((1u << (k - kf)) - 1u);
-        a = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, x + kf), wload(qt, w0, kf, m), a, m);
-    }
-    out[j] = tree(a);
-}
-
+/* Decode (one row of x): 4 weight rows at a time. Measured on a 2-core Intel Xeon (AVX-512,
+ * no AMX), f16 128256 x 4096, 2 threads, from memory: one row at a time 19 GB/s (its one FMA
+ * chain bounds it), 2 rows 24-26, 4 rows 28; the whole step of the 2-block F16 model below
+ * (docs/performance.md). More rows of x: pairs of weight rows (2 R accumulators). */
 static inline __attribute__((always_inline)) void rows_t(const int qt, float *out, const float *x,
                                                           int rows, const void *w, int64_t n,
                                                           int64_t k, int64_t j0, int64_t j1)
 {
     const size_t es = qt == WK_QTYPE_F32 ? 4 : 2;
-    if (rows == 1 && k <= 4096) {
-        for (int64_t j = j0; j < j1; j++)
-            one_t(qt, out, x, (const char *)w + (size_t)(j * k) * es, k, j);
-        return;
-    }
-    for (int64_t j = j0; j < j1; j += 2) {
-        const int two = j + 1 < j1;
+    const int G = rows == 1 ? 4 : 2;
+    for (int64_t j = j0; j < j1; j += G) {
+        const int left = j1 - j < G ? (int)(j1 - j) : G;
         const char *w0 = (const char *)w + (size_t)(j * k) * es;
-        const char *w1 = two ? w0 + (size_t)k * es : w0;
+        if (G == 4) {
+            group_t(qt, 1, 4, out, x, w0, left, n, k, j);
+            continue;
+        }
         switch (rows) {
 #define WK_FDOT_PAIR(R)                                                                            \
-    case R: pair_t(qt, R, out, x, w0, w1, two, n, k, j); break;
-            WK_FDOT_PAIR(1) WK_FDOT_PAIR(2) WK_FDOT_PAIR(3) WK_FDOT_PAIR(4)
-            WK_FDOT_PAIR(5) WK_FDOT_PAIR(6) WK_FDOT_PAIR(7) default: pair_t(qt, 8, out, x, w0, w1, two, n, k, j);
+    case R: group_t(qt, R, 2, out, x, w0, left, n, k, j); break;
+            WK_FDOT_PAIR(2) WK_FDOT_PAIR(3) WK_FDOT_PAIR(4) WK_FDOT_PAIR(5) WK_FDOT_PAIR(6)
+            WK_FDOT_PAIR(7) default: group_t(qt, 8, 2, out, x, w0, left, n, k, j);
 #undef WK_FDOT_PAIR
         }
     }
