@@ -82,8 +82,10 @@ static inline __attribute__((always_inline)) void group_t(const int qt, const in
 
 /* Decode (one row of x): 4 weight rows at a time. Measured on a 2-core Intel Xeon (AVX-512,
  * no AMX), f16 128256 x 4096, 2 threads, from memory: one row at a time 19 GB/s (its one FMA
- * chain bounds it), 2 rows 24-26, 4 rows 28; the whole step of the 2-block F16 model below
- * (docs/performance.md). More rows of x: pairs of weight rows (2 R accumulators). */
+ * chain bounds it), 2 rows 24-26, 4 rows 28; the 2-block F16 model's decode step 88.8 -> 69-73
+ * ms (docs/performance.md, XE). An earlier session measured one row at a time at 53-56 GB/s on
+ * the 2 cores of an AMD EPYC (Zen 4) against 34 for pairs of rows with the prefetch; four rows
+ * have not run there. More rows of x: pairs of weight rows (2 R accumulators). */
 static inline __attribute__((always_inline)) void rows_t(const int qt, float *out, const float *x,
                                                           int rows, const void *w, int64_t n,
                                                           int64_t k, int64_t j0, int64_t j1)
