@@ -757,9 +757,8 @@ static int decode_replay(llama *L)
         for (int i = 0; i < L->n; i++) {
             L->r[i].glogits = logits_dev(&L->r[i], h[i], 1, 1);
             if (L->dev_argmax && L->n == 1) {
-                const int64_t d[2] = {1, L->r[i].vocab};
                 const int32_t dim1 = 1;
-                const wk_layout ll = lay2(d[0], d[1]);
+                const wk_layout ll = lay2(1, L->r[i].vocab);
                 CK(wk_reduce(&L->r[i].gtoken, WK_OP_ARGMAX, L->r[i].glogits, &ll, &dim1, 1));
             }
             wk_storage_free(h[i]);
