@@ -34,12 +34,6 @@
  *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
  *       blocks sets the counter back to 0 and merges every split of its queries into out
  *       (attn_merge), so one launch does the whole op.
- *       One split at run time (ctr != NULL and 0 < L_b <= span: every key of the entry in split
- *       0's range, as in the first span positions of a decode): split 0 writes out itself (its
- *       sum / its l: the merge's bits, as the other splits would weigh 0) and the other splits
- *       return after reading L_b, so no partial is stored, no counter touched and no merge
- *       read; a decode at short context then pays one block's work, not the merge's round
- *       trips.
  *       Launched early (gpu.h): a block starts with WK_GRID_WAIT, so its launch overlaps the
  *       kernel before it (the decode step's rope + cache write); attn_mma the same.
  *   attn_combine_<qd>(po, pm, pl, out, g)   (ctr == NULL: WICK_ATTN_COMBINE=1, or more (kv head,
@@ -214,9 +208,6 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
     WK_GRID_LAUNCH_DEPENDENTS();
     const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
                                                         blockIdx.z == 0);
-    const bool one = ctr && nk > 0 && nk <= g.span; /* split 0 alone writes out (above) */
-    if (one && split > 0)
-        return;
     int64_t lim[QB]; /* keys j < lim[qi] are visible to query qi */
 #pragma unroll
     for (int qi = 0; qi < QB; qi++) {
@@ -394,31 +385,28 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         __syncthreads();
         const int64_t gq = gq0 + qi;
         if (gq < g.nq) {
-            float mx = -wk_inf_f32(), sl = 0.0f;
+            float mx = -wk_inf_f32();
             for (int w = 0; w < NWARP; w++)
                 mx = wml[w][0] > mx ? wml[w][0] : mx;
-            for (int w = 0; w < NWARP; w++)
-                if (wml[w][0] != -wk_inf_f32())
-                    sl += expf(wml[w][0] - mx) * wml[w][1];
-            const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
             for (int e = t; e < D; e += WK_BLOCK) {
                 float sum = 0.0f;
                 for (int w = 0; w < NWARP; w++)
                     if (wml[w][0] != -wk_inf_f32())
                         sum += expf(wml[w][0] - mx) * wacc[w][e];
-                if (one)
-                    out[((b * g.hq + h) * g.lq + i) * g.d + e] = wk_t<QD>::st(sum / sl);
-                else
-                    po[(pbase + gq) * g.d + e] = sum;
+                po[(pbase + gq) * g.d + e] = sum;
             }
-            if (t == 0 && !one) {
+            if (t == 0) {
+                float sl = 0.0f;
+                for (int w = 0; w < NWARP; w++)
+                    if (wml[w][0] != -wk_inf_f32())
+                        sl += expf(wml[w][0] - mx) * wml[w][1];
                 pm[pbase + gq] = mx;
                 pl[pbase + gq] = sl;
             }
         }
         __syncthreads();
     }
-    if (ctr && !one) /* else attn_combine merges the splits */
+    if (ctr) /* else attn_combine merges the splits */
         attn_fused_merge<QD, QB>(po, pm, pl, g, bh, gq0, out, ctr, &last);
 }
 
@@ -518,9 +506,6 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
     WK_GRID_LAUNCH_DEPENDENTS();
     const int64_t nk = attn_count(g, lens, word, b, t == 0 && split == 0 && hk == 0 &&
                                                         blockIdx.z == 0);
-    const bool one = ctr && nk > 0 && nk <= g.span; /* split 0 alone writes out (attn_part) */
-    if (one && split > 0)
-        return;
     /* this lane's query columns 2 tq, 2 tq + 1: their key limits */
     int64_t lim[2];
 #pragma unroll
@@ -676,19 +661,13 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
         for (int w = 0; w < NWARP; w++)
             if (wml[w][qi][0] != -wk_inf_f32()) /* (its accumulators may hold 0 x NaN) */
                 sum += wf[w][qi] * wacc[w][qi][e];
-        if (one) {
-            const int64_t h = hk * grp + gq / g.lq, i = gq % g.lq;
-            out[((b * g.hq + h) * g.lq + i) * g.d + e] =
-                wk_t<BF ? WK_DT_BF16 : WK_DT_F16>::st(sum / bl[qi]);
-            continue;
-        }
         po[(pbase + gq) * g.d + e] = sum;
         if (e == 0) {
             pm[pbase + gq] = bm[qi] == -wk_inf_f32() ? bm[qi] : bm[qi] / 1.4426950408889634f;
             pl[pbase + gq] = bl[qi];
         }
     }
-    if (ctr && !one) /* else attn_combine merges the splits */
+    if (ctr) /* else attn_combine merges the splits */
         attn_fused_merge<BF ? WK_DT_BF16 : WK_DT_F16, AM_QB>(po, pm, pl, g, bh, gq0, out, ctr,
                                                               &last);
 }
