@@ -2,8 +2,8 @@
  * run-time compilation, embedded code objects). Runs everywhere; the parts that need a device
  * print "skip: ..." where there is none.
  *   1. libwick.so has no load-time dependency on any GPU library (its DT_NEEDED entries);
- *   2. the embedded code objects hold every required target (NVIDIA fatbin: SASS sm_80 sm_86
- *      sm_89 sm_90 + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx1030 and the rest
+ *   2. the embedded code objects hold every required target (NVIDIA fatbin: SASS of every arch
+ *      of WICK_CUDA_ARCHS, sm_80 and sm_90 by default, + PTX; AMD offload bundle: gfx906 gfx908 gfx90a gfx1030 and the rest
  *      of the configured list);
  *   3. every embedded kernel source compiles at run time, with the optimiser off (NVRTC -G to
  *      PTX for an arch newer than it knows, hipRTC -O0 for gfx90a), and one of them as a device
