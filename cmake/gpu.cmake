@@ -407,15 +407,6 @@ function(_wick_gpu_test_deps)
   if(WICK_SANITIZE)
     set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
     set_property(TEST test_rtc_cache APPEND PROPERTY ENVIRONMENT "WICK_TEST_NO_RTC=1")
-  elseif(TARGET test_gpu_runtime)
-    # The two vendors' run-time compiles (together about 600 s on one core of the CI machine,
-    # nearly all of the test stage) as two tests that ctest -j starts first (COST), side by side:
-    # NVRTC with the rest of test_gpu_runtime, hipRTC alone.
-    set_property(TEST test_gpu_runtime APPEND PROPERTY ENVIRONMENT "WICK_TEST_RTC=cuda")
-    add_test(NAME test_gpu_runtime_hiprtc COMMAND test_gpu_runtime)
-    set_tests_properties(test_gpu_runtime_hiprtc PROPERTIES ENVIRONMENT "WICK_TEST_RTC=hip"
-                         TIMEOUT 900)
-    set_tests_properties(test_gpu_runtime test_gpu_runtime_hiprtc PROPERTIES COST 10000)
   endif()
 endfunction()
 cmake_language(DEFER CALL _wick_gpu_test_deps)

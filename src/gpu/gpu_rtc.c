@@ -222,18 +222,51 @@ static wk_status rtc_prepare(wk_gpu_rtc_job *job)
         snprintf(job->arch_opt, sizeof job->arch_opt, "-arch=%s_%d", job->ptx ? "compute" : "sm",
                  cc);
         const char *o[] = {job->arch_opt, "-fmad=false", "-std=c++17", "-DWK_RTC=1",
-                           "-G"}; /* -G: NVVM without its optimiser (wk_gpu_rtc_check only) */
+                           "-fdevice-syntax-only"}; /* wk_gpu_rtc_check only: the front end */
         job->nopt = job->optimise ? 4 : 5;
         memcpy(job->opts, o, sizeof(char *) * (size_t)job->nopt);
     } else {
         snprintf(job->arch_opt, sizeof job->arch_opt, "--offload-arch=%s", job->arch);
-        const char *o[] = {job->arch_opt, job->optimise ? "-O3" : "-O0", "-ffp-contract=off",
-                           "-std=c++17", "-DWK_RTC=1"};
+        const char *o[] = {job->arch_opt, job->optimise ? "-O3" : "-fsyntax-only",
+                           "-ffp-contract=off", "-std=c++17", "-DWK_RTC=1"};
         job->nopt = 5;
         memcpy(job->opts, o, sizeof o);
     }
     snprintf(job->compiler, sizeof job->compiler, "%s", L->identity);
     return WK_OK;
+}
+
+/* The verdict of a front-end-only compile (wk_gpu_rtc_check) that returned r. NVRTC's
+ * -fdevice-syntax-only stops after the front end and succeeds (with a PTX that holds no code);
+ * an NVRTC that lacks the option (before CUDA 12) rejects it, and the program is compiled again
+ * with -G (NVVM without its optimiser). hipRTC has no such mode: with -fsyntax-only its clang
+ * stops after the front end and hipRTC reports a failed compile, since no code object came out;
+ * the log tells a rejected source (a line with "error:") from that. */
+static wk_status rtc_front_end_verdict(const wk_gpu_rtc_job *job, const rtc_lib *L, void *prog,
+                                       int r, const char *file)
+{
+    const rtc_api *a = &L->api;
+    if (job->kind == WK_BACKEND_CUDA && r == 5 /* NVRTC_ERROR_INVALID_OPTION */) {
+        const char *o[8];
+        memcpy(o, job->opts, sizeof(char *) * (size_t)job->nopt);
+        o[job->nopt - 1] = "-G";
+        r = a->CompileProgram(prog, job->nopt, o);
+    }
+    if (r == 0)
+        return WK_OK;
+    size_t n = 0;
+    char *log = NULL;
+    if (a->GetProgramLogSize(prog, &n) == 0 && n > 0 && (log = wk_malloc(n + 1)) &&
+        a->GetProgramLog(prog, log) == 0)
+        log[n] = '\0';
+    else if (log)
+        log[0] = '\0';
+    wk_status st = WK_OK;
+    if (job->kind == WK_BACKEND_CUDA || !log || strstr(log, "error:"))
+        st = wk_err(WK_ERR_DEVICE, "%s: %s front end rejects it for %s (%s): %.900s", file,
+                    L->label, job->arch, a->GetErrorString(r), log ? log : "(no log)");
+    wk_free(log);
+    return st;
 }
 
 /* Compiles a prepared job (rtc_prepare). */
@@ -278,6 +311,11 @@ static wk_status rtc_run(const wk_gpu_rtc_job *job, void **image, size_t *size)
         return wk_err(WK_ERR_DEVICE, "%s: %sCreateProgram: %s", file, L->prefix,
                       a->GetErrorString(r));
     r = a->CompileProgram(prog, job->nopt, job->opts);
+    if (!job->optimise) { /* wk_gpu_rtc_check: the front end's verdict, no code */
+        st = rtc_front_end_verdict(job, L, prog, r, file);
+        a->DestroyProgram(&prog);
+        return st;
+    }
     if (r != 0) {
         char log[1024];
         rtc_log(a, prog, log, sizeof log);
@@ -324,8 +362,12 @@ wk_status wk_gpu_rtc_compile(void **image, size_t *size, wk_backend_kind kind, c
     return rtc_compile(image, size, kind, arch, name, src, true);
 }
 
-wk_status wk_gpu_rtc_check(void **image, size_t *size, wk_backend_kind kind, const char *arch,
-                           const char *name, const char *src)
+wk_status wk_gpu_rtc_check(wk_backend_kind kind, const char *arch, const char *name,
+                           const char *src)
 {
-    return rtc_compile(image, size, kind, arch, name, src, false);
+    void *image = NULL;
+    size_t size = 0;
+    wk_status st = rtc_compile(&image, &size, kind, arch, name, src, false);
+    wk_free(image);
+    return st;
 }
