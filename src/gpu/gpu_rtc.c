@@ -262,7 +262,8 @@ static wk_status rtc_front_end_verdict(const wk_gpu_rtc_job *job, const rtc_lib 
     else if (log)
         log[0] = '\0';
     wk_status st = WK_OK;
-    if (job->kind == WK_BACKEND_CUDA || !log || strstr(log, "error:"))
+    if (job->kind == WK_BACKEND_CUDA || r != 6 /* HIPRTC_ERROR_COMPILATION */ || !log ||
+        strstr(log, "error:"))
         st = wk_err(WK_ERR_DEVICE, "%s: %s front end rejects it for %s (%s): %.900s", file,
                     L->label, job->arch, a->GetErrorString(r), log ? log : "(no log)");
     wk_free(log);
