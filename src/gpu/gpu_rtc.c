@@ -238,7 +238,7 @@ static wk_status rtc_prepare(wk_gpu_rtc_job *job)
 
 /* The verdict of a front-end-only compile (wk_gpu_rtc_check) that returned r. NVRTC's
  * -fdevice-syntax-only stops after the front end and succeeds (with a PTX that holds no code);
- * an NVRTC that lacks the option (before CUDA 12) rejects it, and the program is compiled again
+ * an NVRTC that lacks the option (an older CUDA) rejects it, and the program is compiled again
  * with -G (NVVM without its optimiser). hipRTC has no such mode: with -fsyntax-only its clang
  * stops after the front end and hipRTC reports a failed compile, since no code object came out;
  * the log tells a rejected source (a line with "error:") from that. */
