@@ -36,7 +36,7 @@
 #define WICK_TEST_HIPCC 0
 #endif
 #ifndef WICK_TEST_CUDA_ARCHS
-#define WICK_TEST_CUDA_ARCHS "80,86,89,90"
+#define WICK_TEST_CUDA_ARCHS "80,90"
 #endif
 #ifndef WICK_TEST_HIP_TARGETS
 #define WICK_TEST_HIP_TARGETS "gfx906,gfx908,gfx90a,gfx1030"
