@@ -176,19 +176,26 @@ static int nvrtc_pick_arch(const rtc_api *a, int want, bool *exact)
 }
 
 /* The program's log, trimmed to fit a message: the first lines carry the first error. */
-static void rtc_log(const rtc_api *a, void *prog, char *buf, size_t cap)
+/* The program's whole log (wk_malloc'd, NUL-terminated), or NULL when there is none. */
+static char *rtc_log_text(const rtc_api *a, void *prog)
 {
     size_t n = 0;
-    buf[0] = '\0';
     if (a->GetProgramLogSize(prog, &n) != 0 || n == 0)
-        return;
+        return NULL;
     char *log = wk_malloc(n + 1);
-    if (!log)
-        return;
-    if (a->GetProgramLog(prog, log) == 0) {
-        log[n] = '\0';
-        snprintf(buf, cap, "%s", log);
+    if (log && a->GetProgramLog(prog, log) != 0) {
+        wk_free(log);
+        return NULL;
     }
+    if (log)
+        log[n] = '\0';
+    return log;
+}
+
+static void rtc_log(const rtc_api *a, void *prog, char *buf, size_t cap)
+{
+    char *log = rtc_log_text(a, prog);
+    snprintf(buf, cap, "%s", log ? log : "");
     wk_free(log);
 }
 
@@ -254,13 +261,7 @@ static wk_status rtc_front_end_verdict(const wk_gpu_rtc_job *job, const rtc_lib 
     }
     if (r == 0)
         return WK_OK;
-    size_t n = 0;
-    char *log = NULL;
-    if (a->GetProgramLogSize(prog, &n) == 0 && n > 0 && (log = wk_malloc(n + 1)) &&
-        a->GetProgramLog(prog, log) == 0)
-        log[n] = '\0';
-    else if (log)
-        log[0] = '\0';
+    char *log = rtc_log_text(a, prog);
     wk_status st = WK_OK;
     if (job->kind == WK_BACKEND_CUDA || r != 6 /* HIPRTC_ERROR_COMPILATION */ || !log ||
         strstr(log, "error:"))
