@@ -39,7 +39,21 @@ __global__ void __launch_bounds__(256) rd_floor(const uint4 *p, int64_t nw, unsi
     if (a == 0x12345679u) sink[0] = a;
 }
 
-// repacked: quants (QB bytes per sub-block: 16 Q4_0, 32 Q8_0) row-major, scales f16 apart
+// the sum of each group of G lanes (one weight row) stored by its first lane
+template <int G> __device__ void group_store(float acc, int t, bool live, float *out, int row)
+{
+#pragma unroll
+    for (int o = (G < 32 ? G : 32) / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (G > 32) {
+        __shared__ float red[8];
+        if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = acc;
+        __syncthreads();
+        if (t == 0) { float s = 0; for (int q = 0; q < G / 32; q++) s += red[threadIdx.x / 32 + q]; acc = s; }
+    }
+    if (t == 0 && live) out[row] = acc;
+}
+
+// row-split layout: each row its quant runs (16 bytes per block for Q4_0, 32 for Q8_0), then its f16 scales
 template <int Q, int G, int U>
 __global__ void __launch_bounds__(256) rq(const uint4 *qs, const uint16_t *sc, const uint32_t *xq,
                                           const float *xd, float *out, int n, int k)
@@ -92,16 +106,7 @@ __global__ void __launch_bounds__(256) rq(const uint4 *qs, const uint16_t *sc, c
             acc += xd[u] * (wk_cvt_f16_f32(ws[j]) * (float)is);
         }
     }
-    // reduce
-#pragma unroll
-    for (int o = (G < 32 ? G : 32) / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if (G > 32) {
-        __shared__ float red[8];
-        if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = acc;
-        __syncthreads();
-        if (t == 0) { float s = 0; for (int q = 0; q < G / 32; q++) s += red[threadIdx.x / 32 + q]; acc = s; }
-    }
-    if (t == 0 && live) out[row] = acc;
+    group_store<G>(acc, t, live, out, row);
 }
 
 
@@ -157,15 +162,7 @@ __global__ void __launch_bounds__(256) w5(const uint8_t *w, const uint32_t *xq, 
             acc += xd[u] * (wk_cvt_f16_f32(d) * (float)is);
         }
     }
-#pragma unroll
-    for (int o = (G < 32 ? G : 32) / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if (G > 32) {
-        __shared__ float red[8];
-        if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = acc;
-        __syncthreads();
-        if (t == 0) { float s = 0; for (int q = 0; q < G / 32; q++) s += red[threadIdx.x / 32 + q]; acc = s; }
-    }
-    if (t == 0 && live) out[row] = acc;
+    group_store<G>(acc, t, live, out, row);
 }
 
 // the library's lane-group template with other U / G
