@@ -55,7 +55,7 @@ template <int G> __device__ void group_store(float acc, int t, bool live, float 
 
 // row-split layout: each row its quant runs (16 bytes per block for Q4_0, 32 for Q8_0), then its f16 scales
 template <int Q, int G, int U>
-__global__ void __launch_bounds__(256) rq(const uint4 *qs, const uint16_t *sc, const uint32_t *xq,
+__global__ void __launch_bounds__(256) rq(const uint4 *qs, const uint32_t *xq,
                                           const float *xd, float *out, int n, int k)
 {
     const int QW = Q == WK_Q4_0 ? 1 : 2; // uint4 per sub-block
@@ -67,7 +67,6 @@ __global__ void __launch_bounds__(256) rq(const uint4 *qs, const uint16_t *sc, c
     // per-row split layout: the row's quants, then its scales (same row bytes as GGML's)
     const uint4 *qr = (const uint4 *)((const uint8_t *)qs + (int64_t)row * nsub * (QW * 16 + 2));
     const uint16_t *sr = (const uint16_t *)(qr + nsub * QW);
-    (void)sc;
     float acc = 0.0f;
     for (int u0 = t; u0 < nsub; u0 += U * G) {
         uint4 wq[U][QW];
@@ -176,7 +175,7 @@ typedef void (*lanes_fn)(const uint8_t *, const uint32_t *, const float *, const
 
 static float ms_of(cudaEvent_t a, cudaEvent_t b) { float m; cudaEventElapsedTime(&m, a, b); return m; }
 
-int main(int argc, char **argv)
+int main(void)
 {
     const int shapes[][2] = {{4096, 4096}, {6144, 4096}, {28672, 4096}, {4096, 14336}, {14336, 4096}};
     const int types[2] = {WK_Q4_0, WK_Q8_0};
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
                 uint16_t h = (uint16_t)(0x1C00 | (hw[b * BY + 2] << 2));
                 memcpy(&hw[b * BY], &h, 2);
             }
-            std::vector<uint8_t> hq(wb); std::vector<uint16_t> hs(1);
+            std::vector<uint8_t> hq(wb);
             for (size_t r = 0; r < (size_t)n; r++)
                 for (size_t b = 0; b < (size_t)nsub; b++) {
                     uint8_t *rp = &hq[r * nsub * BY];
@@ -208,12 +207,11 @@ int main(int argc, char **argv)
             std::vector<uint8_t> hx(k); std::vector<float> hd(nsub); std::vector<uint32_t> hxs(nsub, 0);
             for (int i = 0; i < k; i++) { s = s * 1664525u + 1013904223u; hx[i] = (uint8_t)((int)(s >> 24) % 255 - 127); }
             for (int i = 0; i < nsub; i++) hd[i] = 0.01f * (1 + i % 7);
-            uint8_t *dw, *dq; uint16_t *ds; uint32_t *dx, *dxs; float *dd, *out;
-            CK(cudaMalloc(&dw, wb * C)); CK(cudaMalloc(&dq, hq.size() * C)); CK(cudaMalloc(&ds, hs.size() * 2 * C));
+            uint8_t *dw, *dq; uint32_t *dx, *dxs; float *dd, *out;
+            CK(cudaMalloc(&dw, wb * C)); CK(cudaMalloc(&dq, hq.size() * C));
             for (int c = 0; c < C; c++) {
                 CK(cudaMemcpy(dw + wb * c, hw.data(), wb, cudaMemcpyHostToDevice));
                 CK(cudaMemcpy(dq + hq.size() * c, hq.data(), hq.size(), cudaMemcpyHostToDevice));
-                CK(cudaMemcpy(ds + hs.size() * c, hs.data(), hs.size() * 2, cudaMemcpyHostToDevice));
             }
             CK(cudaMalloc(&dx, k)); CK(cudaMalloc(&dd, nsub * 4)); CK(cudaMalloc(&dxs, nsub * 4)); CK(cudaMalloc(&out, n * 4 * 8));
             CK(cudaMemcpy(dx, hx.data(), k, cudaMemcpyHostToDevice)); CK(cudaMemcpy(dd, hd.data(), nsub * 4, cudaMemcpyHostToDevice));
@@ -268,8 +266,7 @@ int main(int argc, char **argv)
                     timeit(P == 1 ? "chunks" : "chunks2", L);
                 }
             }
-#define RQ(G, U) { if (Q == WK_Q4_0) { auto L2 = [&](int c) { rq<WK_Q4_0, G, U><<<(n + 256 / G - 1) / (256 / G), 256>>>((const uint4 *)(dq + hq.size() * c), ds + hs.size() * c, dx, dd, out, n, k); }; L2(0); check("rq" #G "_" #U); timeit("rq" #G "_" #U, L2); } \
-                   else { auto L2 = [&](int c) { rq<WK_Q8_0, G, U><<<(n + 256 / G - 1) / (256 / G), 256>>>((const uint4 *)(dq + hq.size() * c), ds + hs.size() * c, dx, dd, out, n, k); }; L2(0); check("rq" #G "_" #U); timeit("rq" #G "_" #U, L2); } }
+#define RQ(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? rq<WK_Q4_0, G, U> : rq<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>((const uint4 *)(dq + hq.size() * c), dx, dd, out, n, k); }; L2(0); check("rq" #G "_" #U); timeit("rq" #G "_" #U, L2); }
 #define W5(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? w5<WK_Q4_0, G, U> : w5<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>(dw + wb * c, dx, dd, out, n, k); }; L2(0); check("w5_" #G "_" #U); timeit("w5_" #G "_" #U, L2); }
             W5(32, 1) W5(32, 2) W5(32, 4) W5(64, 2) W5(128, 1) W5(16, 4)
 #define LU(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? lanesU<WK_Q4_0, G, U> : lanesU<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>(dw + wb * c, dx, dd, dxs, out, dti, n64, k64, rows); }; L2(0); check("lanes_" #G "_" #U); timeit("lanes_" #G "_" #U, L2); }
@@ -281,7 +278,7 @@ int main(int argc, char **argv)
                 auto L2 = [&](int c) { rd_floor<<<(int)((wb / 16 + 255) / 256), 256>>>((const uint4 *)(dw + wb * c), (int64_t)(wb / 16), sink); };
                 timeit("read_flat", L2);
             }
-            cudaFree(dw); cudaFree(dq); cudaFree(ds); cudaFree(dx); cudaFree(dd); cudaFree(dxs); cudaFree(out);
+            cudaFree(dw); cudaFree(dq); cudaFree(dx); cudaFree(dd); cudaFree(dxs); cudaFree(out);
         }
     }
     return 0;
