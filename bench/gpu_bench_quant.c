@@ -8,8 +8,8 @@
  *   - matvec rows (m = 1 and 8, or those of --rows, 1..8; x f32) for W (n, k) = (4096, 14336),
  *     (14336, 4096), (4096, 4096), every block type and F16/BF16, each matvec kernel of
  *     kernels/qmv.cu named in --variants (default: "default", the one src/gpu/gpu_quant.c
- *     qmv_pick or pmv_split takes, then warp, warp2, warp4, split, stream, chunks, mma, rowpair
- *     for the block types; pmv, pmv_k2, pmv_k4 for F16/BF16, one row); selected by the
+ *     qmv_pick or pmv_split takes, then warp, warp2, warp4, split, stream, chunks, mma, rowpair,
+ *     words, words4 for the block types; pmv, pmv_k2, pmv_k4 for F16/BF16, one row); selected by the
  *     environment variable WICK_QMV, set here between measurements; a kernel that cannot run a
  *     case runs the default's fallback):
  *     time per call (wick_qmatmul:
@@ -198,7 +198,7 @@ static int want_type(const char *list, wk_qtype qt)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0", *types = "all";
-    char variants[128] = "default,warp,warp2,warp4,split,stream,chunks,mma,rowpair";
+    char variants[128] = "default,warp,warp2,warp4,split,stream,chunks,mma,rowpair,words,words4";
     char rowlist[64] = "1,8";
     int use_act = 0;
     for (int i = 1; i + 1 < argc; i++) {

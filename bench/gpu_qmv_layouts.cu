@@ -171,6 +171,13 @@ __global__ void __launch_bounds__(256) lanesU(const uint8_t *w, const uint32_t *
     wk_qmv_lanes<Q, 1, 1, G, 1, U, false>(w, xq, xd, xs, out, dt, n, k, rows);
 }
 
+// the library's words kernel body without its launch prologue (prefetch, grid wait)
+template <int Q, int G>
+__global__ void __launch_bounds__(256) wbare(const uint8_t *w, const uint32_t *xq, const float *xd, void *out, int dt, int64_t n, int64_t k)
+{
+    wk_qmv_words<Q, G>(w, xq, xd, out, dt, n, k);
+}
+
 typedef void (*lanes_fn)(const uint8_t *, const uint32_t *, const float *, const uint32_t *, void *, int, int64_t, int64_t, int);
 
 static float ms_of(cudaEvent_t a, cudaEvent_t b) { float m; cudaEventElapsedTime(&m, a, b); return m; }
@@ -237,8 +244,10 @@ int main(void)
                 {"warp", Q == WK_Q4_0 ? (lanes_fn)qmv1_warp_q4_0 : (lanes_fn)qmv1_warp_q8_0, 8},
                 {"warp2", Q == WK_Q4_0 ? (lanes_fn)qmv1_warp2_q4_0 : (lanes_fn)qmv1_warp2_q8_0, 4},
                 {"warp4", Q == WK_Q4_0 ? (lanes_fn)qmv1_warp4_q4_0 : (lanes_fn)qmv1_warp4_q8_0, 2},
+                {"words", Q == WK_Q4_0 ? (lanes_fn)qmv1_words_q4_0 : (lanes_fn)qmv1_words_q8_0, 8},
+                {"words4", Q == WK_Q4_0 ? (lanes_fn)qmv1_words4_q4_0 : (lanes_fn)qmv1_words4_q8_0, 2},
             };
-            for (int bi = 0; bi < 3; bi++) {
+            for (int bi = 0; bi < 5; bi++) {
                 auto L = [&](int c) { base[bi].f<<<(n + base[bi].rpb - 1) / base[bi].rpb, 256>>>(dw + wb * c, dx, dd, dxs, out, dti, n64, k64, rows); };
                 L(0); CK(cudaDeviceSynchronize());
                 if (bi == 0) CK(cudaMemcpy(ref.data(), out, n * 4, cudaMemcpyDeviceToHost));
@@ -269,6 +278,8 @@ int main(void)
 #define RQ(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? rq<WK_Q4_0, G, U> : rq<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>((const uint4 *)(dq + hq.size() * c), dx, dd, out, n, k); }; L2(0); check("rq" #G "_" #U); timeit("rq" #G "_" #U, L2); }
 #define W5(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? w5<WK_Q4_0, G, U> : w5<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>(dw + wb * c, dx, dd, out, n, k); }; L2(0); check("w5_" #G "_" #U); timeit("w5_" #G "_" #U, L2); }
             W5(32, 1) W5(32, 2) W5(32, 4) W5(64, 2) W5(128, 1) W5(16, 4)
+#define WB(G) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? wbare<WK_Q4_0, G> : wbare<WK_Q8_0, G>)<<<(n + 256 / G - 1) / (256 / G), 256>>>(dw + wb * c, dx, dd, out, dti, n64, k64); }; L2(0); check("wbare_" #G); timeit("wbare_" #G, L2); }
+            WB(32) WB(128)
 #define LU(G, U) { auto L2 = [&](int c) { (Q == WK_Q4_0 ? lanesU<WK_Q4_0, G, U> : lanesU<WK_Q8_0, G, U>)<<<(n + 256 / G - 1) / (256 / G), 256>>>(dw + wb * c, dx, dd, dxs, out, dti, n64, k64, rows); }; L2(0); check("lanes_" #G "_" #U); timeit("lanes_" #G "_" #U, L2); }
             LU(32, 4) LU(64, 2) LU(16, 4)
             RQ(32, 1) RQ(32, 2) RQ(32, 4) RQ(64, 1) RQ(64, 2) RQ(128, 1) RQ(16, 2) RQ(16, 4) RQ(8, 4)

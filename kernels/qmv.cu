@@ -20,6 +20,9 @@
  *       wk_qmv_lanes below, one group of G = 32, 64 or 128 lanes per NC adjacent weight rows
  *       (warp, warp2, warp4: a whole 32-element sub-block per lane; split: 64 lanes per two rows,
  *       two lanes per sub-block reading disjoint bytes of it);
+ *   qmv1_words_<q>, qmv1_words4_<q>   Q4_0 and Q8_0 with k a multiple of 64: GGML's blocks read
+ *       as aligned 32-bit words, one block per lane, 32 or 128 lanes per weight row
+ *       (wk_qmv_words);
  *   qmv1_stream_<q>   one warp per weight row, the row streamed through shared memory in
  *       16-byte loads (wk_qmv_stream);
  *   qmv1_chunks_<q>, qmv1_chunks2_<q>   whole 256-element chunks copied coalesced through shared
@@ -861,6 +864,76 @@ WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
     WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_Q5_K(V, R, G, NC, L, U, P)                              \
     WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_Q8_K(V, R, G, NC, L, U, P)
 WK_QMV_VARIANTS(WK_QMV_ALL)
+
+/* ---- words: one row of x against Q4_0 or Q8_0 W whose rows hold an even number of blocks (k a
+ * multiple of 64) and whose start is 4-byte aligned (the host checks: src/gpu/gpu_quant.c
+ * qmv_runs). Then every row starts 4-byte aligned and block u of a row starts on a 4-byte
+ * boundary when u is even, 2 bytes past one when odd, so the BYTES / 4 + 1 aligned 32-bit words
+ * from the boundary at or before it hold the block whole and never reach past the row (an even
+ * block's last word is the first of block u + 1, which exists): 5 loads per Q4_0 block, 9 per
+ * Q8_0, where wk_qp<Q>'s 16-bit reads (a 2-byte aligned block) take 9 and 17. One block per
+ * lane, G lanes per weight row (32: "words", 128: "words4"), adjacent lanes on adjacent blocks;
+ * per block BYTES / 4 dp4a against two 16-byte activation loads, then
+ *     acc += dx * (dw * isum)
+ * and the group's sum stored by wk_qmv_group_store. Launched early as the lane-group kernels
+ * (the block's first weight row prefetched into L2 before the grid wait). On the H100 this
+ * read, in a standalone form, came within 1-6% of reading W once with 16-byte loads, 11-20%
+ * faster than the lane-group kernels for Q4_0 (docs/performance.md "Quantized matvec"). */
+template <int Q, int G>
+WK_DEV void wk_qmv_words(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
+                         const float *__restrict__ xd, void *__restrict__ out, int dt, int64_t n,
+                         int64_t k)
+{
+    static_assert(Q == WK_Q4_0 || Q == WK_Q8_0, "words: Q4_0 and Q8_0 only");
+    const int BY = wk_q<Q>::BYTES, NW = BY / 4 + 1, NQ = NW - 1;
+    const int nsub = (int)(k / 32), g = (int)threadIdx.x / G, t = (int)threadIdx.x % G;
+    const int64_t row = (int64_t)blockIdx.x * (WK_BLOCK / G) + g;
+    /* rows past n read row n - 1 instead (never stored) */
+    const uint32_t *wr = (const uint32_t *)(w + (row < n ? row : n - 1) * (int64_t)nsub * BY);
+    float acc[1][1] = {{0.0f}};
+    for (int u = t; u < nsub; u += G) {
+        const uint32_t *p = wr + (BY * u - (u & 1) * 2) / 4;
+        uint32_t v[NW];
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+            v[i] = p[i];
+        const bool odd = u & 1;
+        const uint32_t d = odd ? v[0] >> 16 : v[0] & 0xFFFFu;
+        uint32_t q[NQ];
+#pragma unroll
+        for (int i = 0; i < NQ; i++)
+            q[i] = odd ? v[i + 1] : (v[i] >> 16) | (v[i + 1] << 16);
+        uint32_t xv[8];
+        wk_qmv_ldx<8>(xq + (int64_t)u * 8, xv);
+        int is = 0;
+#pragma unroll
+        for (int i = 0; i < NQ; i++) {
+            if (Q == WK_Q4_0) {
+                is = WK_DP4A(wk_qsubb(q[i] & 0x0F0F0F0Fu, 0x08080808u), xv[i], is);
+                is = WK_DP4A(wk_qsubb((q[i] >> 4) & 0x0F0F0F0Fu, 0x08080808u), xv[4 + i], is);
+            } else {
+                is = WK_DP4A(q[i], xv[i], is);
+            }
+        }
+        acc[0][0] += xd[u] * (wk_cvt_f16_f32(d) * (float)is);
+    }
+    wk_qmv_group_store<1, 1, G>(acc, out, dt, n, (int64_t)blockIdx.x * (WK_BLOCK / G) + g, 1);
+}
+
+#define WK_QMV_WORDS(QN, Q, V, G)                                                              \
+    WK_KERNEL qmv1_##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,           \
+                              const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,     \
+                              int rows)                                                        \
+    {                                                                                          \
+        (void)xs, (void)rows;                                                                  \
+        wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G), 1, n,                    \
+                             k / 32 * wk_q<Q>::BYTES);                                         \
+        WK_GRID_WAIT();                                                                        \
+        wk_qmv_words<Q, G>(w, xq, xd, out, dt, n, k);                                          \
+        WK_GRID_LAUNCH_DEPENDENTS();                                                           \
+    }
+WK_QMV_WORDS(q4_0, WK_Q4_0, words, 32) WK_QMV_WORDS(q4_0, WK_Q4_0, words4, 128)
+WK_QMV_WORDS(q8_0, WK_Q8_0, words, 32) WK_QMV_WORDS(q8_0, WK_Q8_0, words4, 128)
 
 #define WK_QMVQ(DN, D)                                                                         \
     WK_KERNEL qmvq_##DN(int64_t nblk, const void *x, uint32_t *xq, float *xd, uint32_t *xs)     \

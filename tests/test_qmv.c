@@ -1,12 +1,13 @@
 /* test_qmv.c: the decode matrix-vector path of wk_qmatmul (x with 1..8 rows against a GGML
  * block-quantized W), on every device, every block type, every row count 1..8 and, on a GPU,
  * every kernel of kernels/qmv.cu forced in turn (WICK_QMV = warp, warp2, warp4, split, stream,
- * chunks, mma, rowpair), then the default choice (src/gpu/gpu_quant.c qmv_pick): warp and split
- * have kernels for 1 row, warp2 and warp4 for 1 and 8, stream and chunks for 1 row where they
- * apply, mma one for 1..8 rows of the 32-element types, rowpair for 2 and 4; a kernel that cannot
- * run a case runs qmv_pick's fallback (warp2 at 1 and 8 rows, rowpair at 2 and 4). x and out in
- * f32, f16 and bf16. On a GPU also 9 and 16 rows (qmm: W dequantized to x's dtype in chunks
- * under WICK_QMM_CHUNK_MIB, each chunk through the GEMM), within the same bound.
+ * chunks, mma, rowpair, words, words4), then the default choice (src/gpu/gpu_quant.c qmv_pick):
+ * warp and split have kernels for 1 row, warp2 and warp4 for 1 and 8, stream and chunks for 1
+ * row where they apply, words and words4 for 1 row of Q4_0 and Q8_0 with an even number of
+ * blocks per row, mma one for 1..8 rows of the 32-element types, rowpair for 2 and 4; a kernel
+ * that cannot run a case runs qmv_pick's fallback (warp2 at 1 and 8 rows, rowpair at 2 and 4).
+ * x and out in f32, f16 and bf16. On a GPU also 9 and 16 rows (qmm: W dequantized to x's dtype
+ * in chunks under WICK_QMM_CHUNK_MIB, each chunk through the GEMM), within the same bound.
  * Expected values: f64 sums of x times W decoded by the independent reference decoder
  * (tests/reference/ref_quant.c).
  *
@@ -281,8 +282,9 @@ int main(void)
     wk_device *cpu;
     if (!TEST_EQ_STATUS(wk_device_open(&cpu, "cpu"), WK_OK))
         return testlib_summary();
-    static const char *const gpu_variants[] = {"warp",   "warp2",  "warp4", "split",  "stream",
-                                               "chunks", "mma",    "rowpair", "default"};
+    static const char *const gpu_variants[] = {"warp",  "warp2",   "warp4", "split",
+                                               "stream", "chunks", "mma",   "rowpair",
+                                               "words", "words4", "default"};
     /* WICK_TEST_QUICK=1 (for the sanitizer runs of tools/device/decode.sh): rows 1, 3 and 8 */
     const char *quick_env = getenv("WICK_TEST_QUICK");
     const int quick = quick_env && *quick_env && *quick_env != '0';
@@ -299,6 +301,10 @@ int main(void)
             for (size_t q = 0; q < sizeof QTS / sizeof QTS[0]; q++) {
                 const wk_qtype qt = QTS[q];
                 const int64_t be = ref_qblock_elems(qt);
+                /* words runs Q4_0 and Q8_0 only (the others would run warp2, tested above) */
+                if (!strncmp(gpu_variants[v], "words", 5) && qt != WK_QTYPE_Q4_0 &&
+                    qt != WK_QTYPE_Q8_0)
+                    continue;
                 for (int64_t m = 1; m <= 8; m += quick ? (m == 1 ? 2 : 5) : 1) {
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 37, 2048, gpu_variants[v], X_RANDOM, W_RANDOM);
                     qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 5, be, gpu_variants[v], X_RANDOM, W_RANDOM);
@@ -317,9 +323,13 @@ int main(void)
                         for (int64_t nb = 1; nb <= 8; nb = nb == 3 ? 8 : nb + 1)
                             qmv_case(dev, cpu, qt, ADT[di], xp == X_NONFINITE ? 3 : 2, 9, nb * be,
                                      gpu_variants[v], xp, W_RANDOM);
-                if (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0)
+                if (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0) {
                     for (int64_t m = 1; m <= 8; m += 7)
                         qmv_case(dev, cpu, qt, WK_DTYPE_F32, m, 16, 8 * be, gpu_variants[v], X_RANDOM, W_SCALES);
+                    /* k = 8256: 258 blocks, an even count (words runs), more than two trips
+                     * of 128 lanes for the first lanes; x in f16 */
+                    qmv_case(dev, cpu, qt, WK_DTYPE_F16, 1, 13, 8256, gpu_variants[v], X_RANDOM, W_RANDOM);
+                }
             }
         }
         /* chunks (one row of x): rows of one chunk of 256 (k 256), 9 (k 2304: two rows per

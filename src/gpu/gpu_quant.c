@@ -292,6 +292,7 @@ static const qmv_kernel QMV_KERNELS[] = {
     {"warp", 1, 32, 1},    {"warp2", 1, 64, 1},   {"warp2", 8, 64, 2},   {"warp4", 1, 128, 1},
     {"warp4", 8, 128, 2},  {"split", 1, 64, 2},   {"stream", 1, 32, 1},  {"chunks", 1, 32, 1},
     {"mma", 8, WK_GPU_BLOCK, 16}, {"rowpair", 2, 64, 2}, {"rowpair", 4, 64, 2},
+    {"words", 1, 32, 1},   {"words4", 1, 128, 1},
 };
 
 /* The types kernels/qmv.cu builds mma for: the 32-element ones with one scale per block. */
@@ -348,6 +349,14 @@ static bool qmv_stream_ok(wk_qtype qt, int64_t k, const void *w)
            (k / wk_qtype_block_elems(qt) * wk_qtype_block_bytes(qt)) % 16 == 0;
 }
 
+/* words reads GGML's blocks as aligned 32-bit words: Q4_0 or Q8_0, rows of an even number of
+ * blocks, W 4-byte aligned (q_check holds that for every quantized matvec). Not a default yet:
+ * WICK_QMV=words|words4 (its timing in the library is still to be measured on a GPU). */
+static bool qmv_words_ok(wk_qtype qt, int64_t k, const void *w)
+{
+    return (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0) && k % 64 == 0 && ((uintptr_t)w & 3) == 0;
+}
+
 /* Whether kernel `name` runs r rows (1, 2, 4, 8) of qt against W (n, k) at w on dev. */
 static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt, int64_t k,
                      const void *w)
@@ -358,6 +367,8 @@ static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt,
         return r == 1 && qmv_chunks_shmem(dev, qt, k, w) > 0;
     if (!strcmp(name, "stream"))
         return r == 1 && qmv_stream_ok(qt, k, w);
+    if (!strcmp(name, "words") || !strcmp(name, "words4"))
+        return r == 1 && qmv_words_ok(qt, k, w);
     for (size_t i = 0; i < sizeof QMV_KERNELS / sizeof QMV_KERNELS[0]; i++)
         if (!strcmp(QMV_KERNELS[i].name, name) && QMV_KERNELS[i].r == r)
             return true;

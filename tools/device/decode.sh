@@ -42,7 +42,7 @@ for t in test_qmv test_attn test_bad_attn test_graph test_quant_kat test_bad_qua
   step "$t" "rc=$? $(tail -1 "$O/$t.log")"
   grep -m5 FAIL "$O/$t.log"
 done
-for v in default warp warp2 warp4 split stream chunks mma rowpair; do
+for v in default warp warp2 warp4 split stream chunks mma rowpair words words4; do
   WICK_QMV=$v timeout 300 $B/wick check --device cuda:0 --op qmatmul >"$O/parity_qmatmul_$v.txt" 2>&1
   step "wick check --op qmatmul (WICK_QMV=$v)" "rc=$? $(grep summary "$O/parity_qmatmul_$v.txt" | sed 's/.*summary/summary/')"
   grep -m5 'FAIL' "$O/parity_qmatmul_$v.txt" | grep -v summary
@@ -66,7 +66,7 @@ else
 fi
 
 # ---- 3. wick benchmarks
-timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-default,warp,warp2,warp4,split,stream,chunks,mma,rowpair}" \
+timeout 900 $B/wick_gpu_bench_quant --variants "${QMV_VARIANTS:-default,warp,warp2,warp4,split,stream,chunks,mma,rowpair,words,words4}" \
   --rows "${QMV_ROWS:-1,8}" --types "${QMV_TYPES:-all}" >"$O/bench_quant.log" 2>&1
 step "wick_gpu_bench_quant" "rc=$?"
 timeout 120 $B/wick_gpu_bench_host >"$O/bench_host.log" 2>&1

@@ -53,7 +53,7 @@ esac
 
 case " $STAGES " in *" bench "*)
   timeout 400 $B/wick_gpu_bench_quant --rows 1,2,4,8 --types q4_0,q8_0,q4_k,q6_k,q2_k \
-    --variants default,warp,warp2,warp4,split,stream,chunks,mma,rowpair >"$O/bench_quant.log" 2>&1
+    --variants default,warp,warp2,warp4,split,stream,chunks,mma,rowpair,words,words4 >"$O/bench_quant.log" 2>&1
   step "wick_gpu_bench_quant" "rc=$?"
   if [ -n "${GGML_TBO:-}" ] && [ -x "$GGML_TBO" ]; then
     timeout 300 "$GGML_TBO" perf -o MUL_MAT -b CUDA0 >"$O/ggml_mul_mat.log" 2>&1
