@@ -40,10 +40,10 @@
  * full position tables, rope(k) and v written into the cache rows of their positions), the
  * attention one more (wk_decode_attention, the query scale applied there). Decode steps (one
  * token) read the token, its position and the attention's key count from a small device buffer
- * (step_upload): the embedding, wk_rope_kv_append and wk_decode_attention_act (or _lens) read
- * them there, so on GPUs the first step is captured as a graph per device (the all_reduces
- * included) and every later step is one replay of each (--graph 0: issued op by op; the logits
- * are the same bits either way).
+ * (step_upload): the embedding, wk_rope_kv_append and wk_decode_attention_lens read them there,
+ * so on GPUs the first step is captured as a graph per device (the all_reduces included) and
+ * every later step is one replay of each (--graph 0: issued op by op; the logits are the same
+ * bits either way).
  * Text in and out: examples/llama_text.c (the file's tokenizer, examples/tokenizer.h; its chat
  * format, examples/chat_template.h); generated text goes to stdout as the tokens come, until an
  * end-of-generation token (--ignore-eos: never) or -n tokens; the rest (prompt ids, generated
@@ -334,20 +334,14 @@ static wk_storage *attention_family(model *m, block *b, wk_storage *qr, int64_t 
 
 /* One decode step (T = 1) of block b with the position in device memory (m->step): rope and
  * the cache write of row pos in one op, then the fused attention over the first step[2] =
- * pos + 1 rows. Returns (H, 1, hd) = (1, H*hd) in the cache's dtype; with act (hd a multiple of
- * 32) NULL, and *act = the int8 activations of that row, written by the attention itself
- * (wk_decode_attention_act: the bits of wk_quantize_act on its output). */
-static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v, wk_storage **act)
+ * pos + 1 rows. Returns (H, 1, hd) = (1, H*hd) in the cache's dtype. */
+static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v)
 {
     wk_storage *qr = rope_kv(m, b, q, k, v, 1, 1), *o = NULL;
     const int64_t qd[4] = {1, m->n_head, 1, m->hd}, nd[1] = {1}, ns[1] = {1};
     const wk_layout lq = lay(4, qd), lc = cache_rows(m, 0, m->ctx), ln = view(1, nd, ns, 2);
-    if (act)
-        CK(wk_decode_attention_act(NULL, act, qr, &lq, b->kc, &lc, b->vc, &lc, m->step, &ln,
-                                   (float)m->attn_scale, 1));
-    else
-        CK(wk_decode_attention_lens(&o, qr, &lq, b->kc, &lc, b->vc, &lc, m->step, &ln,
-                                    (float)m->attn_scale, 1));
+    CK(wk_decode_attention_lens(&o, qr, &lq, b->kc, &lc, b->vc, &lc, m->step, &ln,
+                                (float)m->attn_scale, 1));
     wk_storage_free(qr);
     return o;
 }
@@ -355,19 +349,16 @@ static wk_storage *attention_step(model *m, block *b, cols q, cols k, cols v, wk
 /* Attention of block b for T new tokens whose q, k, v are (T, H*hd), (T, KV*hd), (T, KV*hd)
  * column views: appends k and v to the cache at m->pos and returns (T, H*hd) in the dtype that
  * the output projection's product reads (act_dtype). act non-NULL: returns NULL and *act = the
- * int8 activations of that (T, H*hd) (a decode step: written by the attention op itself; else
- * wk_quantize_act straight from the attention's output, in the cache's dtype: one op where the
- * conversion and the product's own quantization were two; the same values, as every 16-bit
- * value is exact in f32). */
+ * int8 activations of that (T, H*hd) (wk_quantize_act straight from the attention's output, in
+ * the cache's dtype: one op where the conversion and the product's own quantization were two;
+ * the same values, as every 16-bit value is exact in f32). */
 static wk_storage *attention(model *m, block *b, cols q, cols k, cols v, int64_t T,
                              wk_storage **act)
 {
     const int64_t H = m->n_head, hd = m->hd, L = m->pos + T; /* keys after this step */
     wk_storage *o = NULL, *ot = NULL;
     if (T == 1 && !m->fam.host_pos) {
-        if (act && hd % 32 == 0)
-            return attention_step(m, b, q, k, v, act);
-        o = attention_step(m, b, q, k, v, NULL);
+        o = attention_step(m, b, q, k, v);
     } else {
         wk_storage *qr = rope_kv(m, b, q, k, v, T, 0);
         if (m->fam.host_pos) /* sliding windows, soft-capping */

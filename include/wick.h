@@ -149,9 +149,9 @@ typedef enum wk_op {
     WK_OP_DECODE_ATTENTION = 130, WK_OP_ROPE_KV_APPEND = 131,
     /* int8 activations (wk_quantize_act, wk_add_rms_norm_act, wk_qmatmul_act; float dtypes) */
     WK_OP_QUANTIZE_ACT = 132, WK_OP_ADD_RMS_NORM_ACT = 133, WK_OP_QMATMUL_ACT = 134,
-    WK_OP_BINARY_ACT = 135, WK_OP_DECODE_ATTENTION_ACT = 136
+    WK_OP_BINARY_ACT = 135
 } wk_op;
-#define WK_OP_ID_LIMIT 137 /* every wk_op value is below this */
+#define WK_OP_ID_LIMIT 136 /* every wk_op value is below this */
 
 /* "exp", "affine", ...; "?" for an unknown value. */
 WK_API const char *wk_op_name(wk_op op);
@@ -641,16 +641,6 @@ WK_API wk_status wk_add_rms_norm_act(wk_storage **sum, wk_storage **out, wk_stor
                                      const wk_storage *x, const wk_layout *lx,
                                      const wk_storage *r, const wk_layout *lr,
                                      const wk_storage *alpha, const wk_layout *la, float eps);
-/* wk_decode_attention_lens (lens and ll may be NULL: wk_decode_attention) plus act = the int8
- * activations of its output read as rows (b, i) of Hq * D elements, i.e. wk_quantize_act of out
- * permuted to (B, Lq, Hq, D) (the input of the output projection), bit for bit, in one op: out
- * may be NULL (not returned), act may not; D a multiple of 32. On failure no output is set. */
-WK_API wk_status wk_decode_attention_act(wk_storage **out, wk_storage **act,
-                                         const wk_storage *q, const wk_layout *lq,
-                                         const wk_storage *k, const wk_layout *lk,
-                                         const wk_storage *v, const wk_layout *lv,
-                                         const wk_storage *lens, const wk_layout *ll, float scale,
-                                         int causal);
 /* act = wk_quantize_act(wk_binary(op, a, b)) bit for bit, in one op (decode's silu(gate) * up
  * before the down projection): op in WK_OP_ADD..WK_OP_GEGLU_ERF, a and b f32, f16 or bf16 with
  * wk_binary's rules, the last dim a multiple of 32. */

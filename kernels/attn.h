@@ -6,7 +6,7 @@
  * host takes attn_mma_* (further down, on the matrix units) with the same grid, partials and
  * merge; otherwise, in f32 arithmetic:
  *
- *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word, out, act, ctr)
+ *   attn_part_<qd>_<kvd>_<QB>(q, k, v, po, pm, pl, g, scale, lens, word, out, ctr)
  *       grid (nsplit, B * Hkv, ceil(nq / QB)), nq = (Hq / Hkv) * Lq: the queries that read one kv
  *       head (all query heads of its group, all query tokens), QB of them per block, so every K
  *       and V row is read once for all of them. Block (split s, kv head (b, hk), query set z)
@@ -33,8 +33,7 @@
  *       Fused merge (ctr != NULL: the device's completion counters, src/gpu/gpu_impl.h): each
  *       block then counts itself in ctr[bh, z] (after a __threadfence); the last of the nsplit
  *       blocks sets the counter back to 0 and merges every split of its queries into out
- *       (attn_merge), so one launch does the whole op; with act (wk_decode_attention_act) it
- *       also writes out's int8 activations (attn_merge_act), and out only when not NULL.
+ *       (attn_merge), so one launch does the whole op.
  *       Launched early (gpu.h): a block starts with WK_GRID_WAIT, so its launch overlaps the
  *       kernel before it (the decode step's rope + cache write); attn_mma the same.
  *   attn_combine_<qd>(po, pm, pl, out, g)   (ctr == NULL: WICK_ATTN_COMBINE=1, or more (kv head,
@@ -54,7 +53,6 @@
 #ifndef WK_ATTN_H
 #define WK_ATTN_H
 #include "mma.h"
-#include "qact.h"
 
 /* All int64 so that the host mirror (gpu_attn.c) has no padding. */
 struct attn_geom {
@@ -145,61 +143,14 @@ WK_DEV int64_t attn_count(const attn_geom &g, const uint32_t *lens, uint32_t *wo
     return 0;
 }
 
-/* The merge of the QB queries from gq0 of kv head bh into out (when not NULL) and into the
- * int8 activations act of out's values read as rows (b, i) of Hq * D elements (wick.h's layout:
- * the bits of wk_quantize_act on out permuted to (B, Lq, Hq, D); D a multiple of 32, so a block
- * of 32 lies in one head). Each thread merges 4 consecutive elements of a query, so the 8 lanes
- * of a 32-element block run qact.h's team rule on the values rounded to qd; every lane takes the
- * same trips (zeros where no element lies: the team's shuffles see all its lanes). */
-template <int QD, int QB>
-WK_DEV void attn_merge_act(const float *po, const float *pm, const float *pl,
-                           const attn_geom &g, int64_t bh, int64_t gq0,
-                           typename wk_t<QD>::S *__restrict__ out, uint8_t *__restrict__ act)
-{
-    typedef typename wk_t<QD>::S S;
-    const int D = (int)g.d, n4 = QB * D / 4;
-    const int64_t b = bh / g.hkv, hk = bh - b * g.hkv, grp = g.hq / g.hkv;
-    const int64_t mk = g.nb * g.lq * g.hq * g.d; /* the activations' elements */
-    for (int i4 = (int)threadIdx.x; i4 < (n4 + WK_BLOCK - 1) / WK_BLOCK * WK_BLOCK;
-         i4 += WK_BLOCK) {
-        const int qi = 4 * i4 / D, e = 4 * i4 - qi * D;
-        const int64_t gq = gq0 + qi, h = hk * grp + gq / g.lq, i = gq % g.lq;
-        const bool ok = i4 < n4 && gq < g.nq; /* the same for the 8 lanes of a block */
-        float f[4];
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            f[c] = 0.0f;
-            if (ok) {
-                const S y = wk_t<QD>::st(attn_merge(po, pm, pl, g, bh, gq, e + c));
-                if (out)
-                    out[((b * g.hq + h) * g.lq + i) * g.d + e + c] = y;
-                f[c] = (float)wk_t<QD>::ld(y);
-            }
-        }
-        uint32_t word, hs;
-        float d;
-        wk_qmvq_team(f, word, d, hs);
-        if (ok) {
-            const int64_t u = (((b * g.lq + i) * g.hq + h) * g.d + e) / 4; /* its code word */
-            ((uint32_t *)act)[u] = word;
-            if ((u & 7) == 0) {
-                ((float *)(act + mk))[u >> 3] = d;
-                ((uint32_t *)(act + mk + mk / 8))[u >> 3] = hs;
-            }
-        }
-    }
-}
-
 /* The fused merge of the splits (ctr: the device's completion counters): the block counts
  * itself in ctr[bh, z] once its partials are stored; the last of the nsplit blocks of this (kv
  * head, query set) sets the counter back to 0 for the next kernel and merges every split of its
- * QB queries (from gq0) into out, or with act into act and out when out is not NULL
- * (attn_merge_act). last: a shared int of the block. */
+ * QB queries (from gq0) into out. last: a shared int of the block. */
 template <int QD, int QB>
 WK_DEV void attn_fused_merge(const float *po, const float *pm, const float *pl,
                              const attn_geom &g, int64_t bh, int64_t gq0,
-                             typename wk_t<QD>::S *__restrict__ out, uint8_t *act, uint32_t *ctr,
-                             int *last)
+                             typename wk_t<QD>::S *__restrict__ out, uint32_t *ctr, int *last)
 {
     const int t = (int)threadIdx.x, D = (int)g.d;
     const int64_t b = bh / g.hkv, hk = bh - b * g.hkv, grp = g.hq / g.hkv;
@@ -215,10 +166,6 @@ WK_DEV void attn_fused_merge(const float *po, const float *pm, const float *pl,
     if (!*last)
         return;
     __threadfence();
-    if (act) {
-        attn_merge_act<QD, QB>(po, pm, pl, g, bh, gq0, out, act);
-        return;
-    }
     for (int idx = t; idx < QB * D; idx += WK_BLOCK) {
         const int qi = idx / D, e = idx - qi * D;
         const int64_t gq = gq0 + qi;
@@ -236,7 +183,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
                       const typename wk_t<KD>::S *__restrict__ v, float *__restrict__ po,
                       float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
                       float scale, const uint32_t *__restrict__ lens, uint32_t *word,
-                      typename wk_t<QD>::S *__restrict__ out, uint8_t *act, uint32_t *ctr)
+                      typename wk_t<QD>::S *__restrict__ out, uint32_t *ctr)
 {
     typedef typename wk_t<KD>::S KS;
     const int VE = 16 / (int)sizeof(KS);      /* elements per 16 bytes */
@@ -460,7 +407,7 @@ WK_DEV void attn_part(const typename wk_t<QD>::S *__restrict__ q,
         __syncthreads();
     }
     if (ctr) /* else attn_combine merges the splits */
-        attn_fused_merge<QD, QB>(po, pm, pl, g, bh, gq0, out, act, ctr, &last);
+        attn_fused_merge<QD, QB>(po, pm, pl, g, bh, gq0, out, ctr, &last);
 }
 
 template <int QD>
@@ -542,7 +489,7 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
                      const uint16_t *__restrict__ v, float *__restrict__ po,
                      float *__restrict__ pm, float *__restrict__ pl, const attn_geom &g,
                      float scale, const uint32_t *__restrict__ lens, uint32_t *word,
-                     uint16_t *__restrict__ out, uint8_t *act, uint32_t *ctr)
+                     uint16_t *__restrict__ out, uint32_t *ctr)
 {
     enum { D = 32 * ND, NWARP = WK_BLOCK / 32 };
     /* D + 1: the stores below put query columns 2 tq + c of one d in different banks */
@@ -721,18 +668,18 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
         }
     }
     if (ctr) /* else attn_combine merges the splits */
-        attn_fused_merge<BF ? WK_DT_BF16 : WK_DT_F16, AM_QB>(po, pm, pl, g, bh, gq0, out, act,
-                                                              ctr, &last);
+        attn_fused_merge<BF ? WK_DT_BF16 : WK_DT_F16, AM_QB>(po, pm, pl, g, bh, gq0, out, ctr,
+                                                              &last);
 }
 
 #define ATTN_MMA(NAME, BF, ND)                                                                  \
     WK_KERNEL attn_mma_##NAME##_##ND(const void *q, const void *k, const void *v, float *po,   \
                                      float *pm, float *pl, attn_geom g, float scale,            \
                                      const uint32_t *lens, uint32_t *word, void *out,           \
-                                     uint8_t *act, uint32_t *ctr)                               \
+                                     uint32_t *ctr)                                             \
     {                                                                                           \
         attn_mma<BF, ND>((const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, po, pm, \
-                         pl, g, scale, lens, word, (uint16_t *)out, act, ctr);                  \
+                         pl, g, scale, lens, word, (uint16_t *)out, ctr);                       \
     }
 #endif /* !WK_HIP */
 
@@ -746,11 +693,11 @@ WK_DEV void attn_mma(const uint16_t *__restrict__ q, const uint16_t *__restrict_
     KERNEL attn_part_##QN##_##KN##_##SUF(const void *q, const void *k, const void *v, float *po, \
                                          float *pm, float *pl, attn_geom g, float scale,        \
                                          const uint32_t *lens, uint32_t *word, void *out,       \
-                                         uint8_t *act, uint32_t *ctr)                           \
+                                         uint32_t *ctr)                                         \
     {                                                                                           \
         attn_part<QD, KD, QB, KPF>((const wk_t<QD>::S *)q, (const wk_t<KD>::S *)k,              \
                                    (const wk_t<KD>::S *)v, po, pm, pl, g, scale, lens, word,    \
-                                   (wk_t<QD>::S *)out, act, ctr);                               \
+                                   (wk_t<QD>::S *)out, ctr);                                    \
     }
 #define ATTN_QB(QN, QD, KN, KD)                                                                 \
     ATTN_PART(QN, QD, KN, KD, 1, false, 1, WK_KERNEL_MINB(2))                                   \

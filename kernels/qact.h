@@ -1,8 +1,7 @@
 /* qact.h: the int8 activations' rule on the GPU (wick.h "Int8 activations"; the CPU's twin is
  * src/cpu/cpu_qdot.c quant_block): one aligned team of 8 lanes per block of 32 elements, used by
  * the quantization kernel (qmv.cu qmvq_<dt>), the one-row chunks matvec that quantizes its own
- * x, the norm that writes the activations of its output (norm.cu norm_add_rms_act_*) and the
- * decode attention's merge (attn.h attn_merge_act). */
+ * x, and the norm that writes the activations of its output (norm.cu norm_add_rms_act_*). */
 #ifndef WK_QACT_H
 #define WK_QACT_H
 #include "quant.h"

@@ -233,7 +233,6 @@ SIGNATURES = {
     "wk_quantize_act": (_S, [_pp, _p, _L]),
     "wk_add_rms_norm_act": (_S, [_pp, _pp, _pp, _p, _L, _p, _L, _p, _L, c_float]),
     "wk_binary_act": (_S, [_pp, c_int, _p, _L, _p, _L]),
-    "wk_decode_attention_act": (_S, [_pp, _pp, _p, _L, _p, _L, _p, _L, _p, _L, c_float, c_int]),
     "wk_qmatmul_act": (_S, [_pp, c_int, _p, c_int64, _p, c_int, c_int64, c_int64]),
     "wk_device_supports_quant": (c_int, [_p, c_int, c_int, c_int]),
     # GGUF: reader

@@ -1,9 +1,8 @@
-/* api_attn.c: front end of wk_decode_attention, wk_decode_attention_lens and
- * wk_decode_attention_act (include/wick.h; rules in docs/semantics.md, "Decode attention").
- * Checks every argument once, allocates the contiguous output (and the activations) and calls
- * the backend's attention entry (for the activations its fused entry, else attention then
- * quantize_act). Order of the checks: NULL output, operands (NULL, layout), devices, ranks and
- * shapes, strides, dtypes, scale, then whether the op is defined and implemented. The values of lens are the backend's to check (they may live in
+/* api_attn.c: front end of wk_decode_attention and wk_decode_attention_lens (include/wick.h;
+ * rules in docs/semantics.md, "Decode attention"). Checks every argument once, allocates the
+ * contiguous output and calls the backend's attention entry. Order of the checks: NULL output,
+ * operands (NULL, layout), devices, ranks and shapes, strides, dtypes, scale, then whether the op
+ * is defined and implemented. The values of lens are the backend's to check (they may live in
  * device memory and change between graph replays). */
 #include "api.h"
 #include <math.h>
@@ -61,41 +60,15 @@ static wk_status attn_lens(const wk_storage *lens, const wk_layout *ll, const wk
     return WK_OK;
 }
 
-/* act (B Lq rows of Hq D: wick.h) = quantize_act of out (B, Hq, Lq, D, contiguous, of dt),
- * permuted to (B, Lq, Hq, D) first when Lq > 1 (through a copy: the composition of
- * wk_decode_attention_act where the backend has no fused entry). */
-static wk_status attn_quantize(wk_device *dev, wk_dtype dt, void *act, const void *out,
-                               const wk_layout *lq, const char *name)
-{
-    const int64_t b = lq->dims[0], h = lq->dims[1], l = lq->dims[2], d = lq->dims[3];
-    if (l == 1)
-        return dev->be->quantize_act(dev, dt, act, out, b, h * d);
-    const wk_layout perm = {.rank = 4, .dims = {b, l, h, d},
-                            .strides = {h * l * d, d, l * d, 1}, .offset = 0};
-    wk_storage *t = NULL;
-    wk_status st = wk_storage_new(&t, dev, dt, (size_t)(b * l * h * d), name);
-    if (!st && !(st = dev->be->copy_strided(dev, dt, t->data, 0, out, &perm)))
-        st = dev->be->quantize_act(dev, dt, act, t->data, b * l, h * d);
-    wk_storage_free(t);
-    return st;
-}
-
-/* Every entry point: lens and ll NULL for wk_decode_attention; act non-NULL for
- * wk_decode_attention_act (out may then be NULL: not returned). The outputs are set only on
- * success. */
-static wk_status attn_run(wk_storage **out, wk_storage **act, const wk_storage *q,
-                          const wk_layout *lq, const wk_storage *k, const wk_layout *lk,
-                          const wk_storage *v, const wk_layout *lv, const wk_storage *lens,
-                          const wk_layout *ll, bool with_lens, float scale, int causal,
-                          const char *name)
+/* Both entry points: lens and ll NULL for wk_decode_attention. */
+static wk_status attn_run(wk_storage **out, const wk_storage *q, const wk_layout *lq,
+                          const wk_storage *k, const wk_layout *lk, const wk_storage *v,
+                          const wk_layout *lv, const wk_storage *lens, const wk_layout *ll,
+                          bool with_lens, float scale, int causal, const char *name)
 {
     wk_status st;
-    if (!(act ? act : out))
+    if (!out)
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: NULL output", name);
-    if (act && out == act)
-        return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: two outputs are the same pointer", name);
-    if (act)
-        *act = NULL;
     if ((st = wk_check_operand(q, lq, name, "q")) || (st = wk_check_operand(k, lk, name, "k")) ||
         (st = wk_check_operand(v, lv, name, "v")))
         return st;
@@ -109,56 +82,31 @@ static wk_status attn_run(wk_storage **out, wk_storage **act, const wk_storage *
         return st;
     if (with_lens && (st = attn_lens(lens, ll, lq, name)))
         return st;
-    if (act && lq->dims[3] % 32 != 0)
-        return wk_err(WK_ERR_SHAPE, "%s: head size %lld is not a multiple of 32", name,
-                      (long long)lq->dims[3]);
     if (k->dtype != v->dtype)
         return wk_err(WK_ERR_DTYPE, "%s: k is %s, v is %s (one cache dtype expected)", name,
                       wk_dtype_name(k->dtype), wk_dtype_name(v->dtype));
     if (!isfinite(scale))
         return wk_err(WK_ERR_INVALID_ARGUMENT, "%s: scale %g is not finite", name, (double)scale);
     if ((st = wk_check_op(q->dev, WK_OP_DECODE_ATTENTION, q->dtype)) ||
-        (st = wk_check_op(q->dev, WK_OP_DECODE_ATTENTION, k->dtype)) ||
-        (act && (st = wk_check_op(q->dev, WK_OP_DECODE_ATTENTION_ACT, q->dtype))))
+        (st = wk_check_op(q->dev, WK_OP_DECODE_ATTENTION, k->dtype)))
         return st;
-    wk_device *dev = q->dev;
     const int64_t n = wk_layout_elem_count(lq);
-    const int64_t abytes = act ? wk_act_bytes(lq->dims[0] * lq->dims[2], lq->dims[1] * lq->dims[3])
-                               : 0;
-    if (abytes < 0)
-        return wk_err(WK_ERR_SHAPE, "%s: the activations' size overflows", name);
-    wk_storage *o = NULL, *a = NULL;
-    if ((out && (st = wk_storage_new(&o, dev, q->dtype, (size_t)n, name))) ||
-        (act && (st = wk_storage_new(&a, dev, WK_DTYPE_U8, (size_t)abytes, name)))) {
-        wk_storage_free(o);
+    wk_storage *o;
+    if ((st = wk_storage_new(&o, q->dev, q->dtype, (size_t)n, name)))
         return st;
-    }
     if (n > 0) {
-        wk_attn_args aa = {.qdt = q->dtype, .kvdt = k->dtype, .out = o ? o->data : NULL,
-                           .q = q->data, .k = k->data, .v = v->data, .lq = lq, .lk = lk,
-                           .lv = lv, .scale = scale, .causal = causal != 0,
-                           .lens = with_lens ? lens->data : NULL, .ll = with_lens ? ll : NULL};
-        bool done = false;
-        if (a && dev->be->attention_act)
-            st = dev->be->attention_act(dev, &aa, a->data, &done);
-        if (!st && !done) { /* the composition: the same bits as the fused entry */
-            wk_storage *t = NULL;
-            if (!o && !(st = wk_storage_new(&t, dev, q->dtype, (size_t)n, name)))
-                aa.out = t->data;
-            if (!st && !(st = dev->be->attention(dev, &aa)) && a)
-                st = attn_quantize(dev, q->dtype, a->data, aa.out, lq, name);
-            wk_storage_free(t);
-        }
+        const wk_attn_args a = {.qdt = q->dtype, .kvdt = k->dtype, .out = o->data,
+                                .q = q->data, .k = k->data, .v = v->data, .lq = lq, .lk = lk,
+                                .lv = lv, .scale = scale, .causal = causal != 0,
+                                .lens = with_lens ? lens->data : NULL,
+                                .ll = with_lens ? ll : NULL};
+        st = q->dev->be->attention(q->dev, &a);
     }
     if (st) {
         wk_storage_free(o);
-        wk_storage_free(a);
         return st;
     }
-    if (out)
-        *out = o;
-    if (act)
-        *act = a;
+    *out = o;
     return WK_OK;
 }
 
@@ -166,7 +114,7 @@ wk_status wk_decode_attention(wk_storage **out, const wk_storage *q, const wk_la
                               const wk_storage *k, const wk_layout *lk, const wk_storage *v,
                               const wk_layout *lv, float scale, int causal)
 {
-    return attn_run(out, NULL, q, lq, k, lk, v, lv, NULL, NULL, false, scale, causal,
+    return attn_run(out, q, lq, k, lk, v, lv, NULL, NULL, false, scale, causal,
                     "decode_attention");
 }
 
@@ -175,18 +123,6 @@ wk_status wk_decode_attention_lens(wk_storage **out, const wk_storage *q, const 
                                    const wk_layout *lv, const wk_storage *lens,
                                    const wk_layout *ll, float scale, int causal)
 {
-    return attn_run(out, NULL, q, lq, k, lk, v, lv, lens, ll, true, scale, causal,
+    return attn_run(out, q, lq, k, lk, v, lv, lens, ll, true, scale, causal,
                     "decode_attention_lens");
-}
-
-wk_status wk_decode_attention_act(wk_storage **out, wk_storage **act, const wk_storage *q,
-                                  const wk_layout *lq, const wk_storage *k, const wk_layout *lk,
-                                  const wk_storage *v, const wk_layout *lv,
-                                  const wk_storage *lens, const wk_layout *ll, float scale,
-                                  int causal)
-{
-    if (!act)
-        return wk_err(WK_ERR_INVALID_ARGUMENT, "decode_attention_act: NULL act");
-    return attn_run(out, act, q, lq, k, lk, v, lv, lens, ll, lens != NULL || ll != NULL, scale,
-                    causal, "decode_attention_act");
 }

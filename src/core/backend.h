@@ -205,11 +205,6 @@ struct wk_backend {
 
     /* decode attention (api_attn.c has checked everything: shapes, strides, dtypes) */
     wk_status (*attention)(wk_device *dev, const wk_attn_args *a);
-    /* the same writing the int8 activations of out read as (B, Lq, Hq * D) rows to act as well
-     * (the bits of quantize_act on them; a->out may be NULL) where it can in the same pass: then
-     * *done = true; else nothing runs, *done = false, and the front end runs attention, then
-     * quantize_act. NULL: never. */
-    wk_status (*attention_act)(wk_device *dev, const wk_attn_args *a, void *act, bool *done);
     /* rope of q and k, k and v appended to a KV cache (wk_rope_kv_append) */
     wk_status (*rope_kv)(wk_device *dev, const wk_rope_kv_args *a);
     /* graphs (api_graph.c; NULL: the backend cannot capture). graph_begin: ops issued on dev are

@@ -60,8 +60,6 @@ bool wk_backend_has_family(const wk_backend *be, wk_op op)
     case WK_OP_ADD_RMS_NORM_ACT: return be->quantize_act != NULL && be->add_norm != NULL;
     case WK_OP_QMATMUL_ACT: return be->qmatmul_act != NULL && be->supports_q != NULL;
     case WK_OP_BINARY_ACT: return be->quantize_act != NULL && be->binary != NULL;
-    case WK_OP_DECODE_ATTENTION_ACT:
-        return be->attention != NULL && be->quantize_act != NULL && be->copy_strided != NULL;
     }
     return false;
 }

@@ -52,7 +52,7 @@ static const char *const op_names[WK_OP_ID_LIMIT] = {
     [WK_OP_QEMBEDDING] = "qembedding", [WK_OP_DECODE_ATTENTION] = "decode_attention",
     [WK_OP_ROPE_KV_APPEND] = "rope_kv_append", [WK_OP_QUANTIZE_ACT] = "quantize_act",
     [WK_OP_ADD_RMS_NORM_ACT] = "add_rms_norm_act", [WK_OP_QMATMUL_ACT] = "qmatmul_act",
-    [WK_OP_BINARY_ACT] = "binary_act", [WK_OP_DECODE_ATTENTION_ACT] = "decode_attention_act",
+    [WK_OP_BINARY_ACT] = "binary_act",
 };
 
 const char *wk_op_name(wk_op op)
@@ -70,7 +70,7 @@ int wk_op_defined(wk_op op, wk_dtype dt)
     /* quantized ops: the float side is f32, f16 or bf16 ("Quantized tensors") */
     if (op == WK_OP_DEQUANTIZE || op == WK_OP_QMATMUL || op == WK_OP_QEMBEDDING ||
         op == WK_OP_DECODE_ATTENTION || op == WK_OP_QUANTIZE_ACT || op == WK_OP_ADD_RMS_NORM_ACT ||
-        op == WK_OP_QMATMUL_ACT || op == WK_OP_BINARY_ACT || op == WK_OP_DECODE_ATTENTION_ACT)
+        op == WK_OP_QMATMUL_ACT || op == WK_OP_BINARY_ACT)
         return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
     if (wk_dtype_is_float(dt))
         return 1;

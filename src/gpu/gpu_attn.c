@@ -89,14 +89,8 @@ static attn_kernel attn_pick(wk_device *dev, const wk_attn_args *a, const attn_g
     return k;
 }
 
-/* The attention of a, and with act its output's int8 activations written by the kernel's
- * fused merge (kernels/attn.h attn_merge_act; a->out may then be NULL). Where that merge does
- * not run (the flash kernels, the separate combine kernel, D not a multiple of 32) nothing is
- * launched and *done is false. */
-static wk_status attn_run(wk_device *dev, const wk_attn_args *a, void *act, bool *done)
+wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
 {
-    if (act && (wk_gpu_flash_fits(a) || a->lq->dims[3] % 32 != 0))
-        return WK_OK;
     if (wk_gpu_flash_fits(a))
         return wk_gpu_flash(dev, a);
     const wk_layout *lq = a->lq, *lk = a->lk, *lv = a->lv;
@@ -160,16 +154,7 @@ static wk_status attn_run(wk_device *dev, const wk_attn_args *a, void *act, bool
         wk_gpu_scratch_free(dev, scr);
         return st;
     }
-    if (act && !ctr) { /* no fused merge: the caller composes */
-        wk_gpu_scratch_free(dev, scr);
-        return WK_OK;
-    }
-    if (act) { /* the kernel lets its dependents start before it writes act (gpu_driver.h) */
-        const size_t mk = (size_t)(g.nb * g.lq * g.hq * g.d);
-        wk_gpu_act_written(dev, act, mk + mk / 32 * 8);
-        *done = true;
-    }
-    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &act, &ctr};
+    void *args[] = {&q, &k, &v, &po, &pm, &pl, &g, &scale, &lens, &word, &out, &ctr};
     st = wk_gpu_run_early(dev, module, kern.name, (unsigned)g.nsplit, (unsigned)(g.nb * g.hkv),
                           (unsigned)nz, args); /* it waits (kernels/attn.h) */
     if (st == WK_OK && !ctr) {
@@ -181,15 +166,4 @@ static wk_status attn_run(wk_device *dev, const wk_attn_args *a, void *act, bool
     }
     wk_gpu_scratch_free(dev, scr); /* stream-ordered: after the kernels that use it */
     return st;
-}
-
-wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a)
-{
-    return attn_run(dev, a, NULL, NULL);
-}
-
-wk_status wk_gpu_attention_act(wk_device *dev, const wk_attn_args *a, void *act, bool *done)
-{
-    *done = false;
-    return attn_run(dev, a, act, done);
 }

@@ -262,9 +262,8 @@ static wk_status gpu_warmup(wk_device *dev, int threads)
         .upsample = wk_gpu_upsample, .index = wk_gpu_index, .softmax = wk_gpu_softmax,       \
         .norm = wk_gpu_norm, .add_norm = wk_gpu_add_norm, .rope = wk_gpu_rope,               \
         .arg_sort = wk_gpu_arg_sort, .rope_kv = wk_gpu_rope_kv,                              \
-        .attention = wk_gpu_attention, .attention_act = wk_gpu_attention_act,                \
-        .graph_begin = wk_gpu_graph_begin, .graph_end = wk_gpu_graph_end,                    \
-        .graph_launch = wk_gpu_graph_launch,                                                 \
+        .attention = wk_gpu_attention, .graph_begin = wk_gpu_graph_begin,                     \
+        .graph_end = wk_gpu_graph_end, .graph_launch = wk_gpu_graph_launch,                  \
         .graph_free = wk_gpu_graph_free,                                                     \
         .supports_q = wk_gpu_supports_q, .dequantize = wk_gpu_dequantize,                    \
         .qmatmul = wk_gpu_qmatmul, .qembedding = wk_gpu_qembedding,                          \

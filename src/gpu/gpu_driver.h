@@ -115,9 +115,9 @@ typedef struct wk_gpu_device {
     pthread_mutex_t error_mu;
     const void *capture; /* the graph being captured on this device (gpu_graph.c), or NULL */
     /* [act_lo, act_hi): the bytes the last early-launched kernel that writes int8 activations
-     * (qmvq, the norm, binary_act and attention kernels: they let their dependents start before
-     * they end) wrote: a matvec whose weights overlap them is not launched early (its reads of W
-     * before its grid wait would race with those writes; gpu_ops.c wk_gpu_act_written) */
+     * (qmvq, the norm and binary_act kernels: they let their dependents start before they end)
+     * wrote: a matvec whose weights overlap them is not launched early (its reads of W before
+     * its grid wait would race with those writes; gpu_ops.c wk_gpu_act_written) */
     _Atomic uintptr_t act_lo, act_hi;
 } wk_gpu_device;
 

@@ -105,7 +105,6 @@ wk_status wk_gpu_add_norm_act(wk_device *dev, wk_dtype dt, wk_dtype rdt, void *s
                               const wk_layout *lr, const void *alpha, const wk_layout *la,
                               float eps); /* gpu_norm.c */
 wk_status wk_gpu_attention(wk_device *dev, const wk_attn_args *a);
-wk_status wk_gpu_attention_act(wk_device *dev, const wk_attn_args *a, void *act, bool *done);
 /* gpu_flash.c: the prefill kernel (kernels/flash.cu) takes a: 16-bit q, k, v of one dtype, D 64 or
  * 128, Lq >= 64, no lens, aligned rows (WICK_ATTN_FLASH=0: never). */
 bool wk_gpu_flash_fits(const wk_attn_args *a);

@@ -19,5 +19,5 @@ bool wk_gpu_ops_supports(wk_op op, wk_dtype dt)
            op == WK_OP_DECODE_ATTENTION || op == WK_OP_ROPE_KV_APPEND ||
            op == WK_OP_QUANTIZE_ACT || op == WK_OP_ADD_RMS_NORM_ACT ||
            op == WK_OP_QMATMUL_ACT || /* per qtype: wk_gpu_supports_q */
-           op == WK_OP_BINARY_ACT || op == WK_OP_DECODE_ATTENTION_ACT;
+           op == WK_OP_BINARY_ACT;
 }

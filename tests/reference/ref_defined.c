@@ -62,7 +62,7 @@ int ref_op_defined(wk_op op, wk_dtype dt)
     case WK_OP_DEQUANTIZE: case WK_OP_QMATMUL: case WK_OP_QEMBEDDING:
     /* int8 activations: x (or the product's output) f32, f16 or bf16 */
     case WK_OP_QUANTIZE_ACT: case WK_OP_ADD_RMS_NORM_ACT: case WK_OP_QMATMUL_ACT:
-    case WK_OP_BINARY_ACT: case WK_OP_DECODE_ATTENTION_ACT:
+    case WK_OP_BINARY_ACT:
         return dt == WK_DTYPE_F32 || dt == WK_DTYPE_F16 || dt == WK_DTYPE_BF16;
     /* decode attention: q and cache f32, f16 or bf16 */
     case WK_OP_DECODE_ATTENTION:

@@ -6,7 +6,7 @@ pub const WK_VERSION_PATCH: u32 = 0;
 pub const WK_VERSION_NUMBER: u32 = 100;
 pub const WK_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const WK_DTYPE_COUNT: u32 = 10;
-pub const WK_OP_ID_LIMIT: u32 = 137;
+pub const WK_OP_ID_LIMIT: u32 = 136;
 pub const WK_MAX_RANK: u32 = 8;
 pub const WK_BACKEND_COUNT: u32 = 4;
 pub const WK_OPTION_COUNT: u32 = 3;
@@ -402,9 +402,6 @@ impl wk_op {
 }
 impl wk_op {
     pub const WK_OP_BINARY_ACT: wk_op = wk_op(135);
-}
-impl wk_op {
-    pub const WK_OP_DECODE_ATTENTION_ACT: wk_op = wk_op(136);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1502,22 +1499,6 @@ extern "C" {
         alpha: *const wk_storage,
         la: *const wk_layout,
         eps: f32,
-    ) -> wk_status;
-}
-extern "C" {
-    pub fn wk_decode_attention_act(
-        out: *mut *mut wk_storage,
-        act: *mut *mut wk_storage,
-        q: *const wk_storage,
-        lq: *const wk_layout,
-        k: *const wk_storage,
-        lk: *const wk_layout,
-        v: *const wk_storage,
-        lv: *const wk_layout,
-        lens: *const wk_storage,
-        ll: *const wk_layout,
-        scale: f32,
-        causal: ::std::os::raw::c_int,
     ) -> wk_status;
 }
 extern "C" {
