@@ -350,8 +350,7 @@ static bool qmv_stream_ok(wk_qtype qt, int64_t k, const void *w)
 }
 
 /* words reads GGML's blocks as aligned 32-bit words: Q4_0 or Q8_0, rows of an even number of
- * blocks, W 4-byte aligned (q_check holds that for every quantized matvec). Not a default yet:
- * WICK_QMV=words|words4 (its timing in the library is still to be measured on a GPU). */
+ * blocks, W 4-byte aligned (q_check holds that for every quantized matvec). */
 static bool qmv_words_ok(wk_qtype qt, int64_t k, const void *w)
 {
     return (qt == WK_QTYPE_Q4_0 || qt == WK_QTYPE_Q8_0) && k % 64 == 0 && ((uintptr_t)w & 3) == 0;
@@ -379,7 +378,14 @@ static bool qmv_runs(const wk_device *dev, const char *name, int r, wk_qtype qt,
  * and W (n, k) at w. The rules come from the H200 runs beside ggml, warm L2
  * (docs/performance.md, "Quantized matvec": the per-kernel times of each shape and type; the
  * rule picked the fastest kernel or one within 1.08x of it in every case measured):
- *   1 row:   chunks for Q4_K and Q5_K, and for Q4_0 at k > 4096; stream for Q3_K and Q6_K;
+ *   1 row:   chunks for Q4_K and Q5_K; stream for Q3_K and Q6_K; for Q4_0 and Q8_0 with k a
+ *            multiple of 64: words, 32 lanes per row for Q4_0 W with more rows than columns,
+ *            else 128 (words4) (H100, cold W, us, the earlier rule's kernel / words / words4:
+ *            Q4_0 6144 x 4096 warp4 9.57 / 8.36 / 9.10, 28672 x 4096 warp 28.51 / 26.38 / 29.66,
+ *            4096 x 14336 chunks 18.31 / 17.01 / 16.41, 4096 x 4096 warp4 7.60 / 7.00 / 7.25;
+ *            Q8_0 warp4 44.34 / 44.21 / 43.11 at 28672 x 4096, words4 the fastest on every
+ *            shape; the 8B-shaped model's tg128 Q4_0 +8.6%, Q8_0 +5.7%); otherwise (an odd
+ *            number of blocks per row) chunks for Q4_0 at k > 4096,
  *            warp4 for Q8_0 and for Q4_0 W with fewer than twice as many rows as columns (not
  *            "tall"); for the rest warp2, or warp when tall (enough rows to fill the GPU with
  *            one warp each). The Q4_0 and Q8_0 choices from the matvecs of given activations
@@ -413,6 +419,8 @@ static const char *qmv_pick(const wk_device *dev, int r, wk_qtype qt, int64_t n,
         pick = "chunks";
     else if (qt == WK_QTYPE_Q3_K || qt == WK_QTYPE_Q6_K)
         pick = "stream";
+    else if (qmv_words_ok(qt, k, w))
+        pick = qt == WK_QTYPE_Q4_0 && n > k ? "words" : "words4";
     else if (qt == WK_QTYPE_Q8_0)
         pick = "warp4";
     else if (qt == WK_QTYPE_Q4_0 && k > 4096)
