@@ -876,9 +876,9 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
  * per block BYTES / 4 dp4a against two 16-byte activation loads, then
  *     acc += dx * (dw * isum)
  * and the group's sum stored by wk_qmv_group_store. Launched early as the lane-group kernels
- * (the block's first weight row prefetched into L2 before the grid wait). On the H100 this
- * read, in a standalone form, came within 1-6% of reading W once with 16-byte loads, 11-20%
- * faster than the lane-group kernels for Q4_0 (docs/performance.md "Quantized matvec"). */
+ * (the block's first weight row prefetched into L2 before the grid wait). On the H100 (cold W)
+ * it took 5-13% off the time of the kernels qmv_pick took before for Q4_0 and 3-6% for Q8_0,
+ * the 8B-shaped model's decode 8.6% and 5.7% (docs/performance.md "Quantized matvec"). */
 template <int Q, int G>
 WK_DEV void wk_qmv_words(const uint8_t *__restrict__ w, const uint32_t *__restrict__ xq,
                          const float *__restrict__ xd, void *__restrict__ out, int dt, int64_t n,
