@@ -798,73 +798,6 @@ WK_QMV_MMA(q5_1, WK_Q5_1)
 WK_QMV_MMA(q8_0, WK_Q8_0)
 #endif
 
-/* ---- the lane-group kernels: X(name, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c,
- * QMV_KERNELS) holds the same geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC
- * weight rows. Only the row counts where each is a default are built (gpu_quant.c qmv_pick).
- *   warp:  a 32-lane group per weight row, a whole sub-block per lane
- *   warp2: as warp with 64 lanes (two warps) per row group, summed through shared memory: twice
- *          warp's warps, for W with few rows (one row per group at R = 1, two at R = 8)
- *   warp4: as warp with 128 lanes (four warps) per row group
- *   split: 64 lanes per two rows, two lanes per sub-block on its two halves' disjoint bytes
- *   stream: wk_qmv_stream (L = 0 marks it), one warp per row, staged through shared memory */
-#define WK_QMV_VARIANTS(X)                                                                     \
-    X(warp, 1, 32, 1, 1, 2, 0)                                                                  \
-    X(warp2, 1, 64, 1, 1, 1, 0) X(warp2, 8, 64, 2, 1, 1, 0)                                     \
-    X(warp4, 1, 128, 1, 1, 1, 0) X(warp4, 8, 128, 2, 1, 1, 0)                                   \
-    X(split, 1, 64, 2, 2, 1, 1)                                                                 \
-    X(stream, 1, 32, 1, 0, 1, 0)
-
-/* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's first weight
- * row is prefetched into L2, so it streams in while the kernel before it (the norm or gate that
- * wrote the activations) runs. One row, not the block's whole rows (2 for warp4, 8 for warp):
- * the 8B-shaped Q8_0 model (warp4 for every product) decoded 237 -> 245 tok/s on the H100, tg128
- * alternated in one run; Q4_0 the same within the runs' noise. No prefetch (244), half the rows
- * (245) or all rows only for the blocks in the first 4 MiB of W (245) did as well or a little
- * worse; 16 or 32 MiB of W's head prefetched by the first 128 blocks lost 2-6% on every type
- * (2026-12-06, docs/performance.md "Decode step"). */
-template <int Q, int R, int NC, int G, int L, int U, bool P>
-WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
-                         const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows)
-{
-    wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G) * NC, 1, n,
-                         k / wk_q<Q>::QK * wk_q<Q>::BYTES);
-    WK_GRID_WAIT();
-    if constexpr (L == 0)
-        wk_qmv_stream<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
-    else
-        wk_qmv_lanes<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
-    WK_GRID_LAUNCH_DEPENDENTS();
-}
-
-#define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
-    WK_KERNEL qmv##R##_##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,       \
-                                  const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, \
-                                  int rows)                                                    \
-    {                                                                                          \
-        wk_qmv_early<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                   \
-    }
-/* the block type list, expanded once per row of the table */
-#define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
-#define WK_QMV_Q4_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U, P)
-#define WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U, P)
-#define WK_QMV_Q5_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_1, WK_Q5_1, V, R, G, NC, L, U, P)
-#define WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_0, WK_Q8_0, V, R, G, NC, L, U, P)
-#define WK_QMV_Q8_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_1, WK_Q8_1, V, R, G, NC, L, U, P)
-#define WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q2_k, WK_Q2_K, V, R, G, NC, L, U, P)
-#define WK_QMV_Q3_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q3_k, WK_Q3_K, V, R, G, NC, L, U, P)
-#define WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_k, WK_Q4_K, V, R, G, NC, L, U, P)
-#define WK_QMV_Q5_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_k, WK_Q5_K, V, R, G, NC, L, U, P)
-#define WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q6_k, WK_Q6_K, V, R, G, NC, L, U, P)
-#define WK_QMV_Q8_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_k, WK_Q8_K, V, R, G, NC, L, U, P)
-#define WK_QMV_ALL(V, R, G, NC, L, U, P)                                                          \
-    WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_Q4_1(V, R, G, NC, L, U, P)                              \
-    WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_Q5_1(V, R, G, NC, L, U, P)                              \
-    WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_Q8_1(V, R, G, NC, L, U, P)                              \
-    WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_Q3_K(V, R, G, NC, L, U, P)                              \
-    WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_Q5_K(V, R, G, NC, L, U, P)                              \
-    WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_Q8_K(V, R, G, NC, L, U, P)
-WK_QMV_VARIANTS(WK_QMV_ALL)
-
 /* ---- words: one row of x against Q4_0 or Q8_0 W whose rows hold an even number of blocks (k a
  * multiple of 64) and whose start is 4-byte aligned (the host checks: src/gpu/gpu_quant.c
  * qmv_runs). Then every row starts 4-byte aligned and block u of a row starts on a 4-byte
@@ -875,8 +808,8 @@ WK_QMV_VARIANTS(WK_QMV_ALL)
  * lane, G lanes per weight row (32: "words", 128: "words4"), adjacent lanes on adjacent blocks;
  * per block BYTES / 4 dp4a against two 16-byte activation loads, then
  *     acc += dx * (dw * isum)
- * and the group's sum stored by wk_qmv_group_store. Launched early as the lane-group kernels
- * (the block's first weight row prefetched into L2 before the grid wait). On the H100 (cold W)
+ * and the group's sum stored by wk_qmv_group_store. Launched early through wk_qmv_early (L < 0
+ * there) as the lane-group kernels. On the H100 (cold W)
  * it took 5-13% off the time of the kernels qmv_pick took before for Q4_0 and 3-6% for Q8_0,
  * the 8B-shaped model's decode 8.6% and 5.7% (docs/performance.md "Quantized matvec"). */
 template <int Q, int G>
@@ -920,20 +853,78 @@ WK_DEV void wk_qmv_words(const uint8_t *__restrict__ w, const uint32_t *__restri
     wk_qmv_group_store<1, 1, G>(acc, out, dt, n, (int64_t)blockIdx.x * (WK_BLOCK / G) + g, 1);
 }
 
-#define WK_QMV_WORDS(QN, Q, V, G)                                                              \
-    WK_KERNEL qmv1_##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,           \
-                              const uint32_t *xs, void *out, int dt, int64_t n, int64_t k,     \
-                              int rows)                                                        \
+/* ---- the lane-group kernels: X(name, R, G, NC, L, U, P). The host (src/gpu/gpu_quant.c,
+ * QMV_KERNELS) holds the same geometry: a block of WK_BLOCK threads covers (WK_BLOCK / G) * NC
+ * weight rows. Only the row counts where each is a default are built (gpu_quant.c qmv_pick).
+ *   warp:  a 32-lane group per weight row, a whole sub-block per lane
+ *   warp2: as warp with 64 lanes (two warps) per row group, summed through shared memory: twice
+ *          warp's warps, for W with few rows (one row per group at R = 1, two at R = 8)
+ *   warp4: as warp with 128 lanes (four warps) per row group
+ *   split: 64 lanes per two rows, two lanes per sub-block on its two halves' disjoint bytes
+ *   stream: wk_qmv_stream (L = 0 marks it), one warp per row, staged through shared memory */
+#define WK_QMV_VARIANTS(X)                                                                     \
+    X(warp, 1, 32, 1, 1, 2, 0)                                                                  \
+    X(warp2, 1, 64, 1, 1, 1, 0) X(warp2, 8, 64, 2, 1, 1, 0)                                     \
+    X(warp4, 1, 128, 1, 1, 1, 0) X(warp4, 8, 128, 2, 1, 1, 0)                                   \
+    X(split, 1, 64, 2, 2, 1, 1)                                                                 \
+    X(stream, 1, 32, 1, 0, 1, 0)
+
+/* Launched early (the host's WK_LAUNCH_EARLY): before the wait, only the block's first weight
+ * row is prefetched into L2, so it streams in while the kernel before it (the norm or gate that
+ * wrote the activations) runs. One row, not the block's whole rows (2 for warp4, 8 for warp):
+ * the 8B-shaped Q8_0 model (warp4 for every product) decoded 237 -> 245 tok/s on the H100, tg128
+ * alternated in one run; Q4_0 the same within the runs' noise. No prefetch (244), half the rows
+ * (245) or all rows only for the blocks in the first 4 MiB of W (245) did as well or a little
+ * worse; 16 or 32 MiB of W's head prefetched by the first 128 blocks lost 2-6% on every type
+ * (2026-12-06, docs/performance.md "Decode step"). */
+template <int Q, int R, int NC, int G, int L, int U, bool P>
+WK_DEV void wk_qmv_early(const uint8_t *w, const uint32_t *xq, const float *xd,
+                         const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, int rows)
+{
+    wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G) * NC, 1, n,
+                         k / wk_q<Q>::QK * wk_q<Q>::BYTES);
+    WK_GRID_WAIT();
+    if constexpr (L == 0)
+        wk_qmv_stream<Q, R>(w, xq, xd, xs, out, dt, n, k, rows);
+    else if constexpr (L < 0)
+        wk_qmv_words<Q, G>(w, xq, xd, out, dt, n, k);
+    else
+        wk_qmv_lanes<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);
+    WK_GRID_LAUNCH_DEPENDENTS();
+}
+
+#define WK_QMV_ONE(QN, Q, V, R, G, NC, L, U, P)                                                   \
+    WK_KERNEL qmv##R##_##V##_##QN(const uint8_t *w, const uint32_t *xq, const float *xd,       \
+                                  const uint32_t *xs, void *out, int dt, int64_t n, int64_t k, \
+                                  int rows)                                                    \
     {                                                                                          \
-        (void)xs, (void)rows;                                                                  \
-        wk_qmv_prefetch_rows(w, (int64_t)blockIdx.x * (WK_BLOCK / G), 1, n,                    \
-                             k / 32 * wk_q<Q>::BYTES);                                         \
-        WK_GRID_WAIT();                                                                        \
-        wk_qmv_words<Q, G>(w, xq, xd, out, dt, n, k);                                          \
-        WK_GRID_LAUNCH_DEPENDENTS();                                                           \
+        wk_qmv_early<Q, R, NC, G, L, U, P>(w, xq, xd, xs, out, dt, n, k, rows);                   \
     }
-WK_QMV_WORDS(q4_0, WK_Q4_0, words, 32) WK_QMV_WORDS(q4_0, WK_Q4_0, words4, 128)
-WK_QMV_WORDS(q8_0, WK_Q8_0, words, 32) WK_QMV_WORDS(q8_0, WK_Q8_0, words4, 128)
+/* the block type list, expanded once per row of the table */
+#define WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_0, WK_Q4_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_1, WK_Q4_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_0, WK_Q5_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_1, WK_Q5_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_0, WK_Q8_0, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_1(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_1, WK_Q8_1, V, R, G, NC, L, U, P)
+#define WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q2_k, WK_Q2_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q3_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q3_k, WK_Q3_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q4_k, WK_Q4_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q5_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q5_k, WK_Q5_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q6_k, WK_Q6_K, V, R, G, NC, L, U, P)
+#define WK_QMV_Q8_K(V, R, G, NC, L, U, P) WK_QMV_ONE(q8_k, WK_Q8_K, V, R, G, NC, L, U, P)
+#define WK_QMV_ALL(V, R, G, NC, L, U, P)                                                          \
+    WK_QMV_Q4_0(V, R, G, NC, L, U, P) WK_QMV_Q4_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q5_0(V, R, G, NC, L, U, P) WK_QMV_Q5_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q8_0(V, R, G, NC, L, U, P) WK_QMV_Q8_1(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q2_K(V, R, G, NC, L, U, P) WK_QMV_Q3_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q4_K(V, R, G, NC, L, U, P) WK_QMV_Q5_K(V, R, G, NC, L, U, P)                              \
+    WK_QMV_Q6_K(V, R, G, NC, L, U, P) WK_QMV_Q8_K(V, R, G, NC, L, U, P)
+WK_QMV_VARIANTS(WK_QMV_ALL)
+/* words (L = -1 marks it), one row of Q4_0 and Q8_0: 32 or 128 lanes per weight row */
+WK_QMV_Q4_0(words, 1, 32, 1, -1, 1, 0) WK_QMV_Q4_0(words4, 1, 128, 1, -1, 1, 0)
+WK_QMV_Q8_0(words, 1, 32, 1, -1, 1, 0) WK_QMV_Q8_0(words4, 1, 128, 1, -1, 1, 0)
+
 
 #define WK_QMVQ(DN, D)                                                                         \
     WK_KERNEL qmvq_##DN(int64_t nblk, const void *x, uint32_t *xq, float *xd, uint32_t *xs)     \
